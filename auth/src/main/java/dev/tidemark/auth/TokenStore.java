@@ -1,0 +1,32 @@
+package dev.tidemark.auth;
+
+import dev.tidemark.auth.impl.PgTokenStore;
+import dev.tidemark.contract.Access;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.List;
+
+/** Tokens kept in Tidemark's own schema, hashed. */
+public interface TokenStore {
+
+  static TokenStore create(Pool pool) {
+    return new PgTokenStore(pool);
+  }
+
+  /**
+   * Stores {@code token} under {@code name}, replacing the token of that name if there is one.
+   *
+   * @return the token id
+   */
+  Future<String> put(String name, String token, String pgRole, Access access, List<String> databases);
+
+  /** Revokes the token of that name; fails when there is none. */
+  Future<Void> revoke(String name);
+
+  /** Every token, without its hash: id, name, pg_role, access, databases, created_at, revoked_at. */
+  Future<List<JsonObject>> list();
+
+  /** An authenticator backed by this store. */
+  Authenticator authenticator(io.vertx.core.Vertx vertx);
+}

@@ -1,0 +1,123 @@
+package dev.tidemark.auth.impl;
+
+import dev.tidemark.auth.AuthenticationException;
+import dev.tidemark.auth.Authenticator;
+import dev.tidemark.auth.TokenStore;
+import dev.tidemark.auth.Tokens;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+public final class PgTokenStore implements TokenStore {
+
+  /**
+   * A revoked token keeps working on a node for at most this long. The cache spares the database a
+   * lookup on every request of a busy client.
+   */
+  static final long CACHE_MILLIS = 5_000;
+
+  private final Pool pool;
+
+  public PgTokenStore(Pool pool) {
+    this.pool = pool;
+  }
+
+  @Override
+  public Future<String> put(String name, String token, String pgRole, Access access, List<String> databases) {
+    return pool.preparedQuery(
+            "INSERT INTO tidemark.api_token(name, token_hash, pg_role, access, databases) VALUES ($1, $2, $3, $4, $5) "
+                + "ON CONFLICT (name) DO UPDATE SET token_hash = EXCLUDED.token_hash, pg_role = EXCLUDED.pg_role, "
+                + "access = EXCLUDED.access, databases = EXCLUDED.databases, revoked_at = NULL RETURNING id::text")
+        .execute(Tuple.of(name, Tokens.hash(token), pgRole, access.wire(), databases.toArray(new String[0])))
+        .map(rows -> rows.iterator().next().getString(0));
+  }
+
+  @Override
+  public Future<Void> revoke(String name) {
+    return pool.preparedQuery("UPDATE tidemark.api_token SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL")
+        .execute(Tuple.of(name))
+        .compose(rows -> rows.rowCount() == 1
+            ? Future.succeededFuture()
+            : Future.failedFuture(new IllegalArgumentException("no active token is named '" + name + "'")));
+  }
+
+  @Override
+  public Future<List<JsonObject>> list() {
+    return pool.query("SELECT id::text, name, pg_role, access, databases, created_at, revoked_at "
+            + "FROM tidemark.api_token ORDER BY name")
+        .execute()
+        .map(rows -> {
+          List<JsonObject> out = new ArrayList<>();
+          for (Row r : rows) {
+            JsonObject t = new JsonObject()
+                .put("id", r.getString("id"))
+                .put("name", r.getString("name"))
+                .put("pg_role", r.getString("pg_role"))
+                .put("access", r.getString("access"))
+                .put("databases", new JsonArray(List.of(r.getArrayOfStrings("databases"))))
+                .put("created_at", r.getOffsetDateTime("created_at").toString());
+            if (r.getOffsetDateTime("revoked_at") != null) {
+              t.put("revoked_at", r.getOffsetDateTime("revoked_at").toString());
+            }
+            out.add(t);
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public Authenticator authenticator(Vertx vertx) {
+    return new CachingAuthenticator();
+  }
+
+  private final class CachingAuthenticator implements Authenticator {
+
+    private record Cached(Caller caller, long until) {}
+
+    private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+
+    @Override
+    public Future<Caller> authenticate(String authorization) {
+      if (authorization == null || authorization.isBlank()) {
+        return Future.failedFuture(new AuthenticationException("This endpoint needs a bearer token: send 'Authorization: Bearer <token>'."));
+      }
+      if (!authorization.regionMatches(true, 0, "Bearer ", 0, 7) || authorization.length() <= 7) {
+        return Future.failedFuture(new AuthenticationException("Only bearer tokens are accepted: send 'Authorization: Bearer <token>'."));
+      }
+      String hash = Tokens.hash(authorization.substring(7).trim());
+      long now = System.currentTimeMillis();
+      Cached cached = cache.get(hash);
+      if (cached != null && cached.until > now) {
+        return Future.succeededFuture(cached.caller);
+      }
+      return pool.preparedQuery("SELECT id::text, name, pg_role, access, databases FROM tidemark.api_token "
+              + "WHERE token_hash = $1 AND revoked_at IS NULL")
+          .execute(Tuple.of(hash))
+          .map(rows -> {
+            if (rows.size() == 0) {
+              cache.remove(hash);
+              throw new AuthenticationException("The bearer token is not valid: it is unknown or was revoked.");
+            }
+            Row r = rows.iterator().next();
+            Caller caller = new Caller(
+                r.getString("id"), r.getString("name"), r.getString("pg_role"),
+                Access.fromWire(r.getString("access")), List.of(r.getArrayOfStrings("databases")));
+            if (cache.size() > 10_000) {
+              cache.clear(); // bounded: a flood of distinct valid tokens only costs lookups
+            }
+            cache.put(hash, new Cached(caller, now + CACHE_MILLIS));
+            return caller;
+          });
+    }
+  }
+}

@@ -1,0 +1,40 @@
+package dev.tidemark.contract;
+
+/**
+ * Event-bus addresses, declared once. Every address is versioned and names the database it serves,
+ * so that one cluster can serve several databases without a new seam.
+ */
+public final class Addresses {
+
+  /** Read tools of one database: {@code tidemark.query.v1.<database>}. */
+  public static final String QUERY_V1 = "tidemark.query.v1";
+  /** Change tools of one database: {@code tidemark.command.v1.<database>}. */
+  public static final String COMMAND_V1 = "tidemark.command.v1";
+  /** The changelog role of one database: {@code tidemark.changelog.v1.<database>}. */
+  public static final String CHANGELOG_V1 = "tidemark.changelog.v1";
+
+  /** Message header that names what a request asks for. */
+  public static final String ACTION_HEADER = "action";
+
+  private Addresses() {}
+
+  public static String query(String database) {
+    return QUERY_V1 + "." + database;
+  }
+
+  public static String command(String database) {
+    return COMMAND_V1 + "." + database;
+  }
+
+  public static String changelog(String database) {
+    return CHANGELOG_V1 + "." + database;
+  }
+
+  public static String forService(Service service, String database) {
+    return switch (service) {
+      case QUERY -> query(database);
+      case COMMAND -> command(database);
+      case CHANGELOG -> changelog(database);
+    };
+  }
+}

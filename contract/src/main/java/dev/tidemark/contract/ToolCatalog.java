@@ -1,0 +1,51 @@
+package dev.tidemark.contract;
+
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Every production tool, in the order {@code tools/list} shows them. */
+public final class ToolCatalog {
+
+  public static final String STATUS = "status";
+  public static final String LIST_TABLES = "list_tables";
+
+  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES);
+  private static final Map<String, ToolDescriptor> TOOLS = load();
+
+  private ToolCatalog() {}
+
+  public static List<ToolDescriptor> all() {
+    return List.copyOf(TOOLS.values());
+  }
+
+  public static Optional<ToolDescriptor> find(String name) {
+    return Optional.ofNullable(TOOLS.get(name));
+  }
+
+  private static Map<String, ToolDescriptor> load() {
+    Map<String, ToolDescriptor> tools = new LinkedHashMap<>();
+    for (String name : NAMES) {
+      String path = "/dev/tidemark/contract/tools/" + name + ".json";
+      try (InputStream in = ToolCatalog.class.getResourceAsStream(path)) {
+        if (in == null) {
+          throw new IllegalStateException("missing tool contract " + path);
+        }
+        ToolDescriptor tool = ToolDescriptor.fromJson(new JsonObject(new String(in.readAllBytes(), StandardCharsets.UTF_8)));
+        if (!tool.name().equals(name)) {
+          throw new IllegalStateException(path + " declares tool " + tool.name());
+        }
+        tools.put(name, tool);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return tools;
+  }
+}

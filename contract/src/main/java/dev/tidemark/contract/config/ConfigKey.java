@@ -1,0 +1,87 @@
+package dev.tidemark.contract.config;
+
+import java.util.Locale;
+
+/**
+ * Every configuration key, declared once with its default and documentation. A key is read from
+ * the config file (dotted, as written here), then from the environment ({@link #envName()}), then
+ * from command-line flags; the last one found wins. docs/configuration.md lists them all, and a
+ * test keeps the page and this enum equal.
+ */
+public enum ConfigKey {
+  NODE_ID("node.id", "", "This node's id in logs, status and the cluster. Empty: the host name and a random suffix."),
+  ROLES("roles", "gateway,query,command,changelog", "Comma-separated roles this node runs: gateway, query, command, changelog."),
+
+  HTTP_HOST("http.host", "0.0.0.0", "Address the MCP endpoint listens on."),
+  HTTP_PORT("http.port", "8080", "Port of the MCP endpoint (gateway role)."),
+  HTTP_PATH("http.path", "/mcp", "Path of the MCP endpoint; /{path}/{database} serves a named database."),
+  HTTP_MAX_BODY_BYTES("http.max-body-bytes", "4194304", "Largest request body accepted; larger bodies get 413."),
+  HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
+
+  OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready)."),
+  OPS_PORT("ops.port", "9090", "Port of the operations endpoint, served by every node whatever its roles."),
+
+  DATABASE_NAME("database.name", "main", "Name of the database this cluster serves; clients reach it at /mcp and /mcp/{name}."),
+  DATABASE_URL("database.url", "postgresql://127.0.0.1:5432/postgres", "PostgreSQL server and database, as postgresql://host:port/dbname."),
+  DATABASE_USER("database.user", "tidemark", "The login Tidemark connects as; it must be a member of every role callers map to."),
+  DATABASE_PASSWORD("database.password", "", "Password of database.user. Prefer database.password-file or the environment."),
+  DATABASE_PASSWORD_FILE("database.password-file", "", "A file whose content is the password (a mounted Secret); overrides database.password."),
+  DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per node and database."),
+  DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
+  DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
+
+  KAFKA_BOOTSTRAP_SERVERS("kafka.bootstrap-servers", "127.0.0.1:9092", "Kafka brokers, as host:port pairs separated by commas."),
+  KAFKA_TOPIC_PREFIX("kafka.topic-prefix", "tidemark.changelog.", "Prefix of each database's changelog topic; the database name follows it."),
+  KAFKA_TOPIC_PARTITIONS("kafka.topic-partitions", "1", "Partitions of a changelog topic Tidemark creates."),
+  KAFKA_TOPIC_REPLICATION_FACTOR("kafka.topic-replication-factor", "1", "Replication factor of a changelog topic Tidemark creates."),
+  KAFKA_REQUEST_TIMEOUT_MS("kafka.request-timeout-ms", "5000", "How long a call to Kafka may take before it counts as unreachable."),
+
+  CLUSTER_NAME("cluster.name", "tidemark", "Name of the Vert.x cluster; nodes with other names never join it."),
+  CLUSTER_HOST("cluster.host", "127.0.0.1", "Address this node's cluster member binds and announces."),
+  CLUSTER_PORT("cluster.port", "5701", "First port the cluster member tries; the next 20 are tried when it is taken."),
+  CLUSTER_MEMBERS("cluster.members", "127.0.0.1:5701", "Comma-separated host:port of members to join (TCP-IP discovery)."),
+  CLUSTER_KUBERNETES_SERVICE_DNS("cluster.kubernetes-service-dns", "", "A headless Service's DNS name; when set, members are found through it instead of cluster.members."),
+  CLUSTER_JOIN_WAIT_SECONDS("cluster.join-wait-seconds", "0", "How long the first member waits before admitting others; raise it to batch joins in large clusters."),
+  CLUSTER_EVENT_BUS_HOST("cluster.event-bus-host", "", "Address of the event-bus server; empty: the cluster member's address."),
+  CLUSTER_EVENT_BUS_PORT("cluster.event-bus-port", "0", "Port of the event-bus server; 0 picks a free one."),
+
+  BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
+
+  AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. Only a local test node may turn this off.");
+
+  private final String key;
+  private final String defaultValue;
+  private final String doc;
+
+  ConfigKey(String key, String defaultValue, String doc) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+    this.doc = doc;
+  }
+
+  public String key() {
+    return key;
+  }
+
+  public String defaultValue() {
+    return defaultValue;
+  }
+
+  public String doc() {
+    return doc;
+  }
+
+  /** {@code TIDEMARK_} and the key in upper case, with dots and dashes as underscores. */
+  public String envName() {
+    return "TIDEMARK_" + key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+
+  public static ConfigKey byKey(String key) {
+    for (ConfigKey k : values()) {
+      if (k.key.equals(key)) {
+        return k;
+      }
+    }
+    return null;
+  }
+}

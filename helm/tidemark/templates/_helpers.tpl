@@ -1,0 +1,366 @@
+{{/* Names, labels and the pieces every role's Deployment shares. */}}
+
+{{- define "tidemark.roles" -}}
+gateway query command changelog
+{{- end -}}
+
+{{- define "tidemark.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Kept to 50 characters so that "-changelog" and other suffixes still fit in 63. */}}
+{{- define "tidemark.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "tidemark.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tidemark.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "tidemark.labels" -}}
+helm.sh/chart: {{ include "tidemark.chart" . }}
+{{ include "tidemark.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tidemark
+{{- end -}}
+
+{{/* Labels of one role: call with (dict "root" $ "role" "gateway"). */}}
+{{- define "tidemark.roleSelectorLabels" -}}
+{{ include "tidemark.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .role }}
+{{- end -}}
+
+{{- define "tidemark.roleLabels" -}}
+{{ include "tidemark.labels" .root }}
+app.kubernetes.io/component: {{ .role }}
+{{- end -}}
+
+{{/* Only pods carrying this label are cluster members; the migration Job's pod is not. */}}
+{{- define "tidemark.memberLabel" -}}
+tidemark.dev/cluster-member: "true"
+{{- end -}}
+
+{{- define "tidemark.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "tidemark.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "tidemark.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.clusterServiceName" -}}
+{{- printf "%s-cluster" (include "tidemark.fullname" .) -}}
+{{- end -}}
+
+{{- define "tidemark.clusterServiceDns" -}}
+{{- printf "%s.%s.svc.%s" (include "tidemark.clusterServiceName" .) .Release.Namespace .Values.clusterDomain -}}
+{{- end -}}
+
+{{- define "tidemark.clusterName" -}}
+{{- default (include "tidemark.fullname" .) .Values.cluster.name -}}
+{{- end -}}
+
+{{- define "tidemark.databaseSecretName" -}}
+{{- if .Values.database.existingSecret -}}
+{{- .Values.database.existingSecret -}}
+{{- else -}}
+{{- printf "%s-database" (include "tidemark.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.databaseSecretKey" -}}
+{{- if .Values.database.existingSecret -}}
+{{- .Values.database.existingSecretPasswordKey -}}
+{{- else -}}
+password
+{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.passwordFile" -}}
+/etc/tidemark/secrets/database-password
+{{- end -}}
+
+{{/* Fails the render with a message naming the value that is missing or wrong. */}}
+{{- define "tidemark.validate" -}}
+{{- $_ := required "database.url is required: set it to your PostgreSQL server as postgresql://host:port/dbname" .Values.database.url -}}
+{{- $_ := required "kafka.bootstrapServers is required: set it to your Kafka brokers as host:port[,host:port...]" .Values.kafka.bootstrapServers -}}
+{{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
+{{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
+{{- end -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "kafka.bootstrap-servers" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
+{{- range $key, $_ := .Values.extraConfig -}}
+{{- if eq $key "auth.enabled" -}}
+{{- fail "extraConfig may not set auth.enabled: the chart always requires tokens" -}}
+{{- end -}}
+{{- if has $key $managed -}}
+{{- fail (printf "extraConfig may not set %s: the chart sets it from its own values" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- range $role := splitList " " (include "tidemark.roles" .) -}}
+{{- range $env := concat ($.Values.defaults.extraEnv | default list) ((index $.Values $role).extraEnv | default list) -}}
+{{- if eq $env.name "TIDEMARK_AUTH_ENABLED" -}}
+{{- fail (printf "%s.extraEnv may not set TIDEMARK_AUTH_ENABLED: the chart always requires tokens" $role) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* tidemark.yaml: flat dotted keys, every value a string as Tidemark reads them. */}}
+{{- define "tidemark.configYaml" -}}
+{{- include "tidemark.validate" . -}}
+http.host: "0.0.0.0"
+http.port: {{ .Values.ports.http | int64 | quote }}
+http.path: {{ .Values.http.path | quote }}
+http.max-body-bytes: {{ .Values.http.maxBodyBytes | int64 | quote }}
+http.allowed-origins: {{ join "," .Values.http.allowedOrigins | quote }}
+ops.host: "0.0.0.0"
+ops.port: {{ .Values.ports.ops | int64 | quote }}
+database.name: {{ .Values.database.name | quote }}
+database.url: {{ .Values.database.url | quote }}
+database.user: {{ .Values.database.user | quote }}
+database.password-file: {{ include "tidemark.passwordFile" . | quote }}
+database.pool-size: {{ .Values.database.poolSize | int64 | quote }}
+database.schemas: {{ join "," .Values.database.schemas | quote }}
+database.statement-timeout-ms: {{ .Values.database.statementTimeoutMs | int64 | quote }}
+kafka.bootstrap-servers: {{ .Values.kafka.bootstrapServers | quote }}
+kafka.topic-prefix: {{ .Values.kafka.topicPrefix | quote }}
+kafka.topic-partitions: {{ .Values.kafka.topicPartitions | int64 | quote }}
+kafka.topic-replication-factor: {{ .Values.kafka.topicReplicationFactor | int64 | quote }}
+kafka.request-timeout-ms: {{ .Values.kafka.requestTimeoutMs | int64 | quote }}
+cluster.name: {{ include "tidemark.clusterName" . | quote }}
+cluster.port: {{ .Values.ports.hazelcast | int64 | quote }}
+cluster.kubernetes-service-dns: {{ include "tidemark.clusterServiceDns" . | quote }}
+cluster.join-wait-seconds: {{ .Values.cluster.joinWaitSeconds | int64 | quote }}
+cluster.event-bus-port: {{ .Values.ports.eventBus | int64 | quote }}
+bus.send-timeout-ms: {{ .Values.bus.sendTimeoutMs | int64 | quote }}
+auth.enabled: "true"
+{{- range $key, $value := .Values.extraConfig }}
+{{ $key | quote }}: {{ $value | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Deep merge of "over" into "base". Unlike mergeOverwrite, an explicit false or 0 wins;
+an empty string, list or map keeps the base value.
+*/}}
+{{- define "tidemark.merge" -}}
+{{- $base := .base -}}
+{{- range $k, $v := .over -}}
+{{- $b := index $base $k -}}
+{{- if and (kindIs "map" $v) (kindIs "map" $b) -}}
+{{- $_ := set $base $k (include "tidemark.merge" (dict "base" $b "over" $v) | fromYaml) -}}
+{{- else if or (kindIs "bool" $v) (kindIs "float64" $v) (kindIs "int64" $v) (kindIs "int" $v) (not (empty $v)) -}}
+{{- $_ := set $base $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $base -}}
+{{- end -}}
+
+{{/* A role's settings: the shared defaults with the role's block over them. */}}
+{{- define "tidemark.roleValues" -}}
+{{- $own := index .root.Values .role -}}
+{{- $merged := include "tidemark.merge" (dict "base" (deepCopy .root.Values.defaults) "over" (omit (deepCopy $own) "extraEnv" "replicas" "autoscaling" "service" "ingress")) | fromYaml -}}
+{{- $_ := set $merged "extraEnv" (concat (.root.Values.defaults.extraEnv | default list) ($own.extraEnv | default list)) -}}
+{{- toYaml $merged -}}
+{{- end -}}
+
+{{/* Whether a role gets a PodDisruptionBudget: "true" or "". */}}
+{{- define "tidemark.wantsPdb" -}}
+{{- $cfg := include "tidemark.roleValues" . | fromYaml -}}
+{{- $own := index .root.Values .role -}}
+{{- $autoscaled := and (eq .role "gateway") $own.autoscaling.enabled -}}
+{{- if and $cfg.podDisruptionBudget.enabled (or $autoscaled (gt (int $own.replicas) 1)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* One role's Deployment: call with (dict "root" $ "role" "query"). */}}
+{{- define "tidemark.deployment" -}}
+{{- $root := .root -}}
+{{- $role := .role -}}
+{{- $own := index $root.Values $role -}}
+{{- $cfg := include "tidemark.roleValues" . | fromYaml -}}
+{{- $autoscaled := and (eq $role "gateway") $own.autoscaling.enabled -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "tidemark.fullname" $root }}-{{ $role }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "tidemark.roleLabels" . | nindent 4 }}
+spec:
+  {{- if not $autoscaled }}
+  replicas: {{ $own.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  # One pod at a time, never below the wanted count: Hazelcast rebalances after each change.
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxSurge: 1
+      maxUnavailable: 0
+  selector:
+    matchLabels:
+      {{- include "tidemark.roleSelectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "tidemark.roleSelectorLabels" . | nindent 8 }}
+        {{- include "tidemark.memberLabel" $root | nindent 8 }}
+      annotations:
+        checksum/config: {{ include "tidemark.configYaml" $root | sha256sum }}
+        {{- with $cfg.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "tidemark.serviceAccountName" $root }}
+      automountServiceAccountToken: {{ $root.Values.serviceAccount.automountToken }}
+      terminationGracePeriodSeconds: {{ $cfg.terminationGracePeriodSeconds }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $cfg.podSecurityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: tidemark
+          image: {{ include "tidemark.image" $root | quote }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          command: ["java", "-jar", "/app/tidemark.jar"]
+          args: ["serve", "--roles", {{ $role | quote }}, "--config", "/etc/tidemark/tidemark.yaml"]
+          ports:
+            {{- if eq $role "gateway" }}
+            - name: http
+              containerPort: {{ $root.Values.ports.http }}
+              protocol: TCP
+            {{- end }}
+            - name: ops
+              containerPort: {{ $root.Values.ports.ops }}
+              protocol: TCP
+            - name: hazelcast
+              containerPort: {{ $root.Values.ports.hazelcast }}
+              protocol: TCP
+            - name: eventbus
+              containerPort: {{ $root.Values.ports.eventBus }}
+              protocol: TCP
+          env:
+            - name: POD_IP
+              valueFrom:
+                fieldRef:
+                  fieldPath: status.podIP
+            - name: POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+            - name: TIDEMARK_NODE_ID
+              value: "$(POD_NAME)"
+            - name: TIDEMARK_CLUSTER_HOST
+              value: "$(POD_IP)"
+            - name: TIDEMARK_CLUSTER_EVENT_BUS_HOST
+              value: "$(POD_IP)"
+            {{- with $cfg.javaOpts }}
+            - name: JAVA_TOOL_OPTIONS
+              value: {{ . | quote }}
+            {{- end }}
+            {{- with $cfg.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          startupProbe:
+            httpGet:
+              path: /health/live
+              port: ops
+            {{- toYaml $cfg.startupProbe | nindent 12 }}
+          livenessProbe:
+            httpGet:
+              path: /health/live
+              port: ops
+            {{- toYaml $cfg.livenessProbe | nindent 12 }}
+          readinessProbe:
+            httpGet:
+              path: /health/ready
+              port: ops
+            {{- toYaml $cfg.readinessProbe | nindent 12 }}
+          {{- with $cfg.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with $cfg.securityContext }}
+          securityContext:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          volumeMounts:
+            - name: config
+              mountPath: /etc/tidemark/tidemark.yaml
+              subPath: tidemark.yaml
+              readOnly: true
+            - name: database-password
+              mountPath: /etc/tidemark/secrets
+              readOnly: true
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: config
+          configMap:
+            name: {{ include "tidemark.fullname" $root }}-config
+        - name: database-password
+          secret:
+            secretName: {{ include "tidemark.databaseSecretName" $root }}
+            defaultMode: 0440
+            items:
+              - key: {{ include "tidemark.databaseSecretKey" $root }}
+                path: database-password
+        - name: tmp
+          emptyDir: {}
+      {{- with $cfg.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $cfg.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $cfg.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end -}}
+
+{{/* One role's PodDisruptionBudget, when it has more than one pod to protect. */}}
+{{- define "tidemark.pdb" -}}
+{{- if include "tidemark.wantsPdb" . -}}
+{{- $cfg := include "tidemark.roleValues" . | fromYaml -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "tidemark.fullname" .root }}-{{ .role }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "tidemark.roleLabels" . | nindent 4 }}
+spec:
+  maxUnavailable: {{ $cfg.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "tidemark.roleSelectorLabels" . | nindent 6 }}
+{{- end -}}
+{{- end -}}

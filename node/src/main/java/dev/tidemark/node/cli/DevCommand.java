@@ -1,0 +1,119 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.auth.Tokens;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.node.Pools;
+import dev.tidemark.node.TidemarkNode;
+import dev.tidemark.node.dev.DevEnvironment;
+import dev.tidemark.node.dev.DevSetup;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tidemark dev}: everything in one process, with an embedded PostgreSQL, an embedded Kafka
+ * broker and a demo database. Once ready it prints the endpoint, both tokens and a psql URL, one a
+ * line, for scripts to read.
+ */
+@Command(name = "dev", mixinStandardHelpOptions = true,
+    description = "Runs every role in one process with an embedded PostgreSQL, Kafka and a demo database.")
+final class DevCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--http-port", paramLabel = "N", defaultValue = "8080", description = "Port of the MCP endpoint (default: ${DEFAULT-VALUE}).")
+  int httpPort;
+
+  @Option(names = "--ops-port", paramLabel = "N", defaultValue = "9090", description = "Port of /health/live and /health/ready (default: ${DEFAULT-VALUE}).")
+  int opsPort;
+
+  @Option(names = "--cluster-port", paramLabel = "N", defaultValue = "5701", description = "First port the cluster member tries (default: ${DEFAULT-VALUE}).")
+  int clusterPort;
+
+  @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep the database and the broker's data here between runs (default: a temporary folder, removed on exit).")
+  Path dataDir;
+
+  @Option(names = "--token", paramLabel = "T", description = "The read-write caller's token (default: a new random token).")
+  String token;
+
+  @Override
+  public Integer call() throws Exception {
+    for (var port : Map.of("--http-port", httpPort, "--ops-port", opsPort, "--cluster-port", clusterPort).entrySet()) {
+      if (port.getValue() < 0 || port.getValue() > 65535) {
+        throw new CommandLine.ParameterException(spec.commandLine(), port.getKey() + ": must be a port between 0 and 65535");
+      }
+    }
+    String readWrite;
+    try {
+      readWrite = token == null ? Tokens.generate() : Tokens.requireWellFormed(token);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--token: " + e.getMessage());
+    }
+    String readOnly = Tokens.generate();
+
+    long started = System.nanoTime();
+    DevEnvironment env = DevEnvironment.start(dataDir);
+    TidemarkNode node;
+    try {
+      prepare(env, readWrite, readOnly);
+      node = TidemarkNode.start(config(env)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      env.close();
+      throw e;
+    }
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("Tidemark ready: http://127.0.0.1:" + node.httpPort() + node.config().http().path());
+    out.println("Token: " + readWrite);
+    out.println("Read-only token: " + readOnly);
+    out.println("PostgreSQL: " + env.postgres().url(DevEnvironment.DEMO_DATABASE).replace("postgresql://",
+        "postgresql://" + env.postgres().user() + (env.postgres().password().isEmpty() ? "" : ":" + env.postgres().password()) + "@"));
+    out.println("Health: http://127.0.0.1:" + node.opsPort() + "/health/ready");
+    out.println("Started in " + millis + " ms. Stop with Ctrl-C.");
+    out.flush();
+    NodeRunner.runUntilStopped(node, env::close);
+    return 0;
+  }
+
+  private void prepare(DevEnvironment env, String readWrite, String readOnly) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool pool = Pools.create(vertx, config(env).database());
+      DevSetup.prepare(pool, readWrite, readOnly).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private TidemarkConfig config(DevEnvironment env) {
+    Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
+    v.put(ConfigKey.HTTP_HOST, "127.0.0.1");
+    v.put(ConfigKey.HTTP_PORT, String.valueOf(httpPort));
+    v.put(ConfigKey.OPS_HOST, "127.0.0.1");
+    v.put(ConfigKey.OPS_PORT, String.valueOf(opsPort));
+    v.put(ConfigKey.DATABASE_URL, env.postgres().url(DevEnvironment.DEMO_DATABASE));
+    v.put(ConfigKey.DATABASE_USER, env.postgres().user());
+    v.put(ConfigKey.DATABASE_PASSWORD, env.postgres().password());
+    v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, env.kafka().bootstrapServers());
+    // a cluster of its own, so that two dev processes on one machine never join each other
+    byte[] suffix = new byte[4];
+    new SecureRandom().nextBytes(suffix);
+    v.put(ConfigKey.CLUSTER_NAME, "tidemark-dev-" + HexFormat.of().formatHex(suffix));
+    v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
+    v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
+    v.put(ConfigKey.CLUSTER_MEMBERS, "127.0.0.1:" + clusterPort);
+    return TidemarkConfig.from(v);
+  }
+}

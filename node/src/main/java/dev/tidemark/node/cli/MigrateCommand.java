@@ -1,0 +1,40 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.node.migrate.Migrator;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tidemark migrate}: installs or upgrades Tidemark's own schema, then exits. */
+@Command(name = "migrate", mixinStandardHelpOptions = true,
+    description = "Installs or upgrades Tidemark's own schema in the configured database.")
+final class MigrateCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
+  Path config;
+
+  @Override
+  public Integer call() throws Exception {
+    TidemarkConfig cfg = ServeCommand.load(spec, config, null);
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool pool = dev.tidemark.node.Pools.create(vertx, cfg.database());
+      List<Integer> applied = Migrator.migrate(pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      spec.commandLine().getOut().println("Tidemark schema is at version " + Migrator.latestVersion()
+          + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")"));
+      return 0;
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.contract.Version;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code tidemark}: the root command. Unknown flags and bad values exit with 2 and name the culprit. */
+@Command(
+    name = "tidemark",
+    mixinStandardHelpOptions = true,
+    versionProvider = TidemarkCommand.VersionProvider.class,
+    description = "Serves a PostgreSQL database to AI agents over the Model Context Protocol.",
+    subcommands = {DevCommand.class, ServeCommand.class, MigrateCommand.class, CommandLine.HelpCommand.class})
+public final class TidemarkCommand implements Runnable {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  public static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new TidemarkCommand());
+    cl.setExecutionExceptionHandler((ex, line, parseResult) -> {
+      if (ex instanceof IllegalArgumentException) {
+        line.getErr().println("tidemark: " + ex.getMessage());
+        return CommandLine.ExitCode.USAGE;
+      }
+      line.getErr().println("tidemark: " + ex);
+      return CommandLine.ExitCode.SOFTWARE;
+    });
+    return cl;
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  static final class VersionProvider implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"tidemark " + Version.get()};
+    }
+  }
+}

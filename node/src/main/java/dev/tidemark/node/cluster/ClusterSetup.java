@@ -1,0 +1,67 @@
+package dev.tidemark.node.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import dev.tidemark.contract.config.TidemarkConfig.ClusterConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.spi.cluster.hazelcast.ConfigUtil;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+
+/**
+ * Builds the clustered Vert.x instance: Hazelcast with TCP-IP join (or Kubernetes DNS discovery),
+ * never multicast, so that nodes only ever join the cluster they were told about.
+ */
+public final class ClusterSetup {
+
+  private ClusterSetup() {}
+
+  public record Clustered(Vertx vertx, HazelcastClusterManager manager) {
+    public int size() {
+      try {
+        return manager.getNodes().size();
+      } catch (RuntimeException e) {
+        return 0; // the member is shutting down or was cut off
+      }
+    }
+  }
+
+  public static Future<Clustered> start(ClusterConfig cluster) {
+    HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster));
+    EventBusOptions bus = new EventBusOptions().setPort(cluster.eventBusPort());
+    String busHost = cluster.eventBusHost().isEmpty() ? cluster.host() : cluster.eventBusHost();
+    bus.setHost(busHost);
+    VertxOptions options = new VertxOptions().setEventBusOptions(bus);
+    return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
+        .map(vertx -> new Clustered(vertx, manager));
+  }
+
+  static Config hazelcast(ClusterConfig cluster) {
+    Config hz = ConfigUtil.loadConfig();
+    hz.setClusterName(cluster.name());
+    hz.setProperty("hazelcast.phone.home.enabled", "false");
+    hz.setProperty("hazelcast.shutdownhook.enabled", "false"); // Tidemark closes Vert.x, which closes Hazelcast
+    hz.setProperty("hazelcast.logging.type", "slf4j");
+    // a dead member is noticed within seconds, not the default minute
+    hz.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+    hz.setProperty("hazelcast.max.no.heartbeat.seconds", "10");
+    hz.setProperty("hazelcast.wait.seconds.before.join", String.valueOf(cluster.joinWaitSeconds()));
+    hz.setProperty("hazelcast.local.localAddress", cluster.host());
+    NetworkConfig net = hz.getNetworkConfig();
+    net.setPort(cluster.port()).setPortAutoIncrement(true).setPortCount(20);
+    net.getInterfaces().setEnabled(false);
+    JoinConfig join = net.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    if (!cluster.kubernetesServiceDns().isEmpty()) {
+      join.getTcpIpConfig().setEnabled(false);
+      join.getKubernetesConfig().setEnabled(true).setProperty("service-dns", cluster.kubernetesServiceDns());
+    } else {
+      join.getTcpIpConfig().setEnabled(true).setMembers(cluster.members());
+    }
+    return hz;
+  }
+}

@@ -1,0 +1,102 @@
+package dev.tidemark.node.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.contract.config.TidemarkConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * Resolves every key from the config file, then the environment, then flags (the last one found
+ * wins), and builds the typed config once. An unknown key in the file is an error, so that a
+ * misspelt setting is never silently ignored.
+ */
+public final class ConfigLoader {
+
+  private ConfigLoader() {}
+
+  public static TidemarkConfig load(Path file, Map<String, String> env, Map<ConfigKey, String> flags) {
+    Map<ConfigKey, String> values = new EnumMap<>(ConfigKey.class);
+    if (file != null) {
+      values.putAll(readFile(file));
+    }
+    for (ConfigKey key : ConfigKey.values()) {
+      String fromEnv = env.get(key.envName());
+      if (fromEnv != null) {
+        values.put(key, fromEnv);
+      }
+    }
+    values.putAll(flags);
+    String passwordFile = values.getOrDefault(ConfigKey.DATABASE_PASSWORD_FILE, "").trim();
+    if (!passwordFile.isEmpty()) {
+      try {
+        values.put(ConfigKey.DATABASE_PASSWORD, Files.readString(Path.of(passwordFile), StandardCharsets.UTF_8).strip());
+      } catch (IOException e) {
+        throw new IllegalArgumentException("config key " + ConfigKey.DATABASE_PASSWORD_FILE.key()
+            + ": cannot read " + passwordFile + " (" + e.getMessage() + ")");
+      }
+    }
+    return TidemarkConfig.from(values);
+  }
+
+  /** The file is YAML (JSON is YAML too): either flat dotted keys or nested sections. */
+  static Map<ConfigKey, String> readFile(Path file) {
+    JsonNode root;
+    try {
+      root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage());
+    }
+    Map<ConfigKey, String> values = new EnumMap<>(ConfigKey.class);
+    if (root == null || root.isMissingNode() || root.isNull()) {
+      return values;
+    }
+    if (!root.isObject()) {
+      throw new IllegalArgumentException("config file " + file + " must hold a mapping of keys to values");
+    }
+    flatten("", root, values, file);
+    return values;
+  }
+
+  private static void flatten(String prefix, JsonNode node, Map<ConfigKey, String> out, Path file) {
+    Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
+    while (fields.hasNext()) {
+      Map.Entry<String, JsonNode> e = fields.next();
+      String key = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+      JsonNode value = e.getValue();
+      ConfigKey known = ConfigKey.byKey(key);
+      if (known != null) {
+        out.put(known, scalar(value, key, file));
+      } else if (value.isObject()) {
+        flatten(key, value, out, file);
+      } else {
+        throw new IllegalArgumentException("config file " + file + ": unknown key '" + key
+            + "'; docs/configuration.md lists every key");
+      }
+    }
+  }
+
+  private static String scalar(JsonNode value, String key, Path file) {
+    if (value.isArray()) {
+      StringBuilder sb = new StringBuilder();
+      for (JsonNode item : value) {
+        if (!item.isValueNode()) {
+          throw new IllegalArgumentException("config file " + file + ": " + key + " must be a list of plain values");
+        }
+        sb.append(sb.length() == 0 ? "" : ",").append(item.asText());
+      }
+      return sb.toString();
+    }
+    if (!value.isValueNode()) {
+      throw new IllegalArgumentException("config file " + file + ": " + key + " must be a plain value");
+    }
+    return value.isNull() ? "" : value.asText();
+  }
+}

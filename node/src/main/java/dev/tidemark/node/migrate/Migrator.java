@@ -1,0 +1,74 @@
+package dev.tidemark.node.migrate;
+
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Installs Tidemark's own schema with versioned migrations. Each migration runs once, in one
+ * transaction with its bookkeeping row; an advisory lock lets several nodes start at once safely,
+ * and running it again changes nothing.
+ */
+public final class Migrator {
+
+  /** In order; a migration's version is the number after V. Only ever append. */
+  static final List<String> MIGRATIONS = List.of("V1__schema_and_tokens.sql", "V2__caller_roles.sql");
+
+  /** Any fixed number: it only has to differ from locks other programs take. */
+  private static final long LOCK_KEY = 0x7469_6465_6d61_726bL;
+
+  private Migrator() {}
+
+  /** @return the versions applied by this call (empty when the schema was up to date) */
+  public static Future<List<Integer>> migrate(Pool pool) {
+    return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
+        .compose(x -> conn.query("CREATE SCHEMA IF NOT EXISTS tidemark; "
+            + "CREATE TABLE IF NOT EXISTS tidemark.schema_version ("
+            + "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())").execute())
+        .compose(x -> conn.query("SELECT coalesce(max(version), 0) FROM tidemark.schema_version").execute())
+        .compose(rows -> {
+          int current = rows.iterator().next().getInteger(0);
+          Future<List<Integer>> chain = Future.succeededFuture(new java.util.ArrayList<>());
+          for (String file : MIGRATIONS) {
+            int version = version(file);
+            if (version <= current) {
+              continue;
+            }
+            chain = chain.compose(applied -> conn.query(read("migrations/" + file)).execute()
+                .compose(x -> conn.preparedQuery("INSERT INTO tidemark.schema_version(version, name) VALUES ($1, $2)")
+                    .execute(Tuple.of(version, file)))
+                .map(x -> {
+                  applied.add(version);
+                  return applied;
+                }));
+          }
+          return chain;
+        }));
+  }
+
+  /** The newest version this build knows. */
+  public static int latestVersion() {
+    return version(MIGRATIONS.get(MIGRATIONS.size() - 1));
+  }
+
+  static int version(String file) {
+    return Integer.parseInt(file.substring(1, file.indexOf("__")));
+  }
+
+  public static String read(String resource) {
+    String path = "/dev/tidemark/node/" + resource;
+    try (InputStream in = Migrator.class.getResourceAsStream(path)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + path);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.Actions;
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.contract.ServiceHealth;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+
+/** {@code status}: who answered, for whom, and whether the parts the node depends on are reachable. */
+public final class StatusTool implements ReadTool {
+
+  private final Vertx vertx;
+  private final NodeInfo node;
+  private final TidemarkConfig config;
+
+  public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config) {
+    this.vertx = vertx;
+    this.node = node;
+    this.config = config;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    Future<String> role = ReadTool.readOnly(pool, request, config.database().statementTimeoutMs(),
+        conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
+    Future<JsonObject> kafka = kafka();
+    return Future.all(role, kafka).map(all -> {
+      int size = node.clusterSize().getAsInt();
+      JsonObject out = new JsonObject()
+          .put("version", node.version())
+          .put("node", node.nodeId())
+          .put("database", request.database())
+          .put("caller", new JsonObject()
+              .put("name", request.caller().name())
+              .put("role", role.result())
+              .put("access", request.caller().access().wire()))
+          .put("cluster", new JsonObject().put("reachable", size > 0).put("size", size))
+          .put("kafka", kafka.result());
+      return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
+          + ", database " + request.database() + ", you are " + request.caller().name()
+          + " (" + role.result() + ", " + request.caller().access().wire() + ")", out);
+    });
+  }
+
+  /** Kafka is the changelog role's dependency: ask whichever node runs it. */
+  private Future<JsonObject> kafka() {
+    DeliveryOptions opts = new DeliveryOptions()
+        .addHeader(Addresses.ACTION_HEADER, Actions.HEALTH)
+        .setSendTimeout(Math.min(config.kafka().requestTimeoutMs(), config.busSendTimeoutMs()));
+    return vertx.eventBus().<JsonObject>request(Addresses.changelog(config.database().name()), new JsonObject(), opts)
+        .map(msg -> ServiceHealth.fromJson(msg.body()))
+        .map(h -> {
+          JsonObject k = new JsonObject().put("reachable", h.up());
+          return h.detail() == null ? k : k.put("detail", h.detail());
+        })
+        .otherwise(err -> new JsonObject().put("reachable", false).put("detail", "no changelog node answered"));
+  }
+}

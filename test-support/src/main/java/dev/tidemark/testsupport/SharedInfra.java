@@ -1,0 +1,172 @@
+package dev.tidemark.testsupport;
+
+import dev.tidemark.devstack.EmbeddedKafkaBroker;
+import dev.tidemark.devstack.EmbeddedPostgresServer;
+import java.util.Map;
+
+/**
+ * One PostgreSQL server and one Kafka broker shared by every integration test of a test JVM.
+ *
+ * <p>Each part starts on first use, so a test class that never touches Kafka does not pay for a broker. Obtain it
+ * through {@link InfraExtension}; JUnit closes it when the run ends (a shutdown hook covers runs that end abnormally).
+ *
+ * <p>Kafka is chosen in this order: an external broker named by the system property {@code kafka.bootstrap.servers}
+ * or the environment variable {@code KAFKA_BOOTSTRAP_SERVERS}; a Testcontainers {@code apache/kafka:4.4.0} container
+ * when a Docker engine answers; otherwise an {@link EmbeddedKafkaBroker} in this JVM.
+ */
+public final class SharedInfra {
+
+  /** Kafka mode when the broker runs in this JVM. */
+  public static final String KAFKA_EMBEDDED = "embedded";
+  /** Kafka mode when an already running broker was named through configuration. */
+  public static final String KAFKA_EXTERNAL = "external";
+  /** Kafka mode when Testcontainers started a broker in Docker. */
+  public static final String KAFKA_TESTCONTAINERS = "testcontainers";
+
+  private static final Object INSTANCE_LOCK = new Object();
+  private static SharedInfra instance;
+
+  private final Thread shutdownHook = new Thread(this::shutdown, "tidemark-shared-infra-shutdown");
+  private EmbeddedPostgresServer postgres;
+  private KafkaHandle kafka;
+  private boolean closed;
+
+  private SharedInfra() {}
+
+  /** The live instance of this JVM, created if none is live (again after a previous one was closed). */
+  static SharedInfra acquire() {
+    synchronized (INSTANCE_LOCK) {
+      if (instance == null || instance.isClosed()) {
+        instance = new SharedInfra();
+        Runtime.getRuntime().addShutdownHook(instance.shutdownHook);
+      }
+      return instance;
+    }
+  }
+
+  /** The shared PostgreSQL server, started on first call. */
+  public synchronized EmbeddedPostgresServer postgres() {
+    ensureOpen();
+    if (postgres == null) {
+      postgres = EmbeddedPostgresServer.start(null);
+    }
+    return postgres;
+  }
+
+  /** {@code host:port} list of the shared Kafka broker, started (or located) on first call. */
+  public String kafkaBootstrapServers() {
+    return kafka().bootstrapServers;
+  }
+
+  /** How the shared broker is provided: {@code "embedded"}, {@code "external"} or {@code "testcontainers"}. */
+  public String kafkaMode() {
+    return kafka().mode;
+  }
+
+  private synchronized KafkaHandle kafka() {
+    ensureOpen();
+    if (kafka == null) {
+      kafka = selectKafka();
+    }
+    return kafka;
+  }
+
+  private static KafkaHandle selectKafka() {
+    String external = System.getProperty("kafka.bootstrap.servers");
+    if (external == null || external.isBlank()) {
+      external = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
+    }
+    if (external != null && !external.isBlank()) {
+      return new KafkaHandle(external.trim(), KAFKA_EXTERNAL, () -> {});
+    }
+    if (dockerAvailable()) {
+      try {
+        return TestcontainersKafka.start();
+      } catch (Throwable t) {
+        // A Docker engine that cannot pull or run the image should not fail the suite: the embedded broker is
+        // just as real.
+        System.err.println("[tidemark] Testcontainers Kafka failed (" + t + "); using the embedded broker");
+      }
+    }
+    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(null, Map.of());
+    return new KafkaHandle(broker.bootstrapServers(), KAFKA_EMBEDDED, broker::close);
+  }
+
+  private static boolean dockerAvailable() {
+    try {
+      return TestcontainersKafka.dockerAvailable();
+    } catch (Throwable t) {
+      // Missing Testcontainers classes or a broken Docker client both mean "no Docker" here.
+      return false;
+    }
+  }
+
+  private synchronized boolean isClosed() {
+    return closed;
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("the shared test infrastructure was already closed");
+    }
+  }
+
+  /** Called by JUnit at the end of the run. */
+  void close() {
+    shutdown();
+    try {
+      Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    } catch (IllegalStateException alreadyShuttingDown) {
+      // the hook is running or about to; nothing left to undo
+    }
+  }
+
+  private synchronized void shutdown() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    // Kafka first: nothing in Kafka depends on PostgreSQL, but Tidemark's relays read PostgreSQL and write Kafka.
+    try {
+      if (kafka != null) {
+        kafka.closer.close();
+      }
+    } catch (Exception e) {
+      System.err.println("[tidemark] closing Kafka failed: " + e);
+    } finally {
+      if (postgres != null) {
+        postgres.close();
+      }
+    }
+  }
+
+  private static final class KafkaHandle {
+    final String bootstrapServers;
+    final String mode;
+    final AutoCloseable closer;
+
+    KafkaHandle(String bootstrapServers, String mode, AutoCloseable closer) {
+      this.bootstrapServers = bootstrapServers;
+      this.mode = mode;
+      this.closer = closer;
+    }
+  }
+
+  /** Kept in its own class so Testcontainers is loaded only when probed. */
+  private static final class TestcontainersKafka {
+
+    static boolean dockerAvailable() {
+      return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+    }
+
+    static KafkaHandle start() {
+      org.testcontainers.kafka.KafkaContainer container =
+          new org.testcontainers.kafka.KafkaContainer("apache/kafka:4.4.0")
+              // The image defaults to three replicas for share-group state; one node needs one.
+              .withEnv("KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR", "1")
+              .withEnv("KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR", "1");
+      container.start();
+      return new KafkaHandle(container.getBootstrapServers(), KAFKA_TESTCONTAINERS, container::stop);
+    }
+  }
+}
