@@ -54,7 +54,9 @@ public final class ChangelogVerticle extends VerticleBase {
           consumer = vertx.eventBus().consumer(Addresses.changelog(config.database().name()), this::onMessage);
           return consumer.completion();
         })
-        .onSuccess(ignored -> ensureTopic());
+        // the first attempt is part of starting, so a node whose broker is up starts ready;
+        // a failed attempt does not fail the start: the role keeps trying and readiness says so
+        .compose(ignored -> ensureTopic());
   }
 
   @Override
@@ -89,9 +91,9 @@ public final class ChangelogVerticle extends VerticleBase {
         .otherwise(err -> new ServiceHealth(node.nodeId(), false, "Kafka: " + rootMessage(err)));
   }
 
-  private void ensureTopic() {
+  private Future<Void> ensureTopic() {
     NewTopic topic = new NewTopic(topic(), config.kafka().topicPartitions(), config.kafka().topicReplicationFactor());
-    Future.fromCompletionStage(admin.createTopics(List.of(topic)).all().toCompletionStage(), context)
+    return Future.fromCompletionStage(admin.createTopics(List.of(topic)).all().toCompletionStage(), context)
         .recover(err -> rootCause(err) instanceof TopicExistsException ? Future.succeededFuture() : Future.failedFuture(err))
         .onSuccess(ignored -> {
           topicReady = true;
@@ -100,7 +102,8 @@ public final class ChangelogVerticle extends VerticleBase {
         .onFailure(err -> {
           LOG.warn("Kafka is not reachable yet ({}); retrying in {} ms", rootMessage(err), RETRY_MILLIS);
           retryTimer = vertx.setTimer(RETRY_MILLIS, t -> ensureTopic());
-        });
+        })
+        .otherwiseEmpty();
   }
 
   private void onMessage(Message<JsonObject> msg) {

@@ -26,8 +26,8 @@ public class ToolException extends RuntimeException {
     return details;
   }
 
-  /** The {@code structuredContent.error} object: details first, then the code and message. */
+  /** The {@code structuredContent.error} object: details first, then the code, message and whether a retry may help. */
   public JsonObject toJson() {
-    return details.copy().put("code", code.code()).put("message", getMessage());
+    return details.copy().put("code", code.code()).put("message", getMessage()).put("retriable", code.retriable());
   }
 }

@@ -41,13 +41,13 @@ public enum ConfigKey {
   CLUSTER_PORT("cluster.port", "5701", "First port the cluster member tries; the next 20 are tried when it is taken."),
   CLUSTER_MEMBERS("cluster.members", "127.0.0.1:5701", "Comma-separated host:port of members to join (TCP-IP discovery)."),
   CLUSTER_KUBERNETES_SERVICE_DNS("cluster.kubernetes-service-dns", "", "A headless Service's DNS name; when set, members are found through it instead of cluster.members."),
-  CLUSTER_JOIN_WAIT_SECONDS("cluster.join-wait-seconds", "0", "How long the first member waits before admitting others; raise it to batch joins in large clusters."),
+  CLUSTER_JOIN_WAIT_SECONDS("cluster.join-wait-seconds", "0", "Seconds a starting member waits before it joins or forms the cluster; raise it to batch joins in large clusters."),
   CLUSTER_EVENT_BUS_HOST("cluster.event-bus-host", "", "Address of the event-bus server; empty: the cluster member's address."),
   CLUSTER_EVENT_BUS_PORT("cluster.event-bus-port", "0", "Port of the event-bus server; 0 picks a free one."),
 
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
-  AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. Only a local test node may turn this off.");
+  AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs.");
 
   private final String key;
   private final String defaultValue;

@@ -66,12 +66,18 @@ public record TidemarkConfig(
   public static TidemarkConfig from(Map<ConfigKey, String> given) {
     Values v = new Values(given);
     URI url = v.uri(ConfigKey.DATABASE_URL);
+    boolean authEnabled = v.bool(ConfigKey.AUTH_ENABLED);
+    String httpHost = v.str(ConfigKey.HTTP_HOST);
+    if (!authEnabled && !isLoopback(httpHost)) {
+      throw new IllegalArgumentException("config key " + ConfigKey.AUTH_ENABLED.key() + " may only be false when "
+          + ConfigKey.HTTP_HOST.key() + " is a loopback address such as 127.0.0.1");
+    }
     String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
     return new TidemarkConfig(
         v.str(ConfigKey.NODE_ID),
         v.roles(),
         new HttpConfig(
-            v.str(ConfigKey.HTTP_HOST),
+            httpHost,
             v.port(ConfigKey.HTTP_PORT),
             v.path(ConfigKey.HTTP_PATH),
             v.positiveLong(ConfigKey.HTTP_MAX_BODY_BYTES),
@@ -103,7 +109,16 @@ public record TidemarkConfig(
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
-        v.bool(ConfigKey.AUTH_ENABLED));
+        authEnabled);
+  }
+
+  /** Loopback names and addresses: what only this machine can reach. */
+  public static boolean isLoopback(String host) {
+    if (host == null) {
+      return false;
+    }
+    String h = host.toLowerCase(java.util.Locale.ROOT);
+    return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("[::1]");
   }
 
   /** Parses values and names the key in every error, so that a bad setting is easy to find. */

@@ -30,7 +30,8 @@ public final class ArgumentValidator {
 
   public ArgumentValidator(List<ToolDescriptor> tools) {
     for (ToolDescriptor tool : tools) {
-      validators.put(tool.name(), Validator.create(JsonSchema.of(tool.inputSchema()), OPTIONS));
+      // JsonSchema.of annotates the object it is given: hand it a copy, never the catalog's own
+      validators.put(tool.name(), Validator.create(JsonSchema.of(tool.inputSchema().copy()), OPTIONS));
       schemas.put(tool.name(), tool.inputSchema());
     }
   }
@@ -64,19 +65,17 @@ public final class ArgumentValidator {
     Object subschema = resolve(schema, keywordLocation.substring(0, Math.max(slash, 0)));
     JsonObject sub = subschema instanceof JsonObject o ? o : new JsonObject();
     switch (keyword) {
-      case "additionalProperties", "unevaluatedProperties":
-        // one fault per unknown property, so the caller sees each misspelt name
-        Object target = pointer.isEmpty() ? arguments : resolve(arguments, pointer);
-        if (target instanceof JsonObject obj) {
-          JsonObject props = sub.getJsonObject("properties", new JsonObject());
-          for (String name : obj.fieldNames()) {
-            if (!props.containsKey(name)) {
-              return new JsonObject().put("pointer", pointer + "/" + escape(name))
-                  .put("expected", "no such argument; allowed: " + String.join(", ", props.fieldNames()));
-            }
-          }
+      case "additionalProperties", "unevaluatedProperties": {
+        // the location is the offending property; the validator also reports known properties
+        // whose value failed, which their own keyword already describes
+        String name = pointer.substring(pointer.lastIndexOf('/') + 1).replace("~1", "/").replace("~0", "~");
+        JsonObject props = sub.getJsonObject("properties", new JsonObject());
+        if (props.containsKey(name)) {
+          return null;
         }
-        return null;
+        return new JsonObject().put("pointer", pointer)
+            .put("expected", "no such argument; allowed: " + (props.isEmpty() ? "none" : String.join(", ", props.fieldNames())));
+      }
       case "required":
         JsonArray required = sub.getJsonArray("required", new JsonArray());
         Object at = pointer.isEmpty() ? arguments : resolve(arguments, pointer);

@@ -82,6 +82,7 @@ public final class McpEndpoint {
       router.delete(p).handler(this::guardDelete).handler(this::handleDelete);
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "POST, DELETE").end());
     }
+    router.route().last().handler(ctx -> httpError(ctx, 404, "Nothing is served at this path; the MCP endpoint is " + path + "."));
   }
 
   // ---- guards: each either refuses the request or hands it on ----
@@ -151,14 +152,6 @@ public final class McpEndpoint {
   }
 
   private boolean checkDatabaseAndOrigin(RoutingContext ctx) {
-    String database = ctx.pathParam("database");
-    if (database == null) {
-      database = config.database().name();
-    } else if (!database.equals(config.database().name())) {
-      httpError(ctx, 404, "No database is served at this path; the endpoint is " + config.http().path() + ".");
-      return false;
-    }
-    ctx.put(DATABASE, database);
     String origin = ctx.request().getHeader(HttpHeaders.ORIGIN);
     if (origin != null && !originAllowed(origin)) {
       httpError(ctx, 403, "Requests from this Origin are not allowed.");
@@ -168,6 +161,14 @@ public final class McpEndpoint {
       httpError(ctx, 403, "This server only answers requests addressed to a loopback host.");
       return false;
     }
+    String database = ctx.pathParam("database");
+    if (database == null) {
+      database = config.database().name();
+    } else if (!database.equals(config.database().name())) {
+      httpError(ctx, 404, "No database is served at this path; the endpoint is " + config.http().path() + ".");
+      return false;
+    }
+    ctx.put(DATABASE, database);
     return true;
   }
 
@@ -439,10 +440,6 @@ public final class McpEndpoint {
   }
 
   static boolean isLoopback(String host) {
-    if (host == null) {
-      return false;
-    }
-    String h = host.toLowerCase(Locale.ROOT);
-    return h.equals("localhost") || h.equals("127.0.0.1") || h.startsWith("127.") || h.equals("[::1]") || h.equals("::1");
+    return TidemarkConfig.isLoopback(host);
   }
 }

@@ -1,0 +1,99 @@
+package dev.tidemark.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Every message shape survives a round trip, ignores fields it does not know and refuses what it cannot use. */
+class MessageShapesTest {
+
+  private static final Caller CALLER = new Caller("id-1", "alice", "tidemark_reader", Access.READ_ONLY, List.of("main"));
+
+  @Test
+  void aToolRequestRoundTripsAndIgnoresUnknownFields() {
+    ToolRequest request = new ToolRequest("r-1", "main", "status", new JsonObject().put("a", 1), CALLER);
+    JsonObject wire = request.toJson().put("added_in_a_later_version", true);
+    wire.getJsonObject("caller").put("also_new", "x");
+    assertEquals(request, ToolRequest.fromJson(wire));
+  }
+
+  @Test
+  void aToolRequestWithoutItsRequiredFieldsIsRefused() {
+    JsonObject wire = new ToolRequest("r-1", "main", "status", null, CALLER).toJson();
+    for (String field : List.of("request_id", "database", "tool", "caller")) {
+      JsonObject broken = wire.copy();
+      broken.remove(field);
+      assertThrows(RuntimeException.class, () -> ToolRequest.fromJson(broken), field);
+    }
+    JsonObject badAccess = wire.copy();
+    badAccess.getJsonObject("caller").put("access", "root");
+    assertThrows(IllegalArgumentException.class, () -> ToolRequest.fromJson(badAccess));
+  }
+
+  @Test
+  void aReplyIsEitherAResultOrAnErrorAndOptionalFieldsAreAbsent() {
+    ToolReply ok = ToolReply.ok("done", new JsonObject().put("x", 1));
+    JsonObject okWire = ok.toJson();
+    assertFalse(okWire.containsKey("rows"));
+    assertFalse(okWire.containsKey("error"));
+    assertEquals(ok, ToolReply.fromJson(okWire.put("unknown", 1)));
+
+    ToolReply rows = ToolReply.ok("two rows", new JsonObject(), new JsonArray().add(1).add(2));
+    assertEquals(rows, ToolReply.fromJson(rows.toJson()));
+
+    ToolReply failed = ToolReply.failed(new ToolException(ErrorCode.NOT_FOUND, "no such table", new JsonObject().put("table", "t")));
+    JsonObject failedWire = failed.toJson();
+    assertTrue(ToolReply.fromJson(failedWire).isError());
+    assertEquals("NOT_FOUND", failedWire.getJsonObject("error").getString("code"));
+    assertEquals("t", failedWire.getJsonObject("error").getString("table"));
+    assertNull(failedWire.getValue("structured"));
+  }
+
+  @Test
+  void aCallerReachesOnlyItsDatabasesUnlessItHasTheWildcard() {
+    assertTrue(CALLER.mayReach("main"));
+    assertFalse(CALLER.mayReach("billing"));
+    assertTrue(new Caller("i", "n", "r", Access.READ_WRITE, List.of("*")).mayReach("billing"));
+  }
+
+  @Test
+  void addressesAreVersionedAndNameTheDatabase() {
+    assertEquals("tidemark.query.v1.main", Addresses.query("main"));
+    assertEquals("tidemark.command.v1.main", Addresses.forService(Service.COMMAND, "main"));
+    assertEquals("tidemark.changelog.v1.billing", Addresses.changelog("billing"));
+  }
+
+  @Test
+  void errorCodesAreStableStrings() {
+    // the wire value of every code is its name, and the contract's named codes all exist
+    for (ErrorCode code : ErrorCode.values()) {
+      assertEquals(code.name(), code.code());
+      assertFalse(code.hint().isBlank());
+    }
+    for (String name : List.of("INVALID_ARGUMENTS", "NOT_FOUND", "PERMISSION_DENIED", "READ_ONLY", "TIMEOUT", "LIMIT_EXCEEDED",
+        "UNAVAILABLE", "CURSOR_STALE", "CURSOR_EXPIRED", "INVALID_CURSOR", "INVALID_PLAN", "PLAN_CHANGED", "DECISION_REQUIRED",
+        "IDEMPOTENCY_CONFLICT", "CONSTRAINT_VIOLATION", "CONFLICT", "TRANSACTION_STATEMENT", "LEASE_EXPIRED")) {
+      assertEquals(name, ErrorCode.valueOf(name).code());
+    }
+  }
+
+  @Test
+  void sqlStatesAreClassifiedByCodeAndClass() {
+    assertEquals(ErrorCode.PERMISSION_DENIED, SqlStates.classify("42501"));
+    assertEquals(ErrorCode.TIMEOUT, SqlStates.classify("57014"));
+    assertEquals(ErrorCode.READ_ONLY, SqlStates.classify("25006"));
+    assertEquals(ErrorCode.CONFLICT, SqlStates.classify("40001"));
+    assertEquals(ErrorCode.CONSTRAINT_VIOLATION, SqlStates.classify("23505"));
+    assertEquals(ErrorCode.NOT_FOUND, SqlStates.classify("42P01"));
+    assertEquals(ErrorCode.UNAVAILABLE, SqlStates.classify("08006"));
+    assertEquals(ErrorCode.INTERNAL, SqlStates.classify("XX000"));
+    assertEquals(ErrorCode.INTERNAL, SqlStates.classify(null));
+  }
+}

@@ -1,0 +1,54 @@
+package dev.tidemark.contract.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class TidemarkConfigTest {
+
+  @Test
+  void everyDefaultParses() {
+    TidemarkConfig c = TidemarkConfig.from(Map.of());
+    assertEquals(10_000, c.busSendTimeoutMs());
+    assertEquals("tidemark.changelog.main", c.kafka().topicFor(c.database().name()));
+  }
+
+  @Test
+  void keysAndEnvironmentNamesAreUnique() {
+    Set<String> keys = new HashSet<>();
+    Set<String> envs = new HashSet<>();
+    for (ConfigKey k : ConfigKey.values()) {
+      assertTrue(keys.add(k.key()), k.key());
+      assertTrue(envs.add(k.envName()), k.envName());
+      assertTrue(k.envName().matches("TIDEMARK_[A-Z0-9_]+"), k.envName());
+      assertTrue(!k.doc().isBlank(), k.key());
+    }
+    assertEquals("TIDEMARK_HTTP_MAX_BODY_BYTES", ConfigKey.HTTP_MAX_BODY_BYTES.envName());
+  }
+
+  @Test
+  void credentialsMayOnlyBeTurnedOffOnALoopbackAddress() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.AUTH_ENABLED, "false")));
+    assertTrue(e.getMessage().contains("auth.enabled"), e.getMessage());
+    assertEquals(false, TidemarkConfig.from(Map.of(ConfigKey.AUTH_ENABLED, "false", ConfigKey.HTTP_HOST, "127.0.0.1")).authEnabled());
+  }
+
+  @Test
+  void invalidValuesNameTheirKey() {
+    for (var bad : Map.of(
+        ConfigKey.HTTP_PORT, "70000",
+        ConfigKey.HTTP_PATH, "mcp",
+        ConfigKey.DATABASE_NAME, "Main DB",
+        ConfigKey.DATABASE_POOL_SIZE, "0",
+        ConfigKey.AUTH_ENABLED, "yes").entrySet()) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(bad.getKey(), bad.getValue())));
+      assertTrue(e.getMessage().contains(bad.getKey().key()), e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,276 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.ToolDescriptor;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.McpHttpClient.Reply;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** One node with every role, against a real PostgreSQL, Kafka broker and clustered event bus. */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SingleNodeIT {
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private String url;
+
+  @BeforeAll
+  void start(SharedInfra infra) {
+    this.infra = infra;
+    TestNodes.prepareDatabase(infra);
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(ConfigKey.HTTP_MAX_BODY_BYTES, "65536"));
+    url = TestNodes.mcpUrl(node);
+  }
+
+  @AfterAll
+  void stop() {
+    TestNodes.stop(node);
+  }
+
+  private McpHttpClient client(String token) {
+    return new McpHttpClient(url, token);
+  }
+
+  @Test
+  void initializeNegotiatesTheVersionAndIssuesAVisibleAsciiSessionId() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      JsonObject result = c.initialize();
+      assertEquals("2025-11-25", result.getString("protocolVersion"));
+      assertEquals("tidemark", result.getJsonObject("serverInfo").getString("name"));
+      assertTrue(result.getJsonObject("capabilities").containsKey("tools"));
+      assertTrue(c.sessionId().matches("[\\x21-\\x7e]{16,}"), c.sessionId());
+    }
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      Reply older = c.post(c.request("initialize", new JsonObject().put("protocolVersion", "2025-03-26").put("capabilities", new JsonObject())));
+      assertEquals("2025-03-26", older.json().getJsonObject("result").getString("protocolVersion"));
+      Reply future = c.post(c.request("initialize", new JsonObject().put("protocolVersion", "2099-01-01").put("capabilities", new JsonObject())));
+      assertEquals("2025-11-25", future.json().getJsonObject("result").getString("protocolVersion"));
+    }
+  }
+
+  @Test
+  void toolsListShowsEveryToolWithClosedInputSchemaAndOutputSchema() {
+    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
+      c.initialize();
+      JsonArray tools = c.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
+      assertEquals(ToolCatalog.all().stream().map(ToolDescriptor::name).toList(),
+          tools.stream().map(t -> ((JsonObject) t).getString("name")).toList());
+      for (Object o : tools) {
+        JsonObject tool = (JsonObject) o;
+        assertFalse(tool.getString("description").isBlank());
+        assertEquals(false, tool.getJsonObject("inputSchema").getValue("additionalProperties"), tool.getString("name"));
+        assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
+        assertEquals("object", tool.getJsonObject("outputSchema").getString("type"));
+        assertEquals(true, tool.getJsonObject("annotations").getBoolean("readOnlyHint"));
+      }
+    }
+  }
+
+  @Test
+  void statusTravelsTheEventBusAndReportsNodeDatabaseCallerKafkaAndCluster() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonObject result = c.callTool("status", new JsonObject());
+      assertNull(result.getValue("isError"));
+      JsonObject s = result.getJsonObject("structuredContent");
+      OutputSchemas.assertFits("status", s);
+      assertEquals(node.nodeId(), s.getString("node"));
+      assertEquals("main", s.getString("database"));
+      assertEquals("tidemark_writer", s.getJsonObject("caller").getString("role"));
+      assertEquals("read-write", s.getJsonObject("caller").getString("access"));
+      assertTrue(s.getJsonObject("kafka").getBoolean("reachable"));
+      assertEquals(1, s.getJsonObject("cluster").getInteger("size"));
+      String text = result.getJsonArray("content").getJsonObject(0).getString("text");
+      assertTrue(text.startsWith("status: "), text);
+    }
+  }
+
+  @Test
+  void listTablesRunsAsTheCallersRoleAndShowsKeysAndComments() {
+    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
+      c.initialize();
+      JsonObject result = c.callTool("list_tables", new JsonObject().put("schema", "public"));
+      JsonObject s = result.getJsonObject("structuredContent");
+      OutputSchemas.assertFits("list_tables", s);
+      List<String> names = s.getJsonArray("tables").stream().map(t -> ((JsonObject) t).getString("name")).toList();
+      assertTrue(names.containsAll(List.of("customers", "orders", "order_items", "products", "support_tickets")), names.toString());
+      assertFalse(names.stream().anyMatch(n -> n.equals("api_token") || n.equals("schema_version")), "Tidemark's own tables are never shown");
+      JsonObject items = s.getJsonArray("tables").stream().map(JsonObject.class::cast)
+          .filter(t -> t.getString("name").equals("order_items")).findFirst().orElseThrow();
+      assertEquals(new JsonArray().add("order_id").add("line_no"), items.getJsonArray("primary_key"));
+      assertTrue(items.getLong("estimated_rows") > 1000);
+      String text = result.getJsonArray("content").getJsonObject(0).getString("text");
+      String[] lines = text.split("\n");
+      assertTrue(lines[0].startsWith("list_tables: "), lines[0]);
+      assertTrue(lines[1].startsWith("BEGIN-"), lines[1]);
+      assertEquals("END-" + lines[1].substring(6), lines[lines.length - 1]);
+    }
+  }
+
+  @Test
+  void aRoleWithoutGrantsSeesNoTables() throws Exception {
+    try (var conn = java.sql.DriverManager.getConnection(
+        infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
+          + "THEN CREATE ROLE it_nobody NOLOGIN; END IF; END $$");
+      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
+          + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
+          + "ON CONFLICT (name) DO NOTHING");
+    }
+    try (McpHttpClient c = client("tmk_itNobodyToken000000000000000000")) {
+      c.initialize();
+      JsonObject s = c.callTool("list_tables", new JsonObject()).getJsonObject("structuredContent");
+      assertEquals(0, s.getJsonArray("tables").size(), s.encode());
+    }
+  }
+
+  @Test
+  void argumentsThatDoNotFitAreAToolErrorListingEveryFault() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonObject result = c.callTool("list_tables", new JsonObject().put("schema", 42).put("shema", "public"));
+      assertEquals(true, result.getBoolean("isError"));
+      JsonObject error = result.getJsonObject("structuredContent").getJsonObject("error");
+      assertEquals("INVALID_ARGUMENTS", error.getString("code"));
+      assertEquals(2, error.getJsonArray("faults").size(), error.encode());
+      assertTrue(result.getJsonArray("content").getJsonObject(0).getString("text").startsWith("list_tables failed: INVALID_ARGUMENTS"));
+    }
+  }
+
+  @Test
+  void anUnservedSchemaIsNotFound() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonObject result = c.callTool("list_tables", new JsonObject().put("schema", "tidemark"));
+      assertEquals(true, result.getBoolean("isError"));
+      assertEquals("NOT_FOUND", result.getJsonObject("structuredContent").getJsonObject("error").getString("code"));
+    }
+  }
+
+  @Test
+  void protocolErrorsGetTheJsonRpcCodesAndTheNodeKeepsServing() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      Reply malformed = c.post(Buffer.buffer("{\"jsonrpc\":\"2.0\",\"id\":1,"), MultiMap.caseInsensitiveMultiMap());
+      assertEquals(400, malformed.status());
+      assertEquals(-32700, malformed.json().getJsonObject("error").getInteger("code"));
+
+      Reply wrongVersion = c.post(new JsonObject().put("jsonrpc", "1.0").put("id", 7).put("method", "ping"));
+      assertEquals(-32600, wrongVersion.json().getJsonObject("error").getInteger("code"));
+
+      Reply batch = c.post(Buffer.buffer("[" + c.request("ping", null).encode() + "]"), MultiMap.caseInsensitiveMultiMap());
+      assertEquals(400, batch.status());
+      assertEquals(-32600, batch.json().getJsonObject("error").getInteger("code"));
+
+      JsonObject unknownMethod = c.rpc("tables/drop", new JsonObject());
+      assertEquals(-32601, unknownMethod.getJsonObject("error").getInteger("code"));
+
+      JsonObject unknownTool = c.rpc("tools/call", new JsonObject().put("name", "drop_everything_now"));
+      assertEquals(-32602, unknownTool.getJsonObject("error").getInteger("code"));
+      assertFalse(unknownTool.encode().contains("drop_everything_now"), "refusals never echo the input");
+
+      assertEquals(new JsonObject(), c.rpc("ping", null).getJsonObject("result"));
+    }
+  }
+
+  @Test
+  void credentialsAreRequiredAndAWrongTokenIsRefused() {
+    try (McpHttpClient c = client(null)) {
+      Reply none = c.post(c.request("ping", null));
+      assertEquals(401, none.status());
+      assertTrue(none.headers().get("WWW-Authenticate").startsWith("Bearer"));
+      long started = System.nanoTime();
+      Reply wrong = c.withToken("tmk_thisTokenDoesNotExist00000000000000").post(c.request("ping", null));
+      assertEquals(401, wrong.status());
+      assertTrue((System.nanoTime() - started) / 1_000_000 >= 200, "failed checks are slowed down");
+      assertFalse(wrong.body().contains("thisTokenDoesNotExist"));
+    }
+  }
+
+  @Test
+  void sessionsAreRequiredCheckedAndEndedByDelete() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      Reply noSession = c.post(c.request("tools/list", null));
+      assertEquals(400, noSession.status());
+      c.initialize();
+      String session = c.sessionId();
+      try (McpHttpClient other = client(TestNodes.READ_ONLY_TOKEN)) {
+        Reply stolen = other.post(other.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Mcp-Session-Id", session));
+        assertEquals(404, stolen.status(), "a session belongs to the caller that opened it");
+      }
+      assertEquals(200, c.delete().status());
+      Reply ended = c.post(c.request("ping", null));
+      assertEquals(404, ended.status());
+      assertEquals(-32001, ended.json().getJsonObject("error").getInteger("code"));
+    }
+  }
+
+  @Test
+  void httpGuardsRefuseBadOriginContentTypeVersionAndOversizedBodies() {
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      Reply origin = c.post(c.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Origin", "http://evil.example.com"));
+      assertEquals(403, origin.status());
+      Reply localOrigin = c.post(c.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Origin", "http://localhost:3000"));
+      assertEquals(200, localOrigin.status());
+      Reply host = c.post(c.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Host", "evil.example.com"));
+      assertEquals(403, host.status());
+      Reply type = c.post(c.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Content-Type", "text/plain"));
+      assertEquals(415, type.status());
+      Reply version = c.post(c.request("ping", null).toBuffer(), MultiMap.caseInsensitiveMultiMap().add("MCP-Protocol-Version", "1999-01-01"));
+      assertEquals(400, version.status());
+      JsonObject huge = c.request("ping", new JsonObject().put("pad", "x".repeat(70_000)));
+      Reply tooLarge = c.post(huge);
+      assertEquals(413, tooLarge.status());
+      Reply tooLargeChunked = c.post(huge.toBuffer(), MultiMap.caseInsensitiveMultiMap().add("Transfer-Encoding", "chunked"));
+      assertEquals(413, tooLargeChunked.status());
+      Reply get = c.send("GET", null, MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN));
+      assertEquals(405, get.status());
+      assertNotNull(get.headers().get("Allow"));
+      assertEquals(200, c.post(c.request("ping", null)).status(), "the node keeps serving");
+    }
+  }
+
+  @Test
+  void aNamedDatabasePathServesTheDatabaseAndAnUnknownOneIsNotFound() {
+    try (McpHttpClient c = new McpHttpClient(url + "/main", TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      assertEquals("main", c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("database"));
+    }
+    try (McpHttpClient c = new McpHttpClient(url + "/elsewhere", TestNodes.READ_WRITE_TOKEN)) {
+      assertEquals(404, c.post(c.request("ping", null)).status());
+    }
+  }
+
+  @Test
+  void healthEndpointsAnswerAndReadinessCoversEveryDependency() {
+    try (McpHttpClient c = new McpHttpClient("http://127.0.0.1:" + node.opsPort() + "/health/ready", null)) {
+      Reply ready = c.send("GET", null, MultiMap.caseInsensitiveMultiMap());
+      assertEquals(200, ready.status(), ready.body());
+      List<String> checks = ready.json().getJsonArray("checks").stream().map(o -> ((JsonObject) o).getString("id")).sorted().toList();
+      assertEquals(List.of("cluster", "kafka", "postgres"), checks);
+      Reply live = c.at("http://127.0.0.1:" + node.opsPort() + "/health/live").send("GET", null, MultiMap.caseInsensitiveMultiMap());
+      assertEquals(200, live.status());
+    }
+  }
+}

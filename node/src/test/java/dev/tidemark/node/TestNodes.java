@@ -1,0 +1,95 @@
+package dev.tidemark.node;
+
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.devstack.FreePorts;
+import dev.tidemark.node.dev.DevSetup;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/** Starts real nodes for integration tests against the suite's shared PostgreSQL and Kafka. */
+final class TestNodes {
+
+  static final String DATABASE = "tidemark_it";
+  static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
+  static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";
+
+  private static boolean prepared;
+
+  private TestNodes() {}
+
+  /** Schema, demo tables and both callers, once per test JVM. */
+  static synchronized void prepareDatabase(SharedInfra infra) {
+    if (prepared) {
+      return;
+    }
+    infra.postgres().createDatabaseIfMissing(DATABASE);
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool pool = Pools.create(vertx, TidemarkConfig.from(config(infra, "prepare", 0, "", "query")).database());
+      await(DevSetup.prepare(pool, READ_WRITE_TOKEN, READ_ONLY_TOKEN).toCompletionStage().toCompletableFuture());
+    } finally {
+      await(vertx.close().toCompletionStage().toCompletableFuture());
+    }
+    prepared = true;
+  }
+
+  /** A unique cluster name, so that test classes never join each other's clusters. */
+  static String clusterName() {
+    return "tidemark-it-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  static Map<ConfigKey, String> config(SharedInfra infra, String clusterName, int clusterPort, String members, String roles) {
+    Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
+    v.put(ConfigKey.ROLES, roles);
+    v.put(ConfigKey.HTTP_HOST, "127.0.0.1");
+    v.put(ConfigKey.HTTP_PORT, "0");
+    v.put(ConfigKey.OPS_HOST, "127.0.0.1");
+    v.put(ConfigKey.OPS_PORT, "0");
+    v.put(ConfigKey.DATABASE_URL, infra.postgres().url(DATABASE));
+    v.put(ConfigKey.DATABASE_USER, infra.postgres().user());
+    v.put(ConfigKey.DATABASE_PASSWORD, infra.postgres().password());
+    v.put(ConfigKey.DATABASE_POOL_SIZE, "4");
+    v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, infra.kafkaBootstrapServers());
+    v.put(ConfigKey.CLUSTER_NAME, clusterName);
+    v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
+    v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
+    v.put(ConfigKey.CLUSTER_MEMBERS, members);
+    return v;
+  }
+
+  /** A node alone in its own cluster, running {@code roles}. */
+  static TidemarkNode startAlone(SharedInfra infra, String roles, Map<ConfigKey, String> overrides) {
+    int port = FreePorts.allocate();
+    Map<ConfigKey, String> v = config(infra, clusterName(), port, "127.0.0.1:" + port, roles);
+    v.putAll(overrides);
+    return start(v);
+  }
+
+  static TidemarkNode start(Map<ConfigKey, String> values) {
+    return await(TidemarkNode.start(TidemarkConfig.from(values)).toCompletionStage().toCompletableFuture());
+  }
+
+  static void stop(TidemarkNode node) {
+    if (node != null) {
+      await(node.close().toCompletionStage().toCompletableFuture());
+    }
+  }
+
+  static String mcpUrl(TidemarkNode node) {
+    return "http://127.0.0.1:" + node.httpPort() + "/mcp";
+  }
+
+  static <T> T await(java.util.concurrent.CompletableFuture<T> future) {
+    try {
+      return future.get(90, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
