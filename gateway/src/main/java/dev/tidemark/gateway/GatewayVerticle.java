@@ -9,6 +9,8 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** The gateway role: the MCP endpoint over HTTP; tool calls go to the services over the event bus. */
 public final class GatewayVerticle extends VerticleBase {
@@ -16,32 +18,45 @@ public final class GatewayVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Authenticator authenticator;
+  private final List<McpExtension> extensions;
+  private final AtomicInteger connections = new AtomicInteger();
+  private McpEndpoint endpoint;
   private HttpServer server;
 
   /**
    * @param authenticator null only when {@code auth.enabled} is false (a local test node)
+   * @param extensions extra tools, resources and prompts; production passes none
    */
-  public GatewayVerticle(NodeInfo node, TidemarkConfig config, Authenticator authenticator) {
+  public GatewayVerticle(NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
     this.node = node;
     this.config = config;
     this.authenticator = authenticator;
+    this.extensions = List.copyOf(extensions);
   }
 
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
-    new McpEndpoint(vertx, node, config, authenticator).mount(router);
+    endpoint = new McpEndpoint(vertx, node, config, authenticator, extensions);
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.http().host())
         .setPort(config.http().port())
+        .setIdleTimeout(config.http().idleTimeoutSeconds())
         .setMaxInitialLineLength(8192)
         .setMaxHeaderSize(16384));
-    return server.requestHandler(router).listen();
+    server.connectionHandler(conn -> {
+      if (connections.incrementAndGet() > config.http().maxConnections()) {
+        conn.close(); // over the cap: refuse before reading anything
+      }
+      conn.closeHandler(v -> connections.decrementAndGet());
+    });
+    return endpoint.start(router).compose(v -> server.requestHandler(router).listen());
   }
 
   @Override
   public Future<?> stop() {
-    return server == null ? Future.succeededFuture() : server.close();
+    Future<Void> streams = endpoint == null ? Future.succeededFuture() : endpoint.stop();
+    return streams.compose(v -> server == null ? Future.succeededFuture() : server.close());
   }
 
   /** The port the endpoint listens on; useful when the configured port was 0. */

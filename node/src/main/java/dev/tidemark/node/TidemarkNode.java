@@ -9,6 +9,7 @@ import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
 import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.gateway.GatewayVerticle;
+import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;
 import dev.tidemark.node.ops.OpsVerticle;
 import dev.tidemark.query.QueryVerticle;
@@ -52,6 +53,11 @@ public final class TidemarkNode {
   }
 
   public static Future<TidemarkNode> start(TidemarkConfig config) {
+    return start(config, List.of());
+  }
+
+  /** @param extensions extra MCP tools, resources and prompts for the gateway; production passes none */
+  public static Future<TidemarkNode> start(TidemarkConfig config, List<McpExtension> extensions) {
     String nodeId = config.nodeId().isEmpty() ? generatedNodeId() : config.nodeId();
     return ClusterSetup.start(config.cluster()).compose(cluster -> {
       Vertx vertx = cluster.vertx();
@@ -87,7 +93,7 @@ public final class TidemarkNode {
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
         Authenticator auth = config.authEnabled() ? TokenStore.create(pool).authenticator(vertx) : null;
-        gateway = new GatewayVerticle(info, config, auth);
+        gateway = new GatewayVerticle(info, config, auth, extensions);
         deployments.add(vertx.deployVerticle(gateway));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready);

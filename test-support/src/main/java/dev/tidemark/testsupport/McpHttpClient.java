@@ -138,10 +138,52 @@ public final class McpHttpClient implements AutoCloseable {
     vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).join();
   }
 
-  /** One HTTP answer. */
+  /** One HTTP answer; an SSE answer is read as its events. */
   public record Reply(int status, MultiMap headers, String body) {
+
+    public boolean isStream() {
+      String type = headers.get("Content-Type");
+      return type != null && type.startsWith("text/event-stream");
+    }
+
+    /** The JSON-RPC response: the body, or on a stream the event that carries the response. */
     public JsonObject json() {
-      return new JsonObject(body);
+      if (!isStream()) {
+        return new JsonObject(body);
+      }
+      return events().stream().map(SseEvent::data).filter(d -> d != null && (d.containsKey("result") || d.containsKey("error")))
+          .reduce((a, b) -> b).orElseThrow(() -> new AssertionError("the stream carried no response: " + body));
+    }
+
+    /** Every SSE event of a stream answer, in order. */
+    public java.util.List<SseEvent> events() {
+      return SseEvent.parse(body);
+    }
+  }
+
+  /** One server-sent event: its id (or null) and its data as JSON (null when empty). */
+  public record SseEvent(String id, JsonObject data) {
+
+    public static java.util.List<SseEvent> parse(String text) {
+      java.util.List<SseEvent> out = new java.util.ArrayList<>();
+      for (String block : text.replace("\r\n", "\n").split("\n\n")) {
+        String id = null;
+        StringBuilder data = new StringBuilder();
+        boolean any = false;
+        for (String line : block.split("\n")) {
+          if (line.startsWith("id:")) {
+            id = line.substring(3).trim();
+            any = true;
+          } else if (line.startsWith("data:")) {
+            data.append(line.substring(5).trim());
+            any = true;
+          }
+        }
+        if (any) {
+          out.add(new SseEvent(id, data.length() == 0 ? null : new JsonObject(data.toString())));
+        }
+      }
+      return out;
     }
   }
 }

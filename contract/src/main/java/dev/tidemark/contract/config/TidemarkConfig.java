@@ -21,7 +21,8 @@ public record TidemarkConfig(
     long busSendTimeoutMs,
     boolean authEnabled) {
 
-  public record HttpConfig(String host, int port, String path, long maxBodyBytes, List<String> allowedOrigins) {}
+  public record HttpConfig(String host, int port, String path, long maxBodyBytes, long bodyTimeoutMs, int idleTimeoutSeconds,
+      int maxConnections, List<String> allowedOrigins) {}
 
   public record OpsConfig(String host, int port) {}
 
@@ -81,6 +82,9 @@ public record TidemarkConfig(
             v.port(ConfigKey.HTTP_PORT),
             v.path(ConfigKey.HTTP_PATH),
             v.positiveLong(ConfigKey.HTTP_MAX_BODY_BYTES),
+            v.positiveLong(ConfigKey.HTTP_BODY_TIMEOUT_MS),
+            (int) v.positiveLong(ConfigKey.HTTP_IDLE_TIMEOUT_SECONDS),
+            (int) v.positiveLong(ConfigKey.HTTP_MAX_CONNECTIONS),
             v.list(ConfigKey.HTTP_ALLOWED_ORIGINS)),
         new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
         new DatabaseConfig(

@@ -28,12 +28,19 @@ public final class ArgumentValidator {
   private final Map<String, Validator> validators = new LinkedHashMap<>();
   private final Map<String, JsonObject> schemas = new LinkedHashMap<>();
 
-  public ArgumentValidator(List<ToolDescriptor> tools) {
-    for (ToolDescriptor tool : tools) {
-      // JsonSchema.of annotates the object it is given: hand it a copy, never the catalog's own
-      validators.put(tool.name(), Validator.create(JsonSchema.of(tool.inputSchema().copy()), OPTIONS));
-      schemas.put(tool.name(), tool.inputSchema());
-    }
+  public static ArgumentValidator forTools(List<ToolDescriptor> tools) {
+    Map<String, JsonObject> schemas = new LinkedHashMap<>();
+    tools.forEach(t -> schemas.put(t.name(), t.inputSchema()));
+    return new ArgumentValidator(schemas);
+  }
+
+  /** @param inputSchemas tool name to its input schema */
+  public ArgumentValidator(Map<String, JsonObject> inputSchemas) {
+    inputSchemas.forEach((name, schema) -> {
+      // JsonSchema.of annotates the object it is given: hand it a copy, never the caller's own
+      validators.put(name, Validator.create(JsonSchema.of(schema.copy()), OPTIONS));
+      schemas.put(name, schema);
+    });
   }
 
   /** Every fault of {@code arguments}; empty when they fit. */

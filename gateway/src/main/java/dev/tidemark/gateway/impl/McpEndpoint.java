@@ -2,27 +2,18 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.auth.AuthenticationException;
 import dev.tidemark.auth.Authenticator;
-import dev.tidemark.contract.Actions;
-import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
-import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.ToolCatalog;
-import dev.tidemark.contract.ToolDescriptor;
-import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.ToolReply;
-import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.gateway.McpExtension;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
@@ -30,16 +21,23 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Streamable HTTP MCP endpoint. Requests are checked before the body is read, in the order
- * the contract gives: Origin and Host (403), content type (415), credentials (401), body size
- * (413); then the JSON-RPC message is read and dispatched.
+ * The Streamable HTTP MCP endpoint, for both eras on one path. Requests are checked before the body
+ * is read, in the order the contract gives: Origin and Host (403), content type (415), credentials
+ * (401), body size (413); the body then has a deadline. The JSON-RPC message decides the era: a
+ * request whose {@code _meta} names its protocol version is 2026-07-28 (stateless), anything else
+ * is 2025-11-25 or older (sessions, GET stream, server requests).
  */
 public final class McpEndpoint {
 
@@ -47,111 +45,78 @@ public final class McpEndpoint {
 
   public static final String SESSION_HEADER = "Mcp-Session-Id";
   public static final String VERSION_HEADER = "MCP-Protocol-Version";
+  public static final String METHOD_HEADER = "Mcp-Method";
+  public static final String NAME_HEADER = "Mcp-Name";
   /** A failed credential check is answered no sooner than this, to slow down guessing. */
   public static final long FAILED_AUTH_DELAY_MILLIS = 250;
   /** JSON-RPC code of a 404 for an unknown or ended session. */
   public static final int SESSION_NOT_FOUND = -32001;
+  /** JSON-RPC code of a 408 when the body did not arrive in time. */
+  public static final int BODY_TIMEOUT = -32002;
+  /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
+  public static final long KEEP_ALIVE_MILLIS = 15_000;
 
+  private static final Set<String> NAMED_METHODS = Set.of("tools/call", "resources/read", "prompts/get");
   private static final String CALLER = "tidemark.caller";
   private static final String DATABASE = "tidemark.database";
 
   private final Vertx vertx;
-  private final NodeInfo node;
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final SessionStore sessions;
-  private final List<ToolDescriptor> tools;
-  private final ArgumentValidator validator;
+  private final EventLog events;
+  private final Subscriptions subscriptions;
+  private final ServerRequests serverRequests;
+  private final McpMethods methods;
   private final boolean loopbackOnly;
+  /** Calls running on this node, by session and request id, so that a cancellation can find them. */
+  private final Map<String, Runnable> inflight = new ConcurrentHashMap<>();
+  /** Streams that stay open (GET streams, listen streams), closed gracefully when the node stops. */
+  private final Map<String, Runnable> openStreams = new ConcurrentHashMap<>();
+  private MessageConsumer<JsonObject> cancelConsumer;
 
-  public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator) {
+  public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
     this.vertx = vertx;
-    this.node = node;
     this.config = config;
     this.authenticator = authenticator;
     this.sessions = new SessionStore(vertx);
-    this.tools = ToolCatalog.all();
-    this.validator = new ArgumentValidator(tools);
-    this.loopbackOnly = isLoopback(config.http().host());
+    this.events = new EventLog(vertx);
+    this.subscriptions = new Subscriptions(vertx, events);
+    this.serverRequests = new ServerRequests(vertx);
+    this.methods = new McpMethods(vertx, node, config, extensions, sessions, subscriptions, serverRequests);
+    this.loopbackOnly = TidemarkConfig.isLoopback(config.http().host());
   }
 
-  public void mount(Router router) {
+  /** The address a cancellation is published on, so that whichever gateway runs the call stops it. */
+  public static final String CANCEL_ADDRESS = "tidemark.gateway.cancel.v1";
+
+  public Future<Void> start(Router router) {
     String path = config.http().path();
     for (String p : List.of(path, path + "/:database")) {
-      router.post(p).handler(this::guardPost);
-      router.delete(p).handler(this::guardDelete).handler(this::handleDelete);
-      router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "POST, DELETE").end());
+      router.post(p).handler(this::post);
+      router.get(p).handler(this::get);
+      router.delete(p).handler(this::delete);
+      router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> httpError(ctx, 404, "Nothing is served at this path; the MCP endpoint is " + path + "."));
+    cancelConsumer = vertx.eventBus().consumer(CANCEL_ADDRESS, msg -> {
+      Runnable cancel = inflight.remove(msg.body().getString("key"));
+      if (cancel != null) {
+        cancel.run();
+      }
+    });
+    return cancelConsumer.completion();
+  }
+
+  /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
+  public Future<Void> stop() {
+    new ArrayList<>(openStreams.values()).forEach(Runnable::run);
+    return cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister();
   }
 
   // ---- guards: each either refuses the request or hands it on ----
 
-  private void guardPost(RoutingContext ctx) {
-    ctx.request().pause();
-    if (!checkDatabaseAndOrigin(ctx)) {
-      return;
-    }
-    String contentType = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
-    if (contentType == null || !contentType.split(";")[0].trim().equalsIgnoreCase("application/json")) {
-      httpError(ctx, 415, "Send the JSON-RPC message with Content-Type: application/json.");
-      return;
-    }
-    authenticate(ctx).onSuccess(ok -> {
-      String length = ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH);
-      if (length != null && parseLong(length) > config.http().maxBodyBytes()) {
-        tooLarge(ctx);
-        return;
-      }
-      readBody(ctx.request(), config.http().maxBodyBytes())
-          .onSuccess(body -> handlePost(ctx, body))
-          .onFailure(err -> {
-            if (err instanceof BodyTooLarge) {
-              tooLarge(ctx);
-            } else {
-              ctx.response().reset(); // the client went away mid-body: nobody to answer
-            }
-          });
-    });
-  }
-
-  private void tooLarge(RoutingContext ctx) {
-    httpError(ctx, 413, "The body is larger than " + config.http().maxBodyBytes() + " bytes.");
-  }
-
-  /** Reads the body up to {@code max} bytes; a longer one fails with {@link BodyTooLarge} as soon as it passes the cap. */
-  private static Future<Buffer> readBody(HttpServerRequest request, long max) {
-    Promise<Buffer> promise = Promise.promise();
-    Buffer body = Buffer.buffer();
-    request.handler(chunk -> {
-      if (promise.future().isComplete()) {
-        return;
-      }
-      if (body.length() + chunk.length() > max) {
-        promise.tryFail(new BodyTooLarge());
-      } else {
-        body.appendBuffer(chunk);
-      }
-    });
-    request.exceptionHandler(promise::tryFail);
-    request.endHandler(v -> promise.tryComplete(body));
-    request.resume();
-    return promise.future();
-  }
-
-  private static final class BodyTooLarge extends RuntimeException {
-    BodyTooLarge() {
-      super("body too large", null, false, false);
-    }
-  }
-
-  private void guardDelete(RoutingContext ctx) {
-    if (checkDatabaseAndOrigin(ctx)) {
-      authenticate(ctx).onSuccess(ok -> ctx.next());
-    }
-  }
-
-  private boolean checkDatabaseAndOrigin(RoutingContext ctx) {
+  private boolean checkOriginHostDatabase(RoutingContext ctx) {
     String origin = ctx.request().getHeader(HttpHeaders.ORIGIN);
     if (origin != null && !originAllowed(origin)) {
       httpError(ctx, 403, "Requests from this Origin are not allowed.");
@@ -172,43 +137,114 @@ public final class McpEndpoint {
     return true;
   }
 
-  /** Completes when the request may go on; otherwise answers 401 or 403 itself and never completes. */
-  private Future<Void> authenticate(RoutingContext ctx) {
+  /** Completes when the request may go on; otherwise answers 401, 403 or 503 itself and never completes. */
+  private Future<Caller> authenticate(RoutingContext ctx) {
     if (authenticator == null) {
-      ctx.put(CALLER, anonymous());
-      return Future.succeededFuture();
+      Caller anonymous = new Caller("anonymous", "anonymous", config.database().user(), Access.READ_ONLY, List.of("*"));
+      ctx.put(CALLER, anonymous);
+      return Future.succeededFuture(anonymous);
     }
     return authenticator.authenticate(ctx.request().getHeader(HttpHeaders.AUTHORIZATION))
         .compose(caller -> {
           if (!caller.mayReach((String) ctx.get(DATABASE))) {
             httpError(ctx, 403, "This token may not reach this database.");
-            return Future.<Void>future(p -> {});
+            return Future.<Caller>future(p -> {});
           }
           ctx.put(CALLER, caller);
-          return Future.<Void>succeededFuture();
+          return Future.succeededFuture(caller);
         }, err -> {
-          String message = err instanceof AuthenticationException ? err.getMessage() : "Credentials could not be checked right now; retry shortly.";
-          int status = err instanceof AuthenticationException ? 401 : 503;
+          boolean refused = err instanceof AuthenticationException;
+          String message = refused ? err.getMessage() : "Credentials could not be checked right now; retry shortly.";
           vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> {
-            if (status == 401) {
+            if (refused) {
               ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tidemark\", error=\"invalid_token\"");
             }
-            httpError(ctx, status, message);
+            httpError(ctx, refused ? 401 : 503, message);
           });
           return Future.future(p -> {});
         });
   }
 
-  private Caller anonymous() {
-    return new Caller("anonymous", "anonymous", config.database().user(), dev.tidemark.contract.Access.READ_ONLY, List.of("*"));
+  // ---- POST ----
+
+  private void post(RoutingContext ctx) {
+    ctx.request().pause();
+    if (!checkOriginHostDatabase(ctx)) {
+      return;
+    }
+    String contentType = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
+    if (contentType == null || !contentType.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+      httpError(ctx, 415, "Send the JSON-RPC message with Content-Type: application/json.");
+      return;
+    }
+    authenticate(ctx).onSuccess(caller -> {
+      String length = ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH);
+      if (length != null && parseLong(length) > config.http().maxBodyBytes()) {
+        tooLarge(ctx);
+        return;
+      }
+      readBody(ctx.request(), config.http().maxBodyBytes(), config.http().bodyTimeoutMs())
+          .onSuccess(body -> {
+            try {
+              handleMessage(ctx, caller, body);
+            } catch (RuntimeException e) {
+              // a bug must cost one request an error, never leave it hanging
+              LOG.error("request failed unexpectedly", e);
+              reply(ctx, 500, JsonRpc.error(null, JsonRpc.INTERNAL_ERROR, "Internal error; retry, and report it if it persists."));
+            }
+          })
+          .onFailure(err -> {
+            if (err instanceof BodyTooLarge) {
+              tooLarge(ctx);
+            } else if (err instanceof BodyTimeout) {
+              httpError(ctx, 408, "The body did not arrive within " + config.http().bodyTimeoutMs() + " ms.");
+            } else {
+              ctx.response().reset(); // the client went away mid-body: nobody to answer
+            }
+          });
+    });
   }
 
-  // ---- the JSON-RPC message ----
+  private void tooLarge(RoutingContext ctx) {
+    httpError(ctx, 413, "The body is larger than " + config.http().maxBodyBytes() + " bytes.");
+  }
 
-  private void handlePost(RoutingContext ctx, Buffer body) {
+  private Future<Buffer> readBody(HttpServerRequest request, long max, long deadlineMs) {
+    Promise<Buffer> promise = Promise.promise();
+    Buffer body = Buffer.buffer();
+    long timer = vertx.setTimer(deadlineMs, t -> promise.tryFail(new BodyTimeout()));
+    request.handler(chunk -> {
+      if (promise.future().isComplete()) {
+        return;
+      }
+      if (body.length() + chunk.length() > max) {
+        promise.tryFail(new BodyTooLarge());
+      } else {
+        body.appendBuffer(chunk);
+      }
+    });
+    request.exceptionHandler(promise::tryFail);
+    request.endHandler(v -> promise.tryComplete(body));
+    request.resume();
+    return promise.future().onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  private static final class BodyTooLarge extends RuntimeException {
+    BodyTooLarge() {
+      super("body too large", null, false, false);
+    }
+  }
+
+  private static final class BodyTimeout extends RuntimeException {
+    BodyTimeout() {
+      super("body deadline", null, false, false);
+    }
+  }
+
+  private void handleMessage(RoutingContext ctx, Caller caller, Buffer body) {
     Object parsed;
     try {
-      parsed = body == null || body.length() == 0 ? null : Json.decodeValue(body);
+      parsed = body.length() == 0 ? null : Json.decodeValue(body);
     } catch (DecodeException e) {
       reply(ctx, 400, JsonRpc.error(null, JsonRpc.PARSE_ERROR, "The body is not valid JSON."));
       return;
@@ -234,7 +270,8 @@ public final class McpEndpoint {
     Object method = msg.getValue("method");
     if (method == null) {
       if (hasId && (msg.containsKey("result") || msg.containsKey("error"))) {
-        ctx.response().setStatusCode(202).end(); // a response to a request this server sent
+        serverRequests.deliver(msg); // an answer to a request this server sent, possibly from another node
+        ctx.response().setStatusCode(202).end();
       } else {
         reply(ctx, 400, JsonRpc.error(id, JsonRpc.INVALID_REQUEST, "The message has no method."));
       }
@@ -250,13 +287,29 @@ public final class McpEndpoint {
       return;
     }
     JsonObject p = params == null ? new JsonObject() : (JsonObject) params;
-    String version = ctx.request().getHeader(VERSION_HEADER);
-    if (!"initialize".equals(name) && version != null && !McpVersions.SUPPORTED.contains(version)) {
-      reply(ctx, 400, JsonRpc.error(id, JsonRpc.INVALID_REQUEST,
-          "Unsupported MCP-Protocol-Version; supported: " + String.join(", ", McpVersions.SUPPORTED) + "."));
+    Object meta = p.getValue("_meta");
+    if (meta != null && !(meta instanceof JsonObject)) {
+      reply(ctx, hasId ? 200 : 400, JsonRpc.error(id, JsonRpc.INVALID_PARAMS, "params._meta must be an object."));
       return;
     }
-    Caller caller = ctx.get(CALLER);
+    JsonObject m = meta == null ? new JsonObject() : (JsonObject) meta;
+    String headerVersion = ctx.request().getHeader(VERSION_HEADER);
+    boolean modern = m.containsKey(McpMethods.META_VERSION) || (headerVersion != null && McpVersions.MODERN.contains(headerVersion));
+    if (modern) {
+      handleModern(ctx, caller, id, hasId, name, p, m, headerVersion);
+    } else {
+      handleLegacy(ctx, caller, id, hasId, name, p, headerVersion);
+    }
+  }
+
+  // ---- 2025-11-25 and older: sessions ----
+
+  private void handleLegacy(RoutingContext ctx, Caller caller, Object id, boolean hasId, String name, JsonObject p, String version) {
+    if (!"initialize".equals(name) && version != null && !McpVersions.SUPPORTED.contains(version)) {
+      reply(ctx, 400, JsonRpc.error(id, JsonRpc.INVALID_REQUEST,
+          "Unsupported MCP-Protocol-Version; supported: " + String.join(", ", McpVersions.ALL) + "."));
+      return;
+    }
     String database = ctx.get(DATABASE);
     if ("initialize".equals(name)) {
       if (!hasId) {
@@ -276,118 +329,346 @@ public final class McpEndpoint {
         .onSuccess(session -> {
           if (session == null) {
             reply(ctx, 404, JsonRpc.error(id, SESSION_NOT_FOUND, "Session not found: it ended or expired. Initialize a new session."));
-          } else if (!hasId) {
-            ctx.response().setStatusCode(202).end(); // notifications need no answer
-          } else {
-            dispatch(name, p, caller, database)
-                .onSuccess(result -> reply(ctx, 200, JsonRpc.result(id, result)))
-                .onFailure(err -> reply(ctx, 200, rpcError(id, err)));
+            return;
           }
+          if (!hasId) {
+            if ("notifications/cancelled".equals(name) && p.getValue("requestId") != null) {
+              String key = sessionId + "|" + Json.encode(p.getValue("requestId"));
+              vertx.eventBus().publish(CANCEL_ADDRESS, new JsonObject().put("key", key));
+            }
+            ctx.response().setStatusCode(202).end(); // notifications need no answer
+            return;
+          }
+          boolean stream = "tools/call".equals(name) && accepts(ctx, "text/event-stream");
+          ResponseChannel channel = stream
+              ? ResponseChannel.sse(ctx.response(), events, sessionId, "post:" + Json.encode(id))
+              : ResponseChannel.json(ctx.response());
+          JsonObject metaIn = p.getJsonObject("_meta", new JsonObject());
+          Call call = new Call(false, caller, database, sessionId, session, id, name, p, channel,
+              session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
+              session.getString("log_level"), metaIn.getValue("progressToken"), null);
+          run(call);
         });
   }
 
   private void initialize(RoutingContext ctx, Object id, JsonObject params, Caller caller, String database) {
-    String negotiated = McpVersions.negotiate(params.getString("protocolVersion"));
+    Object requested = params.getValue("protocolVersion");
+    String negotiated = McpVersions.negotiate(requested instanceof String r ? r : null);
     Object clientInfo = params.getValue("clientInfo");
-    sessions.create(caller.id(), database, negotiated, clientInfo instanceof JsonObject ci ? ci : null)
+    Object capabilities = params.getValue("capabilities");
+    sessions.create(caller.id(), database, negotiated, clientInfo instanceof JsonObject ci ? ci : null,
+            capabilities instanceof JsonObject c ? c : null)
         .onFailure(err -> reply(ctx, 503, JsonRpc.error(id, JsonRpc.INTERNAL_ERROR, "Session storage is unavailable; retry shortly.")))
         .onSuccess(sessionId -> {
           JsonObject result = new JsonObject()
               .put("protocolVersion", negotiated)
-              .put("capabilities", new JsonObject().put("tools", new JsonObject().put("listChanged", false)))
-              .put("serverInfo", new JsonObject().put("name", "tidemark").put("title", "Tidemark").put("version", node.version()))
-              .put("instructions", "Tidemark serves the PostgreSQL database '" + database + "'. Call status to learn who you are "
-                  + "and what you may do, then list_tables to see what you can read.");
+              .put("capabilities", methods.capabilities())
+              .put("serverInfo", methods.serverInfo())
+              .put("instructions", methods.instructions(database));
           ctx.response().putHeader(SESSION_HEADER, sessionId);
           reply(ctx, 200, JsonRpc.result(id, result));
         });
   }
 
-  private Future<JsonObject> dispatch(String method, JsonObject params, Caller caller, String database) {
-    return switch (method) {
-      case "ping" -> Future.succeededFuture(new JsonObject());
-      case "tools/list" -> Future.succeededFuture(new JsonObject().put("tools", new JsonArray(tools.stream().map(ToolDescriptor::toMcp).toList())));
-      case "tools/call" -> callTool(params, caller, database);
-      default -> Future.failedFuture(new RpcFailure(JsonRpc.METHOD_NOT_FOUND, "Method not found; this server speaks MCP " + McpVersions.LATEST + "."));
-    };
-  }
+  // ---- 2026-07-28: stateless, every request carries its version ----
 
-  private Future<JsonObject> callTool(JsonObject params, Caller caller, String database) {
-    Object name = params.getValue("name");
-    ToolDescriptor tool = name instanceof String s ? ToolCatalog.find(s).orElse(null) : null;
-    if (tool == null) {
-      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown tool; call tools/list to see the tools you may call."));
-    }
-    Object rawArgs = params.getValue("arguments");
-    if (rawArgs != null && !(rawArgs instanceof JsonObject)) {
-      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "The arguments of tools/call must be an object."));
-    }
-    JsonObject arguments = rawArgs == null ? new JsonObject() : (JsonObject) rawArgs;
-    JsonArray faults = validator.faults(tool.name(), arguments);
-    if (!faults.isEmpty()) {
-      ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
-          "The arguments do not fit the inputSchema of " + tool.name() + " (" + faults.size()
-              + (faults.size() == 1 ? " fault" : " faults") + "). " + ErrorCode.INVALID_ARGUMENTS.hint(),
-          new JsonObject().put("faults", faults));
-      return Future.succeededFuture(ResultRenderer.render(tool.name(), ToolReply.failed(invalid)));
-    }
-    ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database, tool.name(), arguments, caller);
-    DeliveryOptions options = new DeliveryOptions()
-        .addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-        .setSendTimeout(config.busSendTimeoutMs());
-    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), database), request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
-        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))))
-        .map(reply -> ResultRenderer.render(tool.name(), reply));
-  }
-
-  private ToolException busFailure(ToolDescriptor tool, Throwable err) {
-    if (err instanceof ReplyException re && (re.failureType() == ReplyFailure.NO_HANDLERS || re.failureType() == ReplyFailure.TIMEOUT)) {
-      String why = re.failureType() == ReplyFailure.TIMEOUT
-          ? "No " + tool.service().name().toLowerCase(Locale.ROOT) + " service answered within " + config.busSendTimeoutMs() + " ms."
-          : "No " + tool.service().name().toLowerCase(Locale.ROOT) + " service is running in the cluster.";
-      return new ToolException(ErrorCode.UNAVAILABLE, why + " " + ErrorCode.UNAVAILABLE.hint());
-    }
-    LOG.warn("tool {} failed on the event bus: {}", tool.name(), err.toString());
-    return new ToolException(ErrorCode.INTERNAL, "The service failed while running the tool. " + ErrorCode.INTERNAL.hint());
-  }
-
-  private void handleDelete(RoutingContext ctx) {
-    String sessionId = ctx.request().getHeader(SESSION_HEADER);
-    if (sessionId == null) {
-      reply(ctx, 400, JsonRpc.error(null, JsonRpc.INVALID_REQUEST, "Send the Mcp-Session-Id header of the session to end."));
+  private void handleModern(RoutingContext ctx, Caller caller, Object id, boolean hasId, String name, JsonObject p, JsonObject meta,
+      String headerVersion) {
+    Object bodyVersion = meta.getValue(McpMethods.META_VERSION);
+    if (headerVersion == null || !(bodyVersion instanceof String v) || !headerVersion.equals(v)) {
+      reply(ctx, 400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH,
+          "Header mismatch: MCP-Protocol-Version must be sent and equal _meta." + McpMethods.META_VERSION + "."));
       return;
     }
-    Caller caller = ctx.get(CALLER);
-    sessions.delete(sessionId, caller.id())
-        .onFailure(err -> reply(ctx, 503, JsonRpc.error(null, JsonRpc.INTERNAL_ERROR, "Session storage is unavailable; retry shortly.")))
-        .onSuccess(deleted -> {
-          if (deleted) {
-            ctx.response().setStatusCode(200).end();
-          } else {
-            reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired."));
-          }
+    if (!McpVersions.MODERN.contains(v)) {
+      reply(ctx, 400, JsonRpc.error(id, JsonRpc.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version.",
+          new JsonObject().put("supported", new JsonArray(McpVersions.ALL)).put("requested", v)));
+      return;
+    }
+    String methodHeader = ctx.request().getHeader(METHOD_HEADER);
+    if (!name.equals(methodHeader)) {
+      reply(ctx, 400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH, "Header mismatch: Mcp-Method must be sent and equal the body's method."));
+      return;
+    }
+    if (NAMED_METHODS.contains(name)) {
+      Object bodyName = p.getValue("tools/call".equals(name) || "prompts/get".equals(name) ? "name" : "uri");
+      String headerName = decodeHeaderValue(ctx.request().getHeader(NAME_HEADER));
+      if (headerName == null || !headerName.equals(bodyName)) {
+        reply(ctx, 400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH, "Header mismatch: Mcp-Name must be sent and equal the body's name or uri."));
+        return;
+      }
+    }
+    if (!hasId) {
+      ctx.response().setStatusCode(202).end();
+      return;
+    }
+    Object logLevel = meta.getValue(McpMethods.META_LOG_LEVEL);
+    if (logLevel != null && !(logLevel instanceof String l && LogLevels.valid(l))) {
+      reply(ctx, 200, JsonRpc.error(id, JsonRpc.INVALID_PARAMS, "_meta." + McpMethods.META_LOG_LEVEL + " must be one of "
+          + String.join(", ", LogLevels.ORDER) + "."));
+      return;
+    }
+    Object capabilities = meta.getValue(McpMethods.META_CAPABILITIES);
+    Object inputResponses = p.getValue("inputResponses");
+    Object progressToken = meta.getValue("progressToken");
+    boolean notifies = progressToken != null || logLevel != null;
+    boolean stream = "subscriptions/listen".equals(name) || (notifies && accepts(ctx, "text/event-stream"));
+    ResponseChannel channel = stream ? ResponseChannel.sse(ctx.response(), null, null, null) : ResponseChannel.json(ctx.response());
+    Call call = new Call(true, caller, ctx.get(DATABASE), null, null, id, name, p, channel, v,
+        capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
+        inputResponses instanceof JsonObject ir ? ir : null);
+    if ("subscriptions/listen".equals(name)) {
+      listen(call);
+    } else {
+      run(call);
+    }
+  }
+
+  /** Decodes the {@code =?base64?...?=} form headers use for values that are not plain ASCII. */
+  static String decodeHeaderValue(String value) {
+    if (value != null && value.startsWith("=?base64?") && value.endsWith("?=") && value.length() >= 11) {
+      try {
+        return new String(Base64.getDecoder().decode(value.substring(9, value.length() - 2)), StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+    }
+    return value;
+  }
+
+  private void listen(Call call) {
+    Object filter = call.params().getValue("notifications");
+    if (filter != null && !(filter instanceof JsonObject)) {
+      call.channel().finish(200, JsonRpc.error(call.id(), JsonRpc.INVALID_PARAMS, "params.notifications must be an object."));
+      return;
+    }
+    JsonObject wanted = filter == null ? new JsonObject() : (JsonObject) filter;
+    Object uris = wanted.getValue("resourceSubscriptions");
+    if (uris != null && !(uris instanceof JsonArray a && a.stream().allMatch(u -> u instanceof String))) {
+      call.channel().finish(200, JsonRpc.error(call.id(), JsonRpc.INVALID_PARAMS, "resourceSubscriptions must be an array of URIs."));
+      return;
+    }
+    List<String> resourceUris = uris == null ? List.of() : ((JsonArray) uris).stream().map(String.class::cast).toList();
+    boolean listChanged = Boolean.TRUE.equals(wanted.getValue("resourcesListChanged"));
+    JsonObject subscriptionMeta = new JsonObject().put(McpMethods.META_SUBSCRIPTION_ID, call.id());
+    JsonObject acknowledged = new JsonObject();
+    if (listChanged) {
+      acknowledged.put("resourcesListChanged", true);
+    }
+    if (!resourceUris.isEmpty()) {
+      acknowledged.put("resourceSubscriptions", new JsonArray(new ArrayList<>(resourceUris)));
+    }
+    String listenerId = UUID.randomUUID().toString();
+    String target = Subscriptions.listenerTarget(listenerId);
+    List<String> keys = new ArrayList<>(resourceUris);
+    if (listChanged) {
+      keys.add(Subscriptions.LIST_CHANGED);
+    }
+    ResponseChannel channel = call.channel();
+    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Subscriptions.listenerAddress(listenerId), msg -> {
+      JsonObject note = msg.body().copy();
+      note.getJsonObject("params").put("_meta", subscriptionMeta.copy());
+      channel.send(note);
+      msg.reply(null);
+    });
+    long keepAlive = vertx.setPeriodic(KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
+    Runnable cleanup = () -> {
+      vertx.cancelTimer(keepAlive);
+      openStreams.remove(listenerId);
+      consumer.unregister();
+      keys.forEach(k -> subscriptions.remove(call.database(), k, target));
+    };
+    channel.onClose(cleanup);
+    openStreams.put(listenerId, () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
+        .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()));
+    consumer.completion()
+        .compose(v -> Future.all(keys.stream().map(k -> subscriptions.add(call.database(), k, target)).toList()))
+        .compose(v -> channel.open())
+        .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
+            .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))))
+        .onFailure(err -> {
+          LOG.warn("listen stream failed to open: {}", err.toString());
+          cleanup.run();
+          channel.finish(200, JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "The subscription could not be opened; retry shortly."));
         });
+  }
+
+  // ---- running a request, whichever era ----
+
+  private void run(Call call) {
+    ResponseChannel channel = call.channel();
+    String key = call.modern() ? UUID.randomUUID().toString() : call.inflightKey();
+    Runnable cancel = () -> channel.abandon();
+    inflight.put(key, cancel);
+    if (call.modern()) {
+      channel.onClose(() -> inflight.remove(key)); // closing the stream is the cancellation on this era
+    }
+    channel.open()
+        .compose(v -> methods.dispatch(call))
+        .onComplete(ar -> {
+          if (inflight.remove(key) == null) {
+            return; // cancelled: the request gets no response
+          }
+          JsonObject message;
+          int status = 200;
+          if (ar.succeeded()) {
+            JsonObject result = ar.result();
+            if (call.modern()) {
+              result.put("resultType", result.getString("resultType", "complete"));
+              result.put("_meta", result.getJsonObject("_meta", new JsonObject()).put(McpMethods.META_SERVER_INFO, methods.serverInfo()));
+            }
+            message = JsonRpc.result(call.id(), result);
+          } else if (ar.cause() instanceof McpMethods.RpcFailure f) {
+            message = JsonRpc.error(call.id(), f.code, f.getMessage(), f.data);
+            status = f.httpStatus;
+          } else {
+            LOG.warn("{} failed", call.method(), ar.cause());
+            message = JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "Internal error; retry, and report it if it persists.");
+          }
+          channel.finish(status, message);
+        });
+  }
+
+  // ---- GET: the session's stream of server messages ----
+
+  private void get(RoutingContext ctx) {
+    if (!checkOriginHostDatabase(ctx)) {
+      return;
+    }
+    authenticate(ctx).onSuccess(caller -> {
+      String sessionId = ctx.request().getHeader(SESSION_HEADER);
+      if (sessionId == null) {
+        ctx.response().putHeader(HttpHeaders.ALLOW, "POST");
+        httpError(ctx, 405, "GET opens the stream of a 2025-11-25 session: send its Mcp-Session-Id. The 2026-07-28 era uses subscriptions/listen.");
+        return;
+      }
+      if (!accepts(ctx, "text/event-stream")) {
+        httpError(ctx, 406, "GET answers with an SSE stream: send Accept: text/event-stream.");
+        return;
+      }
+      String database = ctx.get(DATABASE);
+      sessions.find(sessionId, caller.id(), database)
+          .onFailure(err -> httpError(ctx, 503, "Session storage is unavailable; retry shortly."))
+          .onSuccess(session -> {
+            if (session == null) {
+              reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired. Initialize a new session."));
+            } else {
+              openGetStream(ctx, sessionId, database, ctx.request().getHeader("Last-Event-ID"));
+            }
+          });
+    });
+  }
+
+  private void openGetStream(RoutingContext ctx, String sessionId, String database, String lastEventId) {
+    long lastId = lastEventId == null ? -1 : parseLong(lastEventId);
+    ResponseChannel channel = ResponseChannel.sse(ctx.response(), events, sessionId, EventLog.GET_STREAM);
+    Future<EventLog.Replay> replay = lastId < 0 ? Future.succeededFuture(new EventLog.Replay(EventLog.GET_STREAM, List.of()))
+        : events.after(sessionId, lastId);
+    replay.onFailure(err -> httpError(ctx, 503, "Session storage is unavailable; retry shortly.")).onSuccess(r -> {
+      boolean resumingPost = r.stream() != null && !EventLog.GET_STREAM.equals(r.stream());
+      ctx.response().setStatusCode(200).setChunked(true)
+          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
+          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
+          .putHeader("X-Accel-Buffering", "no");
+      if (resumingPost) {
+        // a POST stream resumed: what it missed, then it ends as the POST stream would have
+        Future<Void> written = Future.succeededFuture();
+        for (JsonObject e : r.events()) {
+          written = written.compose(v -> channel.forward(e.getLong("id"), e.getJsonObject("message")));
+        }
+        written.onComplete(ar -> ctx.response().end());
+        return;
+      }
+      String streamId = UUID.randomUUID().toString();
+      long[] lastSent = {lastId};
+      List<JsonObject> early = new ArrayList<>();
+      boolean[] replayed = {false};
+      vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", streamId));
+      MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(EventLog.liveAddress(sessionId), msg -> {
+        JsonObject body = msg.body();
+        if (body.containsKey("takeover")) {
+          if (!streamId.equals(body.getString("takeover"))) {
+            Runnable close = openStreams.get(streamId);
+            if (close != null) {
+              close.run(); // the client opened a newer stream, on this node or another
+            }
+          }
+          return;
+        }
+        if (!replayed[0]) {
+          early.add(body);
+          return;
+        }
+        forwardLive(channel, body, lastSent);
+      });
+      long keepAlive = vertx.setPeriodic(KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
+      Runnable cleanup = () -> {
+        vertx.cancelTimer(keepAlive);
+        openStreams.remove(streamId);
+        consumer.unregister();
+      };
+      channel.onClose(cleanup);
+      openStreams.put(streamId, () -> {
+        cleanup.run();
+        if (!channel.closed()) {
+          ctx.response().end();
+        }
+      });
+      consumer.completion()
+          .compose(v -> subscriptions.add(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId)))
+          .compose(v -> ctx.response().write(":\n\n"))
+          .onSuccess(v -> {
+            for (JsonObject e : r.events()) {
+              channel.forward(e.getLong("id"), e.getJsonObject("message"));
+              lastSent[0] = Math.max(lastSent[0], e.getLong("id"));
+            }
+            replayed[0] = true;
+            early.forEach(body -> forwardLive(channel, body, lastSent));
+            early.clear();
+          });
+    });
+  }
+
+  private static void forwardLive(ResponseChannel channel, JsonObject body, long[] lastSent) {
+    long id = body.getLong("id");
+    if (id > lastSent[0]) {
+      lastSent[0] = id;
+      channel.forward(id, body.getJsonObject("message"));
+    }
+  }
+
+  // ---- DELETE ----
+
+  private void delete(RoutingContext ctx) {
+    if (!checkOriginHostDatabase(ctx)) {
+      return;
+    }
+    authenticate(ctx).onSuccess(caller -> {
+      String sessionId = ctx.request().getHeader(SESSION_HEADER);
+      if (sessionId == null) {
+        reply(ctx, 400, JsonRpc.error(null, JsonRpc.INVALID_REQUEST, "Send the Mcp-Session-Id header of the session to end."));
+        return;
+      }
+      sessions.delete(sessionId, caller.id())
+          .onFailure(err -> reply(ctx, 503, JsonRpc.error(null, JsonRpc.INTERNAL_ERROR, "Session storage is unavailable; retry shortly.")))
+          .onSuccess(deleted -> {
+            if (deleted) {
+              vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", "ended"));
+              events.forget(sessionId);
+              subscriptions.remove((String) ctx.get(DATABASE), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId));
+              ctx.response().setStatusCode(200).end();
+            } else {
+              reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired."));
+            }
+          });
+    });
   }
 
   // ---- helpers ----
 
-  /** A JSON-RPC level failure (as opposed to a tool error, which is a result). */
-  static final class RpcFailure extends RuntimeException {
-    final int code;
-
-    RpcFailure(int code, String message) {
-      super(message, null, false, false);
-      this.code = code;
-    }
-  }
-
-  private static JsonObject rpcError(Object id, Throwable err) {
-    if (err instanceof RpcFailure f) {
-      return JsonRpc.error(id, f.code, f.getMessage());
-    }
-    LOG.warn("request failed", err);
-    return JsonRpc.error(id, JsonRpc.INTERNAL_ERROR, "Internal error; retry, and report it if it persists.");
+  private static boolean accepts(RoutingContext ctx, String mediaType) {
+    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+    return accept != null && (accept.contains(mediaType) || accept.contains("*/*"));
   }
 
   private static void httpError(RoutingContext ctx, int status, String message) {
@@ -395,7 +676,7 @@ public final class McpEndpoint {
   }
 
   private static void reply(RoutingContext ctx, int status, JsonObject body) {
-    HttpServerResponse response = ctx.response();
+    var response = ctx.response();
     if (response.ended() || response.closed()) {
       return;
     }
@@ -408,7 +689,7 @@ public final class McpEndpoint {
 
   private static boolean validId(Object id) {
     return id instanceof String || id instanceof Integer || id instanceof Long
-        || (id instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue()) && !(id instanceof Double d && d.isInfinite()));
+        || (id instanceof Number n && !(id instanceof Double || id instanceof Float) && n.longValue() == n.doubleValue());
   }
 
   private static long parseLong(String s) {
@@ -425,7 +706,7 @@ public final class McpEndpoint {
     }
     try {
       URI uri = URI.create(origin);
-      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && isLoopback(uri.getHost());
+      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && TidemarkConfig.isLoopback(uri.getHost());
     } catch (IllegalArgumentException e) {
       return false;
     }
@@ -436,10 +717,6 @@ public final class McpEndpoint {
       return true; // HTTP/1.0 without Host: nothing to rebind
     }
     String h = host.startsWith("[") ? host.substring(0, host.indexOf(']') + 1) : host.split(":")[0];
-    return isLoopback(h);
-  }
-
-  static boolean isLoopback(String host) {
-    return TidemarkConfig.isLoopback(host);
+    return TidemarkConfig.isLoopback(h);
   }
 }

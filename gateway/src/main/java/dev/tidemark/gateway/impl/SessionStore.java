@@ -30,7 +30,8 @@ public final class SessionStore {
   }
 
   /** A new session id: 128 random bits as hex, visible ASCII only. */
-  public Future<String> create(String callerId, String database, String protocolVersion, JsonObject clientInfo) {
+  public Future<String> create(String callerId, String database, String protocolVersion, JsonObject clientInfo,
+      JsonObject clientCapabilities) {
     byte[] bytes = new byte[16];
     RANDOM.nextBytes(bytes);
     String id = HexFormat.of().formatHex(bytes);
@@ -39,6 +40,8 @@ public final class SessionStore {
         .put("database", database)
         .put("protocol_version", protocolVersion)
         .put("client_info", clientInfo == null ? new JsonObject() : clientInfo)
+        .put("client_capabilities", clientCapabilities == null ? new JsonObject() : clientCapabilities)
+        .put("subscriptions", new io.vertx.core.json.JsonArray())
         .put("created_at", System.currentTimeMillis());
     return map().compose(m -> m.put(id, session, IDLE_MILLIS)).map(id);
   }
@@ -51,6 +54,18 @@ public final class SessionStore {
       }
       return m.put(id, session, IDLE_MILLIS).map(session);
     }));
+  }
+
+  /** Sets one field of a session (log level, subscriptions); last writer wins. */
+  public Future<Void> update(String id, String field, Object value) {
+    return map().compose(m -> m.get(id).compose(session -> session == null
+        ? Future.succeededFuture()
+        : m.put(id, session.copy().put(field, value), IDLE_MILLIS)));
+  }
+
+  /** The session by id alone, for delivery; null when it ended or expired. */
+  public Future<JsonObject> get(String id) {
+    return map().compose(m -> m.get(id));
   }
 
   public Future<Boolean> delete(String id, String callerId) {

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class ArgumentValidatorTest {
 
-  private final ArgumentValidator validator = new ArgumentValidator(ToolCatalog.all());
+  private final ArgumentValidator validator = ArgumentValidator.forTools(ToolCatalog.all());
 
   @Test
   void argumentsThatFitHaveNoFaults() {

@@ -1,0 +1,34 @@
+package dev.tidemark.gateway.impl;
+
+import dev.tidemark.contract.Caller;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * One JSON-RPC request as the gateway runs it, whichever era it came in: who asks, for which
+ * database, the session (2025-11-25 only), and where its messages go.
+ */
+record Call(
+    boolean modern,
+    Caller caller,
+    String database,
+    String sessionId,
+    JsonObject session,
+    Object id,
+    String method,
+    JsonObject params,
+    ResponseChannel channel,
+    String protocolVersion,
+    JsonObject clientCapabilities,
+    String logLevel,
+    Object progressToken,
+    JsonObject inputResponses) {
+
+  /** A stable key for cancellation: the session and the request id. */
+  String inflightKey() {
+    return sessionId + "|" + io.vertx.core.json.Json.encode(id);
+  }
+
+  boolean clientCan(String capability) {
+    return clientCapabilities != null && clientCapabilities.containsKey(capability);
+  }
+}
