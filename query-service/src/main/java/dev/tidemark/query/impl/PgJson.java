@@ -81,7 +81,13 @@ public final class PgJson {
     if (v instanceof LocalDateTime t) {
       return DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(t);
     }
-    if (v instanceof LocalDate || v instanceof LocalTime || v instanceof OffsetTime || v instanceof UUID) {
+    if (v instanceof LocalTime t) {
+      return DateTimeFormatter.ISO_LOCAL_TIME.format(t);
+    }
+    if (v instanceof OffsetTime t) {
+      return DateTimeFormatter.ISO_OFFSET_TIME.format(t);
+    }
+    if (v instanceof LocalDate || v instanceof UUID) {
       return v.toString();
     }
     if (v instanceof Interval i) {
