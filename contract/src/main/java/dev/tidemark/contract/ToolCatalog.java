@@ -15,8 +15,13 @@ public final class ToolCatalog {
 
   public static final String STATUS = "status";
   public static final String LIST_TABLES = "list_tables";
+  public static final String DESCRIBE_TABLE = "describe_table";
+  public static final String GET_ROW = "get_row";
+  public static final String LIST_ROWS = "list_rows";
+  public static final String QUERY = "query";
+  public static final String EXPLAIN = "explain";
 
-  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES);
+  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 
   private ToolCatalog() {}

@@ -9,7 +9,15 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.CursorCodec;
+import dev.tidemark.query.impl.DescribeTableTool;
+import dev.tidemark.query.impl.ExplainTool;
+import dev.tidemark.query.impl.GetRowTool;
+import dev.tidemark.query.impl.ListRowsTool;
 import dev.tidemark.query.impl.ListTablesTool;
+import dev.tidemark.query.impl.QueryTool;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.StatusTool;
 import io.vertx.core.Future;
@@ -33,17 +41,33 @@ public final class QueryVerticle extends VerticleBase {
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
 
+  private final StalenessCheck staleness;
+
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
+    this(node, config, pool, StalenessCheck.NEVER);
+  }
+
+  /** {@code staleness} decides when a page cursor is CURSOR_STALE; the changelog provides it. */
+  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, StalenessCheck staleness) {
     this.node = node;
     this.config = config;
     this.pool = pool;
+    this.staleness = staleness;
   }
 
   @Override
   public Future<?> start() {
+    DatabaseConfig db = config.database();
+    CursorCodec cursors = new CursorCodec(CursorCodec.secret(config.cursorSecret(),
+        db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
     tools = Map.of(
-        "status", new StatusTool(vertx, node, config),
-        "list_tables", new ListTablesTool(config.database()));
+        ToolCatalog.STATUS, new StatusTool(vertx, node, config),
+        ToolCatalog.LIST_TABLES, new ListTablesTool(db),
+        ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
+        ToolCatalog.GET_ROW, new GetRowTool(db),
+        ToolCatalog.LIST_ROWS, new ListRowsTool(db, cursors, staleness),
+        ToolCatalog.QUERY, new QueryTool(db, cursors, staleness),
+        ToolCatalog.EXPLAIN, new ExplainTool(db));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
     return consumer.completion();
   }

@@ -48,6 +48,8 @@ public enum ConfigKey {
   CLUSTER_EVENT_BUS_HOST("cluster.event-bus-host", "", "Address of the event-bus server; empty: the cluster member's address."),
   CLUSTER_EVENT_BUS_PORT("cluster.event-bus-port", "0", "Port of the event-bus server; 0 picks a free one."),
 
+  CURSOR_SECRET("cursor.secret", "", "Secret that signs page cursors so that any node accepts them and none can be forged; every node of a cluster needs the same one. Empty: derived from the database URL, user and password, which the nodes share."),
+
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs.");

@@ -19,7 +19,15 @@ public record TidemarkConfig(
     KafkaConfig kafka,
     ClusterConfig cluster,
     long busSendTimeoutMs,
-    boolean authEnabled) {
+    boolean authEnabled,
+    String cursorSecret) {
+
+  @Override
+  public String toString() {
+    // never print the cursor secret
+    return "TidemarkConfig[nodeId=" + nodeId + ", roles=" + roles + ", http=" + http + ", ops=" + ops + ", database=" + database
+        + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + "]";
+  }
 
   public record HttpConfig(String host, int port, String path, long maxBodyBytes, long bodyTimeoutMs, int idleTimeoutSeconds,
       int maxConnections, List<String> allowedOrigins) {}
@@ -113,7 +121,8 @@ public record TidemarkConfig(
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
-        authEnabled);
+        authEnabled,
+        v.str(ConfigKey.CURSOR_SECRET));
   }
 
   /** Loopback names and addresses: what only this machine can reach. */

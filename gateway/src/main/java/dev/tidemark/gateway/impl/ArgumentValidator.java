@@ -97,7 +97,7 @@ public final class ArgumentValidator {
       case "type":
         return new JsonObject().put("pointer", pointer).put("expected", "a value of type " + typeText(sub.getValue("type")));
       case "enum":
-        return new JsonObject().put("pointer", pointer).put("expected", "one of " + sub.getJsonArray("enum").encode());
+        return new JsonObject().put("pointer", pointer).put("expected", "one of " + sub.getJsonArray("enum", new JsonArray()).encode());
       case "const":
         return new JsonObject().put("pointer", pointer).put("expected", "exactly " + Json.encode(sub.getValue("const")));
       case "minLength":
@@ -134,7 +134,10 @@ public final class ArgumentValidator {
     Object current = root;
     for (String raw : p.substring(1).split("/", -1)) {
       String token = raw.replace("~1", "/").replace("~0", "~");
-      if (current instanceof JsonObject o) {
+      if (current instanceof JsonObject o && "$ref".equals(token) && o.getValue("$ref") instanceof String ref && ref.startsWith("#")) {
+        // a keyword location passes through a local $ref (recursive schemas such as list_rows' filter): follow it
+        current = ref.equals("#") ? root : resolve(root, ref);
+      } else if (current instanceof JsonObject o) {
         current = o.getValue(token);
       } else if (current instanceof JsonArray a) {
         try {

@@ -5,6 +5,7 @@ import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
@@ -19,7 +20,9 @@ public interface ReadTool {
 
   /**
    * Runs {@code work} in a READ ONLY transaction as the caller's role, with a statement timeout,
-   * and always rolls back: settings and locks a statement takes end with the call.
+   * and always rolls back. Then the session is reset ({@code DISCARD ALL}, which must run outside a
+   * transaction): what survives a rollback (session advisory locks, a LISTEN, prepared statements,
+   * temporary tables, cursors held open, settings) never reaches the next call on the connection.
    */
   static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
     String setup = "SET TRANSACTION READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
@@ -28,7 +31,45 @@ public interface ReadTool {
         .compose(ignored -> conn.preparedQuery("SELECT set_config('tidemark.caller', $1, true)")
             .execute(io.vertx.sqlclient.Tuple.of(request.caller().name())))
         .compose(ignored -> work.apply(conn))
-        .eventually(tx::rollback)));
+        .eventually(tx::rollback))
+        .eventually(() -> resetSession(conn)));
+  }
+
+  /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
+  static Future<Void> resetSession(SqlConnection conn) {
+    return conn.query(RESET_SESSION).execute().<Void>mapEmpty().otherwise((Void) null);
+  }
+
+  /** Run after the rollback, outside any transaction, as DISCARD ALL requires. */
+  String RESET_SESSION = "DISCARD ALL";
+
+  /**
+   * The change position of a cursor's first page, once {@code staleness} says that none of the
+   * tables the cursor reads changed since; CURSOR_STALE otherwise, so that a page never mixes two states.
+   */
+  static Future<String> checkFresh(StalenessCheck staleness, JsonObject cursor) {
+    java.util.Set<String> tables = new java.util.LinkedHashSet<>();
+    for (Object t : cursor.getJsonArray("t", new io.vertx.core.json.JsonArray())) {
+      tables.add(String.valueOf(t));
+    }
+    String position = cursor.getString("pos", "");
+    return staleness.changedSince(tables, position).compose(changed -> changed
+        ? Future.failedFuture(new ToolException(ErrorCode.CURSOR_STALE,
+            "A table this cursor reads changed since its first page. " + ErrorCode.CURSOR_STALE.hint(),
+            new JsonObject().put("argument", "cursor")))
+        : Future.succeededFuture(position));
+  }
+
+  /**
+   * A failure caused by a value the caller sent for {@code argument}: a data exception (SQLSTATE
+   * class 22, such as a value that is not a number) names the argument; anything else is classified as usual.
+   */
+  static Throwable argumentError(Throwable err, String argument) {
+    if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")) {
+      return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column (SQLSTATE "
+          + pg.getSqlState() + "): " + pg.getErrorMessage() + ".", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
+    }
+    return err;
   }
 
   /** Double-quotes an identifier so that any name, even an odd one, is taken literally. */

@@ -1,0 +1,223 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * query is read-only by construction: every refusal of issue 5 item 3, as the read-write caller
+ * (whose role may write, so only the guard stands in the way), and nothing a call does reaches the
+ * next call on the same connection: the node has a pool of one connection.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ReadOnlyGuardIT {
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private McpHttpClient writer;
+
+  @BeforeAll
+  void start(SharedInfra infra) throws Exception {
+    this.infra = infra;
+    TestNodes.prepareDatabase(infra);
+    try (Connection conn = jdbc()) {
+      conn.createStatement().execute("CREATE OR REPLACE PROCEDURE public.it_touch() LANGUAGE sql AS $$ UPDATE public.products SET active = active $$");
+      conn.createStatement().execute("GRANT EXECUTE ON PROCEDURE public.it_touch() TO tidemark_writer");
+    }
+    node = TestNodes.startAlone(infra, "gateway,query", Map.of(
+        ConfigKey.DATABASE_POOL_SIZE, "1",
+        ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "1000"));
+    writer = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+    writer.initialize();
+  }
+
+  @AfterAll
+  void stop() {
+    if (writer != null) {
+      writer.close();
+    }
+    TestNodes.stop(node);
+  }
+
+  private Connection jdbc() throws Exception {
+    return DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+  }
+
+  /** A fingerprint of everything the refused statements could touch. */
+  private String databaseState() throws Exception {
+    try (Connection conn = jdbc(); ResultSet rs = conn.createStatement().executeQuery("""
+        SELECT (SELECT count(*) || '/' || sum(total) || '/' || max(status::text) FROM public.orders)
+            || '|' || (SELECT count(*) FROM public.customers)
+            || '|' || (SELECT last_value || '/' || is_called FROM public.orders_id_seq)
+            || '|' || (SELECT count(*) FROM pg_class WHERE relname LIKE 'it_evil%')
+            || '|' || (SELECT xmin::text FROM public.products WHERE id = 1)""")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  private void refused(String sql) {
+    try {
+      String before = databaseState();
+      JsonObject result = writer.callTool("query", new JsonObject().put("sql", sql));
+      assertEquals(true, result.getBoolean("isError"), () -> "not refused: " + sql + " -> " + result.encode());
+      String code = result.getJsonObject("structuredContent").getJsonObject("error").getString("code");
+      assertTrue(code.equals("READ_ONLY") || code.equals("PERMISSION_DENIED"), sql + " -> " + result.encode());
+      assertEquals(before, databaseState(), "nothing changed: " + sql);
+      assertEquals(1, writer.callTool("query", new JsonObject().put("sql", "SELECT 1 AS ok")).getJsonObject("structuredContent")
+          .getJsonArray("rows").getJsonObject(0).getInteger("ok"), "the node keeps serving after " + sql);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private JsonObject rows(String sql) {
+    JsonObject result = writer.callTool("query", new JsonObject().put("sql", sql));
+    assertNull(result.getValue("isError"), result::encode);
+    OutputSchemas.assertFits("query", result.getJsonObject("structuredContent"));
+    return result.getJsonObject("structuredContent").getJsonArray("rows").getJsonObject(0);
+  }
+
+  // ---- every refusal, each on its own ----
+
+  @Test void insertIsRefused() { refused("INSERT INTO customers(name, email) VALUES ('x', 'it-evil@example.com')"); }
+  @Test void updateIsRefused() { refused("UPDATE orders SET total = 0"); }
+  @Test void deleteIsRefused() { refused("DELETE FROM order_items"); }
+  @Test void mergeIsRefused() { refused("MERGE INTO orders o USING (SELECT 1 AS id) s ON o.id = s.id WHEN MATCHED THEN UPDATE SET total = 0"); }
+  @Test void aDataModifyingCteIsRefused() { refused("WITH gone AS (DELETE FROM order_items RETURNING *) SELECT count(*) FROM gone"); }
+  @Test void ddlIsRefused() { refused("CREATE TABLE it_evil (id int)"); }
+  @Test void dropIsRefused() { refused("DROP TABLE order_items"); }
+  @Test void selectIntoIsRefused() { refused("SELECT * INTO it_evil_copy FROM orders"); }
+  @Test void nextvalIsRefused() { refused("SELECT nextval('orders_id_seq')"); }
+  @Test void selectForUpdateIsRefused() { refused("SELECT * FROM orders WHERE id = 1 FOR UPDATE"); }
+  @Test void selectForShareIsRefused() { refused("SELECT * FROM orders WHERE id = 1 FOR SHARE"); }
+  @Test void copyToProgramIsRefused() { refused("COPY orders TO PROGRAM 'touch /tmp/it_evil'"); }
+  @Test void copyToFileIsRefused() { refused("COPY orders TO '/tmp/it_evil.csv'"); }
+  @Test void aDoBlockIsRefused() { refused("DO $$ BEGIN UPDATE orders SET total = 0; END $$"); }
+  @Test void callIsRefused() { refused("CALL public.it_touch()"); }
+  @Test void lockIsRefused() { refused("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"); }
+  @Test void notifyIsRefused() { refused("NOTIFY it_channel, 'hello'"); }
+  @Test void listenIsRefused() { refused("LISTEN it_channel"); }
+  @Test void setRoleIsRefused() { refused("SET ROLE postgres"); }
+  @Test void setIsRefused() { refused("SET work_mem = '1MB'"); }
+  @Test void prepareIsRefused() { refused("PREPARE it_evil AS SELECT 1"); }
+  @Test void severalStatementsAreRefused() { refused("SELECT 1; DELETE FROM order_items"); }
+  @Test void beginAndCommitInsideTheTextAreRefused() {
+    refused("BEGIN");
+    refused("COMMIT");
+    refused("BEGIN; UPDATE orders SET total = 0; COMMIT");
+  }
+  @Test void aWriteInsideAFunctionIsRefusedByTheReadOnlyTransaction() {
+    refused("SELECT setval('orders_id_seq', 1)");
+  }
+
+  @Test
+  void explainAnalyzeRunsOnlyWhatTheGuardAccepts() throws Exception {
+    String before = databaseState();
+    for (String sql : new String[] {"DELETE FROM order_items", "SELECT nextval('orders_id_seq')", "NOTIFY it_channel"}) {
+      JsonObject e = writer.callTool("explain", new JsonObject().put("sql", sql).put("analyze", true))
+          .getJsonObject("structuredContent").getJsonObject("error");
+      assertEquals("READ_ONLY", e.getString("code"), sql + " -> " + e.encode());
+    }
+    assertEquals(before, databaseState());
+  }
+
+  @Test
+  void severalStatementsAreRefusedWithAMessageSayingSo() {
+    JsonObject e = writer.callTool("query", new JsonObject().put("sql", "SELECT 1; SELECT 2"))
+        .getJsonObject("structuredContent").getJsonObject("error");
+    assertEquals("READ_ONLY", e.getString("code"));
+    assertTrue(e.getString("message").contains("exactly one statement"), e.getString("message"));
+  }
+
+  // ---- nothing outlives a call on the pooled connection ----
+
+  @Test
+  void anAdvisoryLockEndsWithItsCall() {
+    int pid = rows("SELECT pg_backend_pid() AS pid, pg_advisory_lock(4242)::text AS locked").getInteger("pid");
+    JsonObject next = rows("SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS held");
+    assertEquals(pid, next.getInteger("pid"), "the next call ran on the same connection");
+    assertEquals(0, next.getInteger("held"));
+  }
+
+  @Test
+  void aSettingEndsWithItsCall() {
+    int pid = rows("SELECT pg_backend_pid() AS pid, set_config('work_mem', '1234kB', false) AS wm").getInteger("pid");
+    JsonObject next = rows("SELECT pg_backend_pid() AS pid, current_setting('work_mem') AS wm, current_user AS who");
+    assertEquals(pid, next.getInteger("pid"));
+    assertNotEquals("1234kB", next.getString("wm"));
+    assertEquals("tidemark_writer", next.getString("who"));
+  }
+
+  @Test
+  void preparedStatementsEndWithTheirCall() {
+    int pid = rows("SELECT pg_backend_pid() AS pid, 1 AS marker_4242").getInteger("pid");
+    refused("PREPARE it_evil AS SELECT 1");
+    JsonObject next = rows("SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_prepared_statements "
+        + "WHERE from_sql OR strpos(statement, 'marker_' || '4242') > 0) AS left_over");
+    assertEquals(pid, next.getInteger("pid"));
+    assertEquals(0, next.getInteger("left_over"));
+  }
+
+  @Test
+  void temporaryTablesNeverOutliveTheirCall() {
+    int pid = rows("SELECT pg_backend_pid() AS pid").getInteger("pid");
+    refused("CREATE TEMP TABLE it_evil_temp (id int)");
+    refused("SELECT 1 AS id INTO TEMP it_evil_temp");
+    JsonObject next = rows("SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_class WHERE relpersistence = 't') AS temp_tables");
+    assertEquals(pid, next.getInteger("pid"));
+    assertEquals(0, next.getInteger("temp_tables"));
+  }
+
+  @Test
+  void listenNeverOutlivesItsCall() {
+    int pid = rows("SELECT pg_backend_pid() AS pid").getInteger("pid");
+    refused("LISTEN it_channel");
+    JsonObject next = rows("SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_listening_channels()) AS channels, "
+        + "(SELECT count(*) FROM pg_cursors WHERE is_holdable) AS held_cursors");
+    assertEquals(pid, next.getInteger("pid"));
+    assertEquals(0, next.getInteger("channels"));
+    assertEquals(0, next.getInteger("held_cursors"));
+  }
+
+  @Test
+  void aStatementPastTheTimeoutEndsWithTimeoutAndItsBackendIsFreeAtOnce() throws Exception {
+    long started = System.nanoTime();
+    JsonObject result = writer.callTool("query", new JsonObject().put("sql", "SELECT pg_sleep(30) AS slept"));
+    long tookMs = (System.nanoTime() - started) / 1_000_000;
+    assertEquals("TIMEOUT", result.getJsonObject("structuredContent").getJsonObject("error").getString("code"), result::encode);
+    assertTrue(tookMs < 10_000, "took " + tookMs + " ms");
+    try (Connection conn = jdbc(); ResultSet rs = conn.createStatement().executeQuery(
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND state <> 'idle' AND pid <> pg_backend_pid()")) {
+      rs.next();
+      assertEquals(0, rs.getInt(1), "no backend still runs the statement");
+    }
+    assertEquals(1, rows("SELECT 1 AS ok").getInteger("ok"), "the connection serves the next call");
+  }
+
+  @Test
+  void aNonQueryParamCountIsCheckedBeforeAnythingRuns() {
+    JsonObject e = writer.callTool("query", new JsonObject().put("sql", "SELECT $1::int AS a").put("params", new JsonArray().add(1).add(2)))
+        .getJsonObject("structuredContent").getJsonObject("error");
+    assertEquals("INVALID_ARGUMENTS", e.getString("code"));
+    assertEquals("params", e.getString("argument"));
+  }
+}

@@ -1,0 +1,186 @@
+package dev.tidemark.node;
+
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.ToolDescriptor;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Renders docs/reference/tools.md from the tool contract (the JSON files of the contract module),
+ * so the page and the contract cannot drift: ToolsPageTest fails when they differ. Regenerate with
+ * {@code ./mvnw -q -pl node -am test -Dtest=ToolsPageTest -Dtidemark.regenerate-docs=true -Dsurefire.failIfNoSpecifiedTests=false}.
+ */
+final class ToolsPage {
+
+  private static final String INTRO = """
+      # Tools
+
+      <!-- Generated from the tool contract (contract/src/main/resources/dev/tidemark/contract/tools/*.json)
+           by node/src/test/java/dev/tidemark/node/ToolsPage.java; ToolsPageTest fails when this page and the
+           contract differ. Do not edit by hand: change the JSON files and regenerate. -->
+
+      This version serves these tools, all read-only, in the order `tools/list` shows them:
+      %s. Each tool is declared once, in a JSON file of the contract module, with its input schema,
+      output schema and annotations; what `tools/list` returns is read from those files, and so is this page.
+
+      Change tools and the other tools of Tidemark's design are not available yet (see
+      [architecture.md](../architecture.md#not-built-yet)). Calling one of them by name is
+      answered with JSON-RPC code -32602, as for any unknown tool.
+
+      ## How every tool behaves
+
+      - **Closed input schemas.** Every input schema is JSON Schema 2020-12 with
+        `additionalProperties: false`: an argument the tool does not know is refused, never
+        ignored. Arguments that do not fit are answered with the tool error `INVALID_ARGUMENTS`,
+        which lists every fault with a JSON Pointer and what was expected (see
+        [errors.md](errors.md#tool-errors)). Errors found later (an unknown column, a value that
+        does not fit its column) name the argument in `argument`. `arguments` may be left out when a tool takes none.
+      - **Structured results.** Every tool declares an `outputSchema` and answers with
+        `structuredContent` that fits it. Field names are snake_case. An optional field is
+        absent rather than null.
+      - **A text summary.** The result's text content opens with one line that says how the call
+        ended. A result that carries rows follows that line with the rows, one JSON object a line,
+        between a `BEGIN-<nonce>` line and an `END-<nonce>` line. The nonce is random, new for every
+        result, and occurs nowhere else in the result, so text stored in the database (a comment, a
+        customer's message) cannot pass itself off as Tidemark's own words. The structured content
+        carries the same values as plain JSON, mapped as [types.md](types.md) says.
+      - **Read-only, as the caller.** Every tool runs in a `READ ONLY` transaction that is always
+        rolled back, as the caller's PostgreSQL role, with the statement timeout
+        `database.statement-timeout-ms` (5000 ms by default; past it the call ends with `TIMEOUT`).
+        After the rollback the connection's session is reset (`DISCARD ALL`), so nothing a call does
+        (a setting, an advisory lock, a prepared statement, a temporary table, a `LISTEN`) reaches
+        the next call. What a caller sees is what that role may read. Tidemark's own schema,
+        `tidemark`, is never served: naming one of its tables is `NOT_FOUND`.
+      - **Tables.** A `table` argument is `name` or `schema.name`; a bare name is looked up in the
+        schemas of `database.schemas`, in that order. A table that does not exist, is not served or
+        that the caller's role may not read is `NOT_FOUND`.
+      - **Limits.** A page holds 200 rows unless `limit` says otherwise, and at most 10,000 (more is
+        `INVALID_ARGUMENTS`). A page also ends early when its rows reach 4 MiB of JSON; it then says
+        `truncated: true`, and `next_cursor` continues after its last row. A single row larger than
+        that is `LIMIT_EXCEEDED`.
+      - **Cursors.** `next_cursor` is absent on the last page. A cursor is opaque and signed
+        (`cursor.secret`), works on any node, belongs to one call's arguments (the same `sql` and
+        `params`, or the same `table`, `where`, `order` and `columns`; otherwise `INVALID_CURSOR`),
+        and expires 24 hours after its first page (`CURSOR_EXPIRED`). A cursor records the tables
+        its statement reads and the change position of its first page, so that a page never mixes
+        two states: `CURSOR_STALE` (a table changed since the first page) arrives with the changelog;
+        until then a cursor is never reported stale.
+      - **Annotations.** Every tool is annotated `readOnlyHint: true`, `destructiveHint: false`,
+        `idempotentHint: true` and `openWorldHint: false`, and carries its title in the
+        annotations too.
+      """;
+
+  private ToolsPage() {}
+
+  static Path file() {
+    Path here = Path.of("").toAbsolutePath();
+    Path root = Files.isDirectory(here.resolve("docs")) ? here : here.getParent();
+    return root.resolve("docs/reference/tools.md");
+  }
+
+  static String render() {
+    StringBuilder page = new StringBuilder();
+    List<ToolDescriptor> tools = ToolCatalog.all();
+    page.append(String.format(INTRO, tools.stream().map(t -> "[`" + t.name() + "`](#" + t.name() + ")").collect(Collectors.joining(", "))));
+    for (ToolDescriptor tool : tools) {
+      page.append("\n## `").append(tool.name()).append("`\n\n");
+      page.append("**").append(tool.title()).append(".** ").append(tool.description()).append("\n\n");
+      page.append("### Arguments\n\n");
+      JsonObject props = tool.inputSchema().getJsonObject("properties", new JsonObject());
+      if (props.isEmpty()) {
+        page.append("None. The input schema has no properties; any argument is refused.\n\n");
+      } else {
+        List<String> required = strings(tool.inputSchema().getJsonArray("required"));
+        page.append("| argument | type | required | rule | meaning |\n| --- | --- | --- | --- | --- |\n");
+        for (String name : props.fieldNames()) {
+          JsonObject p = props.getJsonObject(name);
+          page.append("| `").append(name).append("` | ").append(type(p, tool.inputSchema())).append(" | ")
+              .append(required.contains(name) ? "yes" : "no").append(" | ").append(rule(p)).append(" | ")
+              .append(cell(p.getString("description", ""))).append(" |\n");
+        }
+        page.append('\n');
+      }
+      page.append("### Result\n\n");
+      page.append("| field | type | always | meaning |\n| --- | --- | --- | --- |\n");
+      fields(tool.outputSchema(), "", true, page);
+      page.append('\n');
+    }
+    return page.toString();
+  }
+
+  private static void fields(JsonObject schema, String prefix, boolean parentAlways, StringBuilder page) {
+    JsonObject props = schema.getJsonObject("properties", new JsonObject());
+    List<String> required = strings(schema.getJsonArray("required"));
+    for (String name : props.fieldNames()) {
+      JsonObject p = props.getJsonObject(name);
+      String path = prefix + name;
+      boolean always = parentAlways && required.contains(name);
+      page.append("| `").append(path).append("` | ").append(type(p, schema)).append(" | ").append(always ? "yes" : "no")
+          .append(" | ").append(cell(p.getString("description", ""))).append(" |\n");
+      if ("object".equals(p.getValue("type")) && p.containsKey("properties")) {
+        fields(p, path + ".", always, page);
+      }
+      JsonObject items = p.getJsonObject("items");
+      if ("array".equals(p.getValue("type")) && items != null && items.containsKey("properties")) {
+        fields(items, path + "[].", always, page);
+      }
+    }
+  }
+
+  private static String type(JsonObject p, JsonObject root) {
+    if (p.containsKey("$ref")) {
+      return "filter (object)";
+    }
+    Object t = p.getValue("type");
+    String base = t instanceof JsonArray a ? String.join(" or ", strings(a)) : t == null ? "any JSON value" : String.valueOf(t);
+    if ("array".equals(t) && p.getJsonObject("items") != null) {
+      JsonObject items = p.getJsonObject("items");
+      Object it = items.getValue("type");
+      if (it != null) {
+        base = "array of " + (it instanceof JsonArray a ? String.join(" or ", strings(a)) : it) + (it.equals("object") ? "s" : "s");
+      }
+    }
+    return base;
+  }
+
+  private static String rule(JsonObject p) {
+    List<String> rules = new ArrayList<>();
+    if (p.containsKey("minLength") || p.containsKey("maxLength")) {
+      rules.add(p.getValue("minLength", 0) + " to " + p.getValue("maxLength", "any number of") + " characters");
+    }
+    if (p.containsKey("minimum") || p.containsKey("maximum")) {
+      rules.add(p.getValue("minimum", "any") + " to " + p.getValue("maximum", "any"));
+    }
+    if (p.containsKey("minItems") || p.containsKey("maxItems")) {
+      rules.add(p.getValue("minItems", 0) + " to " + p.getValue("maxItems", "any number of") + " items");
+    } else if ("array".equals(p.getValue("type"))) {
+      rules.add("any number of items");
+    }
+    if (p.containsKey("enum")) {
+      rules.add("one of " + strings(p.getJsonArray("enum")).stream().map(e -> "`" + e + "`").collect(Collectors.joining(", ")));
+    }
+    if (p.containsKey("default")) {
+      rules.add("default `" + p.getValue("default") + "`");
+    }
+    return rules.isEmpty() ? "" : String.join("; ", rules);
+  }
+
+  private static String cell(String text) {
+    return text.replace("|", "\\|").replace("\n", " ");
+  }
+
+  private static List<String> strings(JsonArray a) {
+    return a == null ? List.of() : a.stream().map(String::valueOf).toList();
+  }
+
+  static void write() throws IOException {
+    Files.writeString(file(), render(), StandardCharsets.UTF_8);
+  }
+}

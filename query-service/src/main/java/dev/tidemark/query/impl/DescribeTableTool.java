@@ -1,0 +1,124 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.List;
+import java.util.Map;
+
+/** {@code describe_table}: columns, keys, foreign keys both ways, indexes, checks and row-level security. */
+public final class DescribeTableTool implements ReadTool {
+
+  private static final Map<String, String> ACTIONS = Map.of(
+      "a", "no_action", "r", "restrict", "c", "cascade", "n", "set_null", "d", "set_default");
+
+  private static final String FOREIGN_KEYS_SQL = """
+      SELECT con.conname::text AS name, con.conrelid = $1::int8::oid AS outgoing, con.confrelid = $1::int8::oid AS incoming,
+             sn.nspname::text AS src_schema, sc.relname::text AS src_table,
+             tn.nspname::text AS dst_schema, tc.relname::text AS dst_table,
+             ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY AS k(n, o)
+                     JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o) AS src_columns,
+             ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY AS k(n, o)
+                     JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.o) AS dst_columns,
+             con.confupdtype::text AS on_update, con.confdeltype::text AS on_delete
+        FROM pg_constraint con
+        JOIN pg_class sc ON sc.oid = con.conrelid JOIN pg_namespace sn ON sn.oid = sc.relnamespace
+        JOIN pg_class tc ON tc.oid = con.confrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace
+       WHERE con.contype = 'f' AND (con.conrelid = $1::int8::oid OR con.confrelid = $1::int8::oid)
+         AND sn.nspname <> 'tidemark' AND tn.nspname <> 'tidemark'
+       ORDER BY sn.nspname, sc.relname, con.conname""";
+
+  private static final String INDEXES_SQL = """
+      SELECT ic.relname::text AS name, i.indisunique AS is_unique, i.indisprimary AS is_primary,
+             pg_get_indexdef(i.indexrelid) AS definition
+        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+       WHERE i.indrelid = $1::int8::oid
+       ORDER BY ic.relname""";
+
+  private static final String CHECKS_SQL = """
+      SELECT conname::text AS name, pg_get_constraintdef(oid) AS definition
+        FROM pg_constraint WHERE conrelid = $1::int8::oid AND contype = 'c'
+       ORDER BY conname""";
+
+  private final DatabaseConfig database;
+
+  public DescribeTableTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> TableCatalog.resolve(conn, database.schemas(), request.arguments().getString("table")).compose(table -> {
+          Tuple oid = Tuple.of(table.oid());
+          return conn.preparedQuery(FOREIGN_KEYS_SQL).execute(oid)
+              .compose(fks -> conn.preparedQuery(INDEXES_SQL).execute(oid)
+                  .compose(idx -> conn.preparedQuery(CHECKS_SQL).execute(oid).map(checks -> {
+                    JsonObject out = new JsonObject().put("schema", table.schema()).put("name", table.name()).put("kind", table.kind());
+                    if (table.comment() != null) {
+                      out.put("comment", table.comment());
+                    }
+                    if (table.estimatedRows() != null) {
+                      out.put("estimated_rows", table.estimatedRows());
+                    }
+                    out.put("row_level_security", table.rowLevelSecurity());
+                    JsonArray columns = new JsonArray();
+                    for (Column c : table.columns().values()) {
+                      JsonObject col = new JsonObject().put("name", c.name()).put("type", c.type()).put("nullable", c.nullable());
+                      if (c.defaultExpr() != null) {
+                        col.put("default", c.defaultExpr());
+                      }
+                      if (c.comment() != null) {
+                        col.put("comment", c.comment());
+                      }
+                      columns.add(col);
+                    }
+                    out.put("columns", columns).put("primary_key", new JsonArray(table.primaryKey()));
+                    JsonArray outgoing = new JsonArray();
+                    JsonArray incoming = new JsonArray();
+                    for (Row r : fks) {
+                      if (r.getBoolean("outgoing")) {
+                        outgoing.add(new JsonObject().put("name", r.getString("name"))
+                            .put("columns", strings(r, "src_columns"))
+                            .put("references", new JsonObject().put("schema", r.getString("dst_schema"))
+                                .put("table", r.getString("dst_table")).put("columns", strings(r, "dst_columns")))
+                            .put("on_update", ACTIONS.get(r.getString("on_update")))
+                            .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
+                      }
+                      if (r.getBoolean("incoming")) {
+                        incoming.add(new JsonObject().put("name", r.getString("name"))
+                            .put("schema", r.getString("src_schema")).put("table", r.getString("src_table"))
+                            .put("columns", strings(r, "src_columns")).put("referenced_columns", strings(r, "dst_columns"))
+                            .put("on_update", ACTIONS.get(r.getString("on_update")))
+                            .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
+                      }
+                    }
+                    out.put("foreign_keys", outgoing).put("referenced_by", incoming);
+                    JsonArray indexes = new JsonArray();
+                    for (Row r : idx) {
+                      indexes.add(new JsonObject().put("name", r.getString("name")).put("unique", r.getBoolean("is_unique"))
+                          .put("primary", r.getBoolean("is_primary")).put("definition", r.getString("definition")));
+                    }
+                    JsonArray checkList = new JsonArray();
+                    for (Row r : checks) {
+                      checkList.add(new JsonObject().put("name", r.getString("name")).put("definition", r.getString("definition")));
+                    }
+                    out.put("indexes", indexes).put("checks", checkList);
+                    String summary = "describe_table: " + table.qualified() + " (" + table.kind() + "), " + columns.size() + " columns, key ("
+                        + String.join(", ", table.primaryKey()) + "), " + outgoing.size() + " foreign keys out, " + incoming.size() + " in";
+                    return ToolReply.ok(summary, out, columns);
+                  })));
+        }));
+  }
+
+  private static JsonArray strings(Row r, String column) {
+    return new JsonArray(List.of(r.getArrayOfStrings(column)));
+  }
+}

@@ -1,0 +1,46 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.List;
+
+/** {@code explain}: PostgreSQL's plan; with analyze, only for statements the read guard accepts, inside it. */
+public final class ExplainTool implements ReadTool {
+
+  private final DatabaseConfig database;
+
+  public ExplainTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    JsonObject args = request.arguments();
+    String sql = args.getString("sql");
+    JsonArray params = args.getJsonArray("params", new JsonArray());
+    boolean analyze = args.getBoolean("analyze", false);
+    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
+          Future<JsonObject> plan = !analyze
+              ? Future.succeededFuture(checked.plan())
+              : conn.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) " + sql).execute(checked.params())
+                  .map(rows -> ((JsonArray) rows.iterator().next().getValue(0)).getJsonObject(0));
+          return plan.map(p -> {
+            JsonObject out = new JsonObject()
+                .put("plan", p)
+                .put("analyzed", analyze)
+                .put("tables", new JsonArray(List.copyOf(checked.tables())));
+            JsonObject top = p.getJsonObject("Plan", new JsonObject());
+            String summary = "explain: " + top.getString("Node Type", "plan") + ", estimated cost " + top.getValue("Total Cost")
+                + (analyze ? ", ran in " + p.getValue("Execution Time") + " ms" : "")
+                + (checked.tables().isEmpty() ? "" : ", reads " + String.join(", ", checked.tables()));
+            return ToolReply.ok(summary, out);
+          });
+        }));
+  }
+}

@@ -1,0 +1,148 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import dev.tidemark.query.impl.TableCatalog.Table;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Compiles {@code list_rows}' structured filter to a parameterised SQL condition. Column names are
+ * checked against the catalog and double-quoted; every value is bound as a parameter in its text
+ * form and cast to the column's type, so no value ever becomes SQL text.
+ */
+public final class FilterCompiler {
+
+  /** The most values an {@code in} condition takes. */
+  public static final int MAX_IN_VALUES = 1000;
+  /** The deepest nesting of and/or/not. */
+  public static final int MAX_DEPTH = 16;
+
+  private static final Set<String> COMBINERS = Set.of("and", "or", "not");
+
+  private FilterCompiler() {}
+
+  /** The condition for {@code where}, binding its values into {@code params}; "TRUE" when there is none. */
+  public static String compile(JsonObject where, Table table, SqlParams params) {
+    return where == null ? "TRUE" : filter(where, "/where", table, params, 0);
+  }
+
+  private static String filter(JsonObject f, String pointer, Table table, SqlParams params, int depth) {
+    if (depth > MAX_DEPTH) {
+      throw fault(pointer, "filters nested at most " + MAX_DEPTH + " deep");
+    }
+    List<String> combiners = f.fieldNames().stream().filter(COMBINERS::contains).toList();
+    boolean condition = f.containsKey("column") || f.containsKey("op") || f.containsKey("value");
+    if (combiners.size() + (condition ? 1 : 0) != 1) {
+      throw fault(pointer, "exactly one of: a condition {column, op, value}, {and: [...]}, {or: [...]}, {not: {...}}");
+    }
+    if (condition) {
+      return condition(f, pointer, table, params);
+    }
+    String combiner = combiners.get(0);
+    if (combiner.equals("not")) {
+      Object inner = f.getValue("not");
+      if (!(inner instanceof JsonObject o)) {
+        throw fault(pointer + "/not", "a filter object");
+      }
+      return "NOT (" + filter(o, pointer + "/not", table, params, depth + 1) + ")";
+    }
+    Object list = f.getValue(combiner);
+    if (!(list instanceof JsonArray items) || items.isEmpty()) {
+      throw fault(pointer + "/" + combiner, "a non-empty array of filters");
+    }
+    List<String> parts = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      if (!(items.getValue(i) instanceof JsonObject o)) {
+        throw fault(pointer + "/" + combiner + "/" + i, "a filter object");
+      }
+      parts.add("(" + filter(o, pointer + "/" + combiner + "/" + i, table, params, depth + 1) + ")");
+    }
+    return String.join(combiner.equals("and") ? " AND " : " OR ", parts);
+  }
+
+  private static String condition(JsonObject f, String pointer, Table table, SqlParams params) {
+    if (!(f.getValue("column") instanceof String name)) {
+      throw fault(pointer + "/column", "a column name");
+    }
+    if (!(f.getValue("op") instanceof String op)) {
+      throw fault(pointer + "/op", "one of eq, ne, lt, lte, gt, gte, in, like, ilike, is_null");
+    }
+    Column column = table.column(name, "where");
+    String col = ReadTool.quoteIdent(column.name());
+    Object value = f.getValue("value");
+    switch (op) {
+      case "is_null": {
+        if (!(value instanceof Boolean b)) {
+          throw fault(pointer + "/value", "true (IS NULL) or false (IS NOT NULL)");
+        }
+        return col + (b ? " IS NULL" : " IS NOT NULL");
+      }
+      case "like", "ilike": {
+        if (!(value instanceof String s)) {
+          throw fault(pointer + "/value", "a string pattern (% any text, _ one character)");
+        }
+        return col + "::text " + (op.equals("like") ? "LIKE " : "ILIKE ") + params.add(s) + "::text";
+      }
+      case "in": {
+        if (!(value instanceof JsonArray values) || values.isEmpty() || values.size() > MAX_IN_VALUES) {
+          throw fault(pointer + "/value", "an array of 1 to " + MAX_IN_VALUES + " values");
+        }
+        if (column.isArray()) {
+          throw fault(pointer + "/op", "eq or ne: 'in' does not apply to the array column " + column.name());
+        }
+        String[] texts = new String[values.size()];
+        for (int i = 0; i < values.size(); i++) {
+          Object v = values.getValue(i);
+          if (v == null || v instanceof JsonObject || v instanceof JsonArray) {
+            throw fault(pointer + "/value/" + i, "a string, number or boolean");
+          }
+          texts[i] = PgJson.text(v);
+        }
+        return col + " = ANY(" + params.add(texts) + "::text[]::" + column.castType() + "[])";
+      }
+      case "eq", "ne", "lt", "lte", "gt", "gte": {
+        if (value == null) {
+          throw fault(pointer + "/value", "a value (use op is_null to test for NULL)");
+        }
+        String operator = switch (op) {
+          case "eq" -> " = ";
+          case "ne" -> " IS DISTINCT FROM ";
+          case "lt" -> " < ";
+          case "lte" -> " <= ";
+          case "gt" -> " > ";
+          default -> " >= ";
+        };
+        return col + operator + bind(value, column, pointer + "/value", params);
+      }
+      default:
+        throw fault(pointer + "/op", "one of eq, ne, lt, lte, gt, gte, in, like, ilike, is_null");
+    }
+  }
+
+  /** Binds one value for {@code column}: its text form, cast to the column's type. */
+  static String bind(Object value, Column column, String pointer, SqlParams params) {
+    if (column.isArray() && value instanceof JsonArray a) {
+      String[] texts = new String[a.size()];
+      for (int i = 0; i < a.size(); i++) {
+        Object v = a.getValue(i);
+        texts[i] = v == null ? null : PgJson.text(v);
+      }
+      return params.add(texts) + "::text[]::" + column.castType();
+    }
+    if ((value instanceof JsonObject || value instanceof JsonArray) && !column.castType().startsWith("json")) {
+      throw fault(pointer, "a string, number or boolean for column " + column.name() + " (" + column.type() + ")");
+    }
+    return params.add(PgJson.text(value)) + "::text::" + column.castType();
+  }
+
+  private static ToolException fault(String pointer, String expected) {
+    return new ToolException(ErrorCode.INVALID_ARGUMENTS, "Argument where does not fit at " + pointer + ": expected " + expected + ".",
+        new JsonObject().put("argument", "where")
+            .put("faults", new JsonArray().add(new JsonObject().put("pointer", pointer).put("expected", expected))));
+  }
+}

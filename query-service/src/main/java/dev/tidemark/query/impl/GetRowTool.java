@@ -1,0 +1,68 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code get_row}: one row by its primary key; a composite key is an array in key order. */
+public final class GetRowTool implements ReadTool {
+
+  private final DatabaseConfig database;
+
+  public GetRowTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    String tableArg = request.arguments().getString("table");
+    Object keyArg = request.arguments().getValue("key");
+    JsonArray key = keyArg instanceof JsonArray a ? a : new JsonArray().add(keyArg);
+    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> TableCatalog.resolve(conn, database.schemas(), tableArg).compose(table -> {
+          List<String> pk = table.primaryKey();
+          if (pk.isEmpty()) {
+            throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
+                + " has no primary key, so get_row cannot name one row; use list_rows with a where filter instead.",
+                new JsonObject().put("argument", "table"));
+          }
+          if (key.size() != pk.size()) {
+            throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "The primary key of " + table.qualified() + " is ("
+                + String.join(", ", pk) + "): key needs " + pk.size() + (pk.size() == 1 ? " value" : " values, as an array in that order")
+                + ", got " + key.size() + ".", new JsonObject().put("argument", "key").put("primary_key", new JsonArray(pk)));
+          }
+          SqlParams params = new SqlParams();
+          List<String> conditions = new ArrayList<>();
+          for (int i = 0; i < pk.size(); i++) {
+            Column c = table.columns().get(pk.get(i));
+            Object v = key.getValue(i);
+            if (v == null || v instanceof JsonObject || v instanceof JsonArray) {
+              throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "key value " + i + " must be a string, number or boolean.",
+                  new JsonObject().put("argument", "key"));
+            }
+            conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
+          }
+          String sql = "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
+          return conn.preparedQuery(sql).execute(params.tuple())
+              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
+              .map(rows -> {
+            if (rows.size() == 0) {
+              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
+                  new JsonObject().put("argument", "key"));
+            }
+            JsonObject row = PgJson.row(rows.iterator().next());
+            JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
+            return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
+          });
+        }));
+  }
+}

@@ -1,0 +1,197 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.StalenessCheck;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import dev.tidemark.query.impl.TableCatalog.Table;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code list_rows}: a structured filter, an order, keyset pages. The page order is the requested
+ * order plus the primary key, so it is total; the cursor holds the last row's values of those
+ * columns (as text, cast back to each column's type) and the next page starts strictly after
+ * them. A table or view without a primary key has no total order: it pages by position (OFFSET)
+ * over the requested order, and says so with {@code paging: "offset"}.
+ */
+public final class ListRowsTool implements ReadTool {
+
+  static final String KIND = "l";
+
+  private final DatabaseConfig database;
+  private final CursorCodec cursors;
+  private final StalenessCheck staleness;
+
+  public ListRowsTool(DatabaseConfig database, CursorCodec cursors, StalenessCheck staleness) {
+    this.database = database;
+    this.cursors = cursors;
+    this.staleness = staleness;
+  }
+
+  /** One column of the page order. */
+  record SortKey(Column column, boolean descending) {}
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    JsonObject args = request.arguments();
+    int limit = args.getInteger("limit", Limits.DEFAULT_ROWS);
+    JsonObject cursor;
+    try {
+      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND);
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
+    String shape = CursorCodec.fingerprint(new JsonArray().add(args.getString("table")).add(args.getValue("where"))
+        .add(args.getValue("order")).add(args.getValue("columns")).encode());
+    if (cursor != null && !shape.equals(cursor.getString("f"))) {
+      return Future.failedFuture(new ToolException(ErrorCode.INVALID_CURSOR,
+          "The cursor belongs to another table, where, order or columns; send the same ones, or start again without a cursor.",
+          new JsonObject().put("argument", "cursor")));
+    }
+    Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
+    return position.compose(pos -> ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+          List<Column> selected = selected(table, args.getJsonArray("columns"));
+          List<SortKey> keys = sortKeys(table, args.getJsonArray("order"));
+          boolean keyset = !table.primaryKey().isEmpty();
+          SqlParams params = new SqlParams();
+          String where = FilterCompiler.compile(args.getJsonObject("where"), table, params);
+          StringBuilder sql = new StringBuilder("SELECT ");
+          List<String> items = new ArrayList<>();
+          selected.forEach(c -> items.add(ReadTool.quoteIdent(c.name())));
+          for (int i = 0; i < keys.size(); i++) {
+            items.add(ReadTool.quoteIdent(keys.get(i).column().name()) + "::text AS " + ReadTool.quoteIdent("_tidemark_k" + i));
+          }
+          sql.append(String.join(", ", items)).append(" FROM ").append(table.sql()).append(" WHERE (").append(where).append(')');
+          long offset = 0;
+          if (cursor != null && keyset) {
+            sql.append(" AND (").append(after(keys, cursor.getJsonArray("v", new JsonArray()), params)).append(')');
+          } else if (cursor != null) {
+            offset = cursor.getLong("o", 0L);
+          }
+          if (!keys.isEmpty()) {
+            List<String> order = new ArrayList<>();
+            for (SortKey k : keys) {
+              order.add(ReadTool.quoteIdent(k.column().name()) + (k.descending() ? " DESC NULLS FIRST" : " ASC NULLS LAST"));
+            }
+            sql.append(" ORDER BY ").append(String.join(", ", order));
+          }
+          sql.append(" LIMIT ").append(params.add((long) limit + 1));
+          if (offset > 0) {
+            sql.append(" OFFSET ").append(params.add(offset));
+          }
+          long pageOffset = offset;
+          return conn.preparedQuery(sql.toString()).execute(params.tuple())
+              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
+              .map(rows -> {
+                List<JsonObject> fetched = new ArrayList<>();
+                List<JsonArray> lastKeys = new ArrayList<>();
+                for (Row r : rows) {
+                  fetched.add(PgJson.row(r, selected.size()));
+                  JsonArray k = new JsonArray();
+                  for (int i = 0; i < keys.size(); i++) {
+                    k.add(r.getString(selected.size() + i));
+                  }
+                  lastKeys.add(k);
+                }
+                Page page = Page.of(fetched, limit);
+                String next = null;
+                if (page.more()) {
+                  JsonObject c = new JsonObject().put("k", KIND).put("f", shape)
+                      .put("t", new JsonArray().add(table.qualified())).put("pos", pos)
+                      .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat"));
+                  next = cursors.encode(keyset
+                      ? c.put("v", lastKeys.get(page.rows().size() - 1))
+                      : c.put("o", pageOffset + page.rows().size()));
+                }
+                JsonArray columns = new JsonArray();
+                selected.forEach(col -> columns.add(col.name()));
+                JsonObject out = page.into(new JsonObject().put("table", table.qualified()).put("columns", columns), next);
+                out.put("paging", keyset ? "keyset" : "offset");
+                return ToolReply.ok("list_rows: " + page.describe(" of " + table.qualified()), out, page.rows());
+              });
+        })));
+  }
+
+  private static List<Column> selected(Table table, JsonArray columns) {
+    if (columns == null) {
+      return List.copyOf(table.columns().values());
+    }
+    Map<String, Column> out = new LinkedHashMap<>();
+    for (Object name : columns) {
+      Column c = table.column(String.valueOf(name), "columns");
+      out.put(c.name(), c);
+    }
+    return List.copyOf(out.values());
+  }
+
+  /** The requested order, then the primary key columns it does not already name. */
+  static List<SortKey> sortKeys(Table table, JsonArray order) {
+    Map<String, SortKey> keys = new LinkedHashMap<>();
+    if (order != null) {
+      for (Object o : order) {
+        String spec = String.valueOf(o);
+        boolean desc = spec.startsWith("-");
+        String name = desc ? spec.substring(1) : spec;
+        Column c = table.column(name, "order");
+        keys.putIfAbsent(c.name(), new SortKey(c, desc));
+      }
+    }
+    for (String pk : table.primaryKey()) {
+      keys.putIfAbsent(pk, new SortKey(table.columns().get(pk), false));
+    }
+    return List.copyOf(keys.values());
+  }
+
+  /**
+   * Rows strictly after {@code last} in the page order: for some i, equal on keys 0..i-1 and after
+   * on key i. Ascending keys sort NULLs last, descending keys NULLs first.
+   */
+  static String after(List<SortKey> keys, JsonArray last, SqlParams params) {
+    if (last.size() != keys.size()) {
+      throw CursorCodec.invalid();
+    }
+    List<String> alternatives = new ArrayList<>();
+    for (int i = 0; i < keys.size(); i++) {
+      List<String> parts = new ArrayList<>();
+      for (int j = 0; j < i; j++) {
+        parts.add(equal(keys.get(j), last.getString(j), params));
+      }
+      String a = strictlyAfter(keys.get(i), last.getString(i), params);
+      if (a.equals("FALSE")) {
+        continue;
+      }
+      parts.add(a);
+      alternatives.add("(" + String.join(" AND ", parts) + ")");
+    }
+    return alternatives.isEmpty() ? "FALSE" : String.join(" OR ", alternatives);
+  }
+
+  private static String equal(SortKey k, String value, SqlParams params) {
+    String col = ReadTool.quoteIdent(k.column().name());
+    return value == null ? col + " IS NULL" : col + " = " + params.add(value) + "::text::" + k.column().castType();
+  }
+
+  private static String strictlyAfter(SortKey k, String value, SqlParams params) {
+    String col = ReadTool.quoteIdent(k.column().name());
+    if (k.descending()) {
+      return value == null ? col + " IS NOT NULL" : col + " < " + params.add(value) + "::text::" + k.column().castType();
+    }
+    if (value == null) {
+      return "FALSE";
+    }
+    String gt = col + " > " + params.add(value) + "::text::" + k.column().castType();
+    return k.column().nullable() ? "(" + gt + " OR " + col + " IS NULL)" : gt;
+  }
+}

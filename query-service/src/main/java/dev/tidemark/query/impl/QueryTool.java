@@ -1,0 +1,99 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.StalenessCheck;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Cursor;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.desc.ColumnDescriptor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code query}: one statement that {@link ReadGuard} accepts, a page at a time. Pages are taken
+ * by position from a portal over the statement (skip {@code offset} rows, read limit + 1), so the
+ * statement text runs exactly as written: wrapping it in LIMIT/OFFSET would change what
+ * PostgreSQL classifies. The cursor carries fingerprints of the statement and its params, the
+ * offset, the tables the plan reads and the change position of the first page.
+ */
+public final class QueryTool implements ReadTool {
+
+  static final String KIND = "q";
+  private static final int SKIP_CHUNK = 10_000;
+
+  private final DatabaseConfig database;
+  private final CursorCodec cursors;
+  private final StalenessCheck staleness;
+
+  public QueryTool(DatabaseConfig database, CursorCodec cursors, StalenessCheck staleness) {
+    this.database = database;
+    this.cursors = cursors;
+    this.staleness = staleness;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    JsonObject args = request.arguments();
+    String sql = args.getString("sql");
+    JsonArray params = args.getJsonArray("params", new JsonArray());
+    int limit = args.getInteger("limit", Limits.DEFAULT_ROWS);
+    String sqlFp = CursorCodec.fingerprint(sql);
+    String paramsFp = CursorCodec.fingerprint(params.encode());
+    JsonObject cursor;
+    try {
+      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND);
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
+    if (cursor != null && (!sqlFp.equals(cursor.getString("s")) || !paramsFp.equals(cursor.getString("p")))) {
+      return Future.failedFuture(new ToolException(ErrorCode.INVALID_CURSOR,
+          "The cursor belongs to another statement or other params; send the same sql and params, or start again without a cursor.",
+          new JsonObject().put("argument", "cursor")));
+    }
+    long offset = cursor == null ? 0 : cursor.getLong("o", 0L);
+    Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
+    return position.compose(pos -> ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
+          Cursor portal = checked.statement().cursor(checked.params());
+          return skip(portal, offset).compose(v -> portal.read(limit + 1)).map(rows -> {
+            if (rows.columnDescriptors() == null || rows.columnDescriptors().isEmpty()) {
+              throw ReadGuard.refuse("The statement returns no rows, so it is not a plain read.");
+            }
+            JsonArray columns = new JsonArray();
+            for (ColumnDescriptor c : rows.columnDescriptors()) {
+              columns.add(new JsonObject().put("name", c.name()).put("type", c.typeName() == null ? "unknown" : c.typeName().toLowerCase()));
+            }
+            List<JsonObject> fetched = new ArrayList<>();
+            for (Row r : rows) {
+              fetched.add(PgJson.row(r, r.size()));
+            }
+            Page page = Page.of(fetched, limit);
+            String next = page.more() ? cursors.encode(new JsonObject()
+                .put("k", KIND).put("s", sqlFp).put("p", paramsFp)
+                .put("o", offset + page.rows().size())
+                .put("t", new JsonArray(List.copyOf(checked.tables())))
+                .put("pos", pos)
+                .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat"))) : null;
+            JsonObject out = page.into(new JsonObject().put("columns", columns), next);
+            return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : ""), out, page.rows());
+          });
+        })));
+  }
+
+  /** Reads and drops {@code n} rows: the portal has no other way to move. */
+  private static Future<Void> skip(Cursor portal, long n) {
+    if (n <= 0) {
+      return Future.succeededFuture();
+    }
+    int chunk = (int) Math.min(n, SKIP_CHUNK);
+    return portal.read(chunk).compose(rows -> rows.size() < chunk ? Future.<Void>succeededFuture() : skip(portal, n - chunk));
+  }
+
+}

@@ -1,0 +1,102 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.PreparedStatement;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The second guard of {@code query} and {@code explain}, on top of the READ ONLY transaction:
+ * PostgreSQL itself classifies the statement, never a pattern over its text.
+ * <ol>
+ *   <li>The statement is parsed alone through the extended protocol; its Parse message accepts
+ *       exactly one statement, so several are refused.</li>
+ *   <li>PostgreSQL plans it with {@code EXPLAIN (FORMAT JSON, VERBOSE)}. Utility statements (SET,
+ *       DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, transaction control, DDL) cannot be
+ *       explained, so a statement that parsed but cannot be explained is refused.</li>
+ *   <li>The plan must be a plain read: a ModifyTable node (INSERT, UPDATE, DELETE, MERGE, also
+ *       inside a CTE) or a LockRows node (FOR UPDATE/SHARE) is refused.</li>
+ * </ol>
+ * What passes still runs READ ONLY, so a write hidden in a function (nextval, a volatile
+ * function) fails with SQLSTATE 25006, which maps to READ_ONLY as well.
+ */
+public final class ReadGuard {
+
+  /** A statement that passed the guard: the prepared statement, its bound values, its plan and the tables it reads. */
+  public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables) {}
+
+  private static final String PARAM_TYPES_SQL = """
+      SELECT parameter_types::text[] AS types FROM pg_prepared_statements
+       WHERE NOT from_sql AND statement = $1::text ORDER BY prepare_time DESC LIMIT 1""";
+
+  private ReadGuard() {}
+
+  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params) {
+    return conn.prepare(sql)
+        .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err))
+        .compose(ps -> conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
+          String[] types = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
+          Tuple tuple = PgParams.bind(types == null ? new String[0] : types, params);
+          return conn.preparedQuery("EXPLAIN (FORMAT JSON, VERBOSE) " + sql).execute(tuple)
+              .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
+                  ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
+                      + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
+                  : err))
+              .map(plans -> {
+                JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0);
+                Set<String> tables = new LinkedHashSet<>();
+                List<String> nodes = new ArrayList<>();
+                walk(plan.getJsonObject("Plan"), tables, nodes);
+                if (nodes.contains("ModifyTable")) {
+                  throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
+                }
+                if (nodes.contains("LockRows")) {
+                  throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE); reads here never lock.");
+                }
+                for (String table : tables) {
+                  if (table.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
+                    throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
+                        new JsonObject().put("argument", "sql"));
+                  }
+                }
+                return new Checked(ps, tuple, plan, tables);
+              });
+        }));
+  }
+
+  /** Relations the plan reads (schema.name) and every node type, depth first. */
+  static void walk(JsonObject node, Set<String> tables, List<String> nodes) {
+    if (node == null) {
+      return;
+    }
+    nodes.add(node.getString("Node Type"));
+    String relation = node.getString("Relation Name");
+    if (relation != null) {
+      tables.add(node.getString("Schema", "") + "." + relation);
+    }
+    JsonArray children = node.getJsonArray("Plans");
+    if (children != null) {
+      for (Object child : children) {
+        walk((JsonObject) child, tables, nodes);
+      }
+    }
+  }
+
+  /** The extended protocol's Parse refuses a string of several statements from exec_parse_message. */
+  static boolean severalStatements(Throwable err) {
+    return err instanceof PgException pg && "42601".equals(pg.getSqlState()) && "exec_parse_message".equals(pg.getRoutine());
+  }
+
+  static ToolException refuse(String message) {
+    return new ToolException(ErrorCode.READ_ONLY, message + " Nothing was changed.", new JsonObject().put("argument", "sql"));
+  }
+}

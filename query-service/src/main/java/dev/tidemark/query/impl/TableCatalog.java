@@ -1,0 +1,140 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Looks tables and their columns up in PostgreSQL's catalog, as the caller's role: only what the
+ * role may read, in the served schemas, and never Tidemark's own schema. Every identifier a tool
+ * puts into SQL comes from here and is double-quoted.
+ */
+public final class TableCatalog {
+
+  /** Tidemark's own schema; never served. */
+  public static final String OWN_SCHEMA = "tidemark";
+
+  public static final Map<String, String> KINDS = Map.of(
+      "r", "table", "v", "view", "m", "materialized_view", "p", "partitioned_table", "f", "foreign_table");
+
+  /** One column: its name, its type as written, the type to cast values to, and its type category. */
+  public record Column(String name, String type, String castType, boolean nullable, String defaultExpr, String comment, String category) {
+
+    public boolean isArray() {
+      return "A".equals(category);
+    }
+  }
+
+  /** One table or view the caller may read. */
+  public record Table(long oid, String schema, String name, String kind, String comment, Long estimatedRows,
+                      boolean rowLevelSecurity, List<String> primaryKey, Map<String, Column> columns) {
+
+    public String qualified() {
+      return schema + "." + name;
+    }
+
+    /** The quoted name to put into SQL. */
+    public String sql() {
+      return ReadTool.quoteIdent(schema) + "." + ReadTool.quoteIdent(name);
+    }
+
+    /** The column, or INVALID_ARGUMENTS naming the argument and the column. */
+    public Column column(String column, String argument) {
+      Column c = columns.get(column);
+      if (c == null) {
+        throw new ToolException(ErrorCode.INVALID_ARGUMENTS,
+            "Table " + qualified() + " has no column '" + column + "' (in " + argument + "). Its columns: "
+                + String.join(", ", columns.keySet()) + ".",
+            new JsonObject().put("argument", argument).put("column", column));
+      }
+      return c;
+    }
+  }
+
+  private static final String TABLE_SQL = """
+      SELECT c.oid::int8 AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
+             obj_description(c.oid, 'pg_class') AS comment, c.relrowsecurity AS rls,
+             CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated_rows,
+             COALESCE((SELECT array_agg(a.attname::text ORDER BY k.ord)
+                         FROM pg_index i
+                         CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                        WHERE i.indrelid = c.oid AND i.indisprimary), '{}') AS primary_key
+        FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
+         AND n.nspname = ANY($1::text[]) AND n.nspname <> 'tidemark'
+         AND c.relname = $2::text
+         AND has_table_privilege(c.oid, 'SELECT')
+       ORDER BY array_position($1::text[], n.nspname::text)
+       LIMIT 1""";
+
+  private static final String COLUMNS_SQL = """
+      SELECT a.attname::text AS name, format_type(a.atttypid, a.atttypmod) AS type,
+             format_type(a.atttypid, NULL) AS cast_type, NOT a.attnotnull AS nullable,
+             pg_get_expr(d.adbin, d.adrelid) AS default_expr, col_description(a.attrelid, a.attnum) AS comment,
+             t.typcategory::text AS category
+        FROM pg_attribute a
+        JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+       WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
+       ORDER BY a.attnum""";
+
+  private TableCatalog() {}
+
+  /**
+   * The table named {@code table} (name or schema.name), looked up in {@code schemas} in order.
+   * NOT_FOUND when it does not exist, is not served, is Tidemark's own, or the role may not read it.
+   */
+  public static Future<Table> resolve(SqlConnection conn, List<String> schemas, String table) {
+    String schema = null;
+    String name = table;
+    int dot = table.indexOf('.');
+    if (dot > 0 && dot < table.length() - 1) {
+      schema = table.substring(0, dot);
+      name = table.substring(dot + 1);
+    }
+    List<String> searched = new ArrayList<>();
+    for (String s : schemas) {
+      if (!OWN_SCHEMA.equals(s) && (schema == null || s.equals(schema))) {
+        searched.add(s);
+      }
+    }
+    if (searched.isEmpty()) {
+      return Future.failedFuture(notFound(table, schemas));
+    }
+    String bare = name;
+    return conn.preparedQuery(TABLE_SQL).execute(Tuple.of(searched.toArray(new String[0]), name)).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(notFound(table, schemas));
+      }
+      Row r = rows.iterator().next();
+      long oid = r.getLong("oid");
+      return conn.preparedQuery(COLUMNS_SQL).execute(Tuple.of(oid)).map(cols -> {
+        Map<String, Column> columns = new LinkedHashMap<>();
+        for (Row c : cols) {
+          columns.put(c.getString("name"), new Column(c.getString("name"), c.getString("type"), c.getString("cast_type"),
+              c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category")));
+        }
+        return new Table(oid, r.getString("schema"), bare, KINDS.get(r.getString("kind")), r.getString("comment"),
+            r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns);
+      });
+    });
+  }
+
+  private static ToolException notFound(String table, List<String> schemas) {
+    return new ToolException(ErrorCode.NOT_FOUND,
+        "No table or view named '" + table + "' that you may read in the served schemas ("
+            + String.join(", ", schemas.stream().filter(s -> !OWN_SCHEMA.equals(s)).toList()) + "). "
+            + ErrorCode.NOT_FOUND.hint(),
+        new JsonObject().put("argument", "table"));
+  }
+}
