@@ -15,8 +15,9 @@ public final class ToolCatalog {
 
   public static final String STATUS = "status";
   public static final String LIST_TABLES = "list_tables";
+  public static final String CHANGES_SINCE = "changes_since";
 
-  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES);
+  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES, CHANGES_SINCE);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 
   private ToolCatalog() {}

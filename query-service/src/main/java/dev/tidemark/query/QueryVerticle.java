@@ -9,6 +9,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.query.impl.ChangesSinceTool;
 import dev.tidemark.query.impl.ListTablesTool;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.StatusTool;
@@ -43,7 +44,8 @@ public final class QueryVerticle extends VerticleBase {
   public Future<?> start() {
     tools = Map.of(
         "status", new StatusTool(vertx, node, config),
-        "list_tables", new ListTablesTool(config.database()));
+        "list_tables", new ListTablesTool(config.database()),
+        "changes_since", new ChangesSinceTool(config.database()));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
     return consumer.completion();
   }

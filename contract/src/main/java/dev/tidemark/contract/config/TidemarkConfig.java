@@ -19,7 +19,8 @@ public record TidemarkConfig(
     KafkaConfig kafka,
     ClusterConfig cluster,
     long busSendTimeoutMs,
-    boolean authEnabled) {
+    boolean authEnabled,
+    ChangelogConfig changelog) {
 
   public record HttpConfig(String host, int port, String path, long maxBodyBytes, List<String> allowedOrigins) {}
 
@@ -51,6 +52,10 @@ public record TidemarkConfig(
       return topicPrefix + database;
     }
   }
+
+  /** The changelog role's capture, relay and retention settings. */
+  public record ChangelogConfig(
+      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds) {}
 
   public record ClusterConfig(
       String name,
@@ -109,7 +114,13 @@ public record TidemarkConfig(
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
-        authEnabled);
+        authEnabled,
+        new ChangelogConfig(
+            v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
+            v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
+            (int) Math.min(v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE), 100_000),
+            v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
+            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)));
   }
 
   /** Loopback names and addresses: what only this machine can reach. */
