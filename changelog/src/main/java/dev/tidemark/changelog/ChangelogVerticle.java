@@ -4,7 +4,15 @@ import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
+import dev.tidemark.changelog.impl.Relay;
 import dev.tidemark.contract.config.TidemarkConfig;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -24,6 +32,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The changelog role for one database. At start it connects to Kafka and creates the database's
  * changelog topic when missing; while Kafka is unreachable it keeps trying, and readiness says so.
+ * It puts capture triggers on the served schemas' tables (and again every
+ * {@code changelog.reconcile-seconds}), and runs a {@link Relay} that publishes the changelog
+ * table to the topic whenever it holds the relay lock.
  */
 public final class ChangelogVerticle extends VerticleBase {
 
@@ -32,14 +43,19 @@ public final class ChangelogVerticle extends VerticleBase {
 
   private final NodeInfo node;
   private final TidemarkConfig config;
+  private final Pool pool;
   private Admin admin;
+  private Producer<String, String> producer;
+  private Relay relay;
+  private long reconcileTimer = -1;
   private volatile boolean topicReady;
   private long retryTimer = -1;
   private MessageConsumer<JsonObject> consumer;
 
-  public ChangelogVerticle(NodeInfo node, TidemarkConfig config) {
+  public ChangelogVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
     this.node = node;
     this.config = config;
+    this.pool = pool;
   }
 
   @Override
@@ -56,14 +72,77 @@ public final class ChangelogVerticle extends VerticleBase {
         })
         // the first attempt is part of starting, so a node whose broker is up starts ready;
         // a failed attempt does not fail the start: the role keeps trying and readiness says so
-        .compose(ignored -> ensureTopic());
+        .compose(ignored -> ensureTopic())
+        .compose(ignored -> vertx.executeBlocking(this::createProducer))
+        .compose(created -> {
+          producer = created;
+          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), producer, topic(),
+              config.kafka().requestTimeoutMs() * 3);
+          relay.start();
+          reconcileTimer = vertx.setPeriodic(config.changelog().reconcileSeconds() * 1000, t -> reconcile());
+          // capture starts with the role; a database that is down now is reconciled on the next round
+          return reconcile();
+        });
+  }
+
+  /** True while this node's relay is the one publishing. */
+  public boolean relayActive() {
+    return relay != null && relay.active();
+  }
+
+  /** Puts capture triggers on every table of database.schemas, and takes them off tables that left. */
+  private Future<Void> reconcile() {
+    return pool.preparedQuery("SELECT tidemark.capture_schemas($1)")
+        .execute(Tuple.of(config.database().schemas().toArray(new String[0])))
+        .onSuccess(rows -> {
+          int touched = rows.iterator().next().getInteger(0);
+          if (touched > 0) {
+            LOG.info("capture triggers changed on {} table(s)", touched);
+          }
+        })
+        .onFailure(err -> LOG.warn("could not reconcile capture triggers: {}", rootMessage(err)))
+        .<Void>mapEmpty()
+        .otherwiseEmpty();
+  }
+
+  private Producer<String, String> createProducer() {
+    long timeout = config.kafka().requestTimeoutMs();
+    Map<String, Object> props = new java.util.HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
+    props.put(ProducerConfig.CLIENT_ID_CONFIG, "tidemark-relay-" + node.nodeId());
+    // the broker then refuses a gap or a reordering within one producer session
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+    props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout);
+    props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) (timeout * 2));
+    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 2);
+    props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+    props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+    return new KafkaProducer<>(props);
+  }
+
+  static PgConnectOptions connectOptions(TidemarkConfig.DatabaseConfig db) {
+    return new PgConnectOptions()
+        .setHost(db.host())
+        .setPort(db.port())
+        .setDatabase(db.dbname())
+        .setUser(db.user())
+        .setPassword(db.password())
+        .addProperty("application_name", "tidemark-relay");
   }
 
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(retryTimer);
+    vertx.cancelTimer(reconcileTimer);
     Future<Void> unregister = consumer == null ? Future.succeededFuture() : consumer.unregister();
-    return unregister.compose(ignored -> vertx.executeBlocking(() -> {
+    Future<Void> relayStopped = relay == null ? Future.succeededFuture() : relay.stop();
+    return Future.all(unregister, relayStopped).compose(ignored -> vertx.executeBlocking(() -> {
+      if (producer != null) {
+        producer.close(Duration.ofSeconds(2));
+      }
       if (admin != null) {
         admin.close(Duration.ofSeconds(2));
       }

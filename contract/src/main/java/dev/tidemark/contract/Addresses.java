@@ -13,6 +13,17 @@ public final class Addresses {
   /** The changelog role of one database: {@code tidemark.changelog.v1.<database>}. */
   public static final String CHANGELOG_V1 = "tidemark.changelog.v1";
 
+  /**
+   * Committed data changes of one database, published by every gateway node to its own local
+   * consumers only: {@code tidemark.changes.v1.<database>}. Body: {@link ChangeNotice}.
+   */
+  public static final String CHANGES_V1 = "tidemark.changes.v1";
+  /**
+   * Committed schema changes (DDL) of one database, local to each gateway node:
+   * {@code tidemark.schema-changes.v1.<database>}. Body: {@link SchemaChangeNotice}.
+   */
+  public static final String SCHEMA_CHANGES_V1 = "tidemark.schema-changes.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -28,6 +39,14 @@ public final class Addresses {
 
   public static String changelog(String database) {
     return CHANGELOG_V1 + "." + database;
+  }
+
+  public static String changes(String database) {
+    return CHANGES_V1 + "." + database;
+  }
+
+  public static String schemaChanges(String database) {
+    return SCHEMA_CHANGES_V1 + "." + database;
   }
 
   public static String forService(Service service, String database) {

@@ -20,8 +20,10 @@ public final class ToolCatalog {
   public static final String LIST_ROWS = "list_rows";
   public static final String QUERY = "query";
   public static final String EXPLAIN = "explain";
+  public static final String CHANGES_SINCE = "changes_since";
 
-  private static final List<String> NAMES = List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN);
+  private static final List<String> NAMES =
+      List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 
   private ToolCatalog() {}

@@ -3,6 +3,7 @@ package dev.tidemark.node;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.changelog.ChangelogVerticle;
+import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.command.CommandVerticle;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Role;
@@ -63,7 +64,8 @@ public final class TidemarkNode {
       Vertx vertx = cluster.vertx();
       Set<Role> roles = config.roles();
       NodeInfo info = new NodeInfo(nodeId, Version.get(), roles, cluster::size);
-      boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND);
+      boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND)
+          || roles.contains(Role.CHANGELOG);
       Pool pool = needsDatabase ? Pools.create(vertx, config.database()) : null;
 
       HealthChecks live = HealthChecks.create(vertx).register("event-loop", p -> p.complete(Status.OK()));
@@ -83,7 +85,7 @@ public final class TidemarkNode {
         deployments.add(vertx.deployVerticle(new CommandVerticle(info, config, pool)));
       }
       if (roles.contains(Role.CHANGELOG)) {
-        ChangelogVerticle changelog = new ChangelogVerticle(info, config);
+        ChangelogVerticle changelog = new ChangelogVerticle(info, config, pool);
         ready.register("kafka", CHECK_TIMEOUT_MILLIS, p -> changelog.ready()
             .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
                 .put("topic", changelog.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
@@ -95,6 +97,8 @@ public final class TidemarkNode {
         Authenticator auth = config.authEnabled() ? TokenStore.create(pool).authenticator(vertx) : null;
         gateway = new GatewayVerticle(info, config, auth, extensions);
         deployments.add(vertx.deployVerticle(gateway));
+        // every gateway hears of every change, to notify the subscribers it holds
+        deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready);
       GatewayVerticle gw = gateway;

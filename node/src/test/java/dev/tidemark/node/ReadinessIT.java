@@ -21,12 +21,13 @@ class ReadinessIT {
 
   @Test
   void aChangelogNodeIsNotReadyWhileKafkaIsUnreachable(SharedInfra infra) {
+    TestNodes.prepareDatabase(infra);  // the changelog role reads and writes PostgreSQL too
     TidemarkNode node = TestNodes.startAlone(infra, "changelog", Map.of(
         ConfigKey.KAFKA_BOOTSTRAP_SERVERS, "127.0.0.1:" + FreePorts.allocate(),
         ConfigKey.KAFKA_REQUEST_TIMEOUT_MS, "1000"));
     try {
       Map<String, String> checks = checks(node, "/health/ready", 503);
-      assertEquals(Map.of("cluster", "UP", "kafka", "DOWN"), checks);
+      assertEquals(Map.of("cluster", "UP", "kafka", "DOWN", "postgres", "UP"), checks);
       assertEquals(Map.of("event-loop", "UP"), checks(node, "/health/live", 200));
     } finally {
       TestNodes.stop(node);
@@ -46,9 +47,10 @@ class ReadinessIT {
 
   @Test
   void aChangelogNodeWithKafkaIsReadyAndItsTopicExists(SharedInfra infra) throws Exception {
+    TestNodes.prepareDatabase(infra);
     TidemarkNode node = TestNodes.startAlone(infra, "changelog", Map.of(ConfigKey.KAFKA_TOPIC_PREFIX, "it.readiness."));
     try {
-      assertEquals(Map.of("cluster", "UP", "kafka", "UP"), checks(node, "/health/ready", 200));
+      assertEquals(Map.of("cluster", "UP", "kafka", "UP", "postgres", "UP"), checks(node, "/health/ready", 200));
       try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", infra.kafkaBootstrapServers()))) {
         assertEquals(true, admin.listTopics().names().get().contains("it.readiness.main"));
       }

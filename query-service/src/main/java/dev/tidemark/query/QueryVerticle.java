@@ -16,6 +16,7 @@ import dev.tidemark.query.impl.DescribeTableTool;
 import dev.tidemark.query.impl.ExplainTool;
 import dev.tidemark.query.impl.GetRowTool;
 import dev.tidemark.query.impl.ListRowsTool;
+import dev.tidemark.query.impl.ChangesSinceTool;
 import dev.tidemark.query.impl.ListTablesTool;
 import dev.tidemark.query.impl.QueryTool;
 import dev.tidemark.query.impl.ReadTool;
@@ -67,7 +68,8 @@ public final class QueryVerticle extends VerticleBase {
         ToolCatalog.GET_ROW, new GetRowTool(db),
         ToolCatalog.LIST_ROWS, new ListRowsTool(db, cursors, staleness),
         ToolCatalog.QUERY, new QueryTool(db, cursors, staleness),
-        ToolCatalog.EXPLAIN, new ExplainTool(db));
+        ToolCatalog.EXPLAIN, new ExplainTool(db),
+        ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
     return consumer.completion();
   }

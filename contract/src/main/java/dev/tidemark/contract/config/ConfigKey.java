@@ -52,7 +52,13 @@ public enum ConfigKey {
 
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
-  AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs.");
+  AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),
+
+  CHANGELOG_RETENTION_SECONDS("changelog.retention-seconds", "604800", "How long a published change stays in the changelog table; older cursors get CURSOR_EXPIRED."),
+  CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),
+  CHANGELOG_RELAY_BATCH_SIZE("changelog.relay-batch-size", "1000", "Most changes the relay reads and publishes to Kafka at once."),
+  CHANGELOG_RELAY_POLL_MS("changelog.relay-poll-ms", "1000", "How often the relay looks for changes when no commit woke it, and how often a standby relay tries to take over."),
+  CHANGELOG_RECONCILE_SECONDS("changelog.reconcile-seconds", "30", "How often the changelog role puts capture triggers on new tables, for databases without the DDL event trigger.");
 
   private final String key;
   private final String defaultValue;

@@ -20,7 +20,8 @@ public record TidemarkConfig(
     ClusterConfig cluster,
     long busSendTimeoutMs,
     boolean authEnabled,
-    String cursorSecret) {
+    String cursorSecret,
+    ChangelogConfig changelog) {
 
   @Override
   public String toString() {
@@ -60,6 +61,10 @@ public record TidemarkConfig(
       return topicPrefix + database;
     }
   }
+
+  /** The changelog role's capture, relay and retention settings. */
+  public record ChangelogConfig(
+      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds) {}
 
   public record ClusterConfig(
       String name,
@@ -122,7 +127,13 @@ public record TidemarkConfig(
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
-        v.str(ConfigKey.CURSOR_SECRET));
+        v.str(ConfigKey.CURSOR_SECRET),
+        new ChangelogConfig(
+            v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
+            v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
+            (int) Math.min(v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE), 100_000),
+            v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
+            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)));
   }
 
   /** Loopback names and addresses: what only this machine can reach. */

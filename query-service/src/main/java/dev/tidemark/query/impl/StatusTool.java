@@ -19,6 +19,7 @@ public final class StatusTool implements ReadTool {
   private final Vertx vertx;
   private final NodeInfo node;
   private final TidemarkConfig config;
+  private final Changelog changelog = new Changelog();
 
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config) {
     this.vertx = vertx;
@@ -31,7 +32,9 @@ public final class StatusTool implements ReadTool {
     Future<String> role = ReadTool.readOnly(pool, request, config.database().statementTimeoutMs(),
         conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
     Future<JsonObject> kafka = kafka();
-    return Future.all(role, kafka).map(all -> {
+    // the head is optional: a database whose changelog cannot be read still answers status
+    Future<String> head = changelog.headCursor(pool).otherwise((String) null);
+    return Future.all(role, kafka, head).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
           .put("version", node.version())
@@ -43,6 +46,9 @@ public final class StatusTool implements ReadTool {
               .put("access", request.caller().access().wire()))
           .put("cluster", new JsonObject().put("reachable", size > 0).put("size", size))
           .put("kafka", kafka.result());
+      if (head.result() != null) {
+        out.put("changelog_head", head.result());
+      }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()
           + " (" + role.result() + ", " + request.caller().access().wire() + ")", out);

@@ -1,0 +1,147 @@
+package dev.tidemark.node;
+
+import dev.tidemark.changelog.ChangelogRecord;
+import dev.tidemark.contract.ChangePosition;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.node.dev.DevSetup;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/** A database of its own per test class, plain-SQL writers, and a reader of the changelog topic. */
+final class ChangelogFixtures {
+
+  private ChangelogFixtures() {}
+
+  /** Tidemark's schema, the demo tables and both callers in PostgreSQL database {@code db}. */
+  static void prepare(SharedInfra infra, String db) {
+    infra.postgres().createDatabaseIfMissing(db);
+    Vertx vertx = Vertx.vertx();
+    try {
+      Map<ConfigKey, String> v = TestNodes.config(infra, "prepare", 0, "", "query");
+      v.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
+      Pool pool = Pools.create(vertx, TidemarkConfig.from(v).database());
+      TestNodes.await(DevSetup.prepare(pool, TestNodes.READ_WRITE_TOKEN, TestNodes.READ_ONLY_TOKEN)
+          .toCompletionStage().toCompletableFuture());
+    } finally {
+      TestNodes.await(vertx.close().toCompletionStage().toCompletableFuture());
+    }
+  }
+
+  /** Node settings for PostgreSQL database {@code db}, served as {@code name} (so its topic is its own). */
+  static Map<ConfigKey, String> config(SharedInfra infra, String db, String name, String cluster, int port, String members,
+      String roles) {
+    Map<ConfigKey, String> v = TestNodes.config(infra, cluster, port, members, roles);
+    v.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
+    v.put(ConfigKey.DATABASE_NAME, name);
+    v.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
+    v.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
+    return v;
+  }
+
+  static Connection jdbc(SharedInfra infra, String db) {
+    try {
+      return DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static void sql(SharedInfra infra, String db, String... statements) {
+    try (Connection c = jdbc(infra, db); var st = c.createStatement()) {
+      for (String s : statements) {
+        st.execute(s);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Waits for a condition, checking every 50 ms; fails after {@code timeout}. */
+  static void await(String what, Duration timeout, BooleanSupplier condition) {
+    LinkedBlockingQueue<Object> never = new LinkedBlockingQueue<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+      }
+      try {
+        never.poll(50, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  /**
+   * Reads a changelog topic from its beginning, as a consumer should: dropping a record whose
+   * position is not after the last one taken from its partition. Counts what it dropped.
+   */
+  static final class TopicReader implements AutoCloseable {
+    private final KafkaConsumer<String, String> consumer;
+    final List<ChangelogRecord> records = new ArrayList<>();
+    final Map<ChangePosition, Integer> seen = new HashMap<>();
+    private final Map<Integer, ChangePosition> last = new HashMap<>();
+    int duplicates;
+
+    TopicReader(SharedInfra infra, String topic) {
+      consumer = new KafkaConsumer<>(Map.of(
+          ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafkaBootstrapServers(),
+          ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+          ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000,
+          ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
+      List<PartitionInfo> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+      List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+    }
+
+    /** Reads until {@code done} holds; each poll waits at most 200 ms. */
+    void readUntil(String what, Duration timeout, BooleanSupplier done) {
+      await(what, timeout, () -> {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          ChangelogRecord change = ChangelogRecord.fromJson(new JsonObject(r.value()));
+          ChangePosition prev = last.get(r.partition());
+          if (prev != null && !change.position().isAfter(prev)) {
+            duplicates++;
+            continue;
+          }
+          last.put(r.partition(), change.position());
+          records.add(change);
+          seen.merge(change.position(), 1, Integer::sum);
+        }
+        return done.getAsBoolean();
+      });
+    }
+
+    List<ChangelogRecord> of(String table) {
+      return records.stream().filter(r -> r.table().equals(table)).toList();
+    }
+
+    @Override
+    public void close() {
+      consumer.close(Duration.ofSeconds(2));
+    }
+  }
+}

@@ -1,0 +1,362 @@
+package dev.tidemark.node;
+
+import static dev.tidemark.node.ChangelogFixtures.sql;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.changelog.ChangelogRecord;
+import dev.tidemark.contract.ChangePosition;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.devstack.FreePorts;
+import dev.tidemark.node.ChangelogFixtures.TopicReader;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Capture, the relay and changes_since against a real PostgreSQL and Kafka. A gateway+query node
+ * serves MCP; the relay runs on a separate changelog-only node that tests stop and start.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ChangelogIT {
+
+  static final String DB = "changelog_it";
+  static final String NAME = "clit";
+  static final Duration WAIT = Duration.ofSeconds(60);
+
+  private SharedInfra infra;
+  private TidemarkNode server;
+  private TidemarkNode relay;
+  private String topic;
+
+  @BeforeAll
+  void start(SharedInfra infra) {
+    this.infra = infra;
+    ChangelogFixtures.prepare(infra, DB);
+    sql(infra, DB,
+        "CREATE TABLE IF NOT EXISTS public.z (id int PRIMARY KEY, v int NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS public.writes (writer int, seq int, PRIMARY KEY (writer, seq))",
+        "CREATE TABLE IF NOT EXISTS public.no_pk (a int, b text)",
+        "CREATE TABLE IF NOT EXISTS public.secret_notes (id int PRIMARY KEY, body text)",
+        "REVOKE ALL ON public.secret_notes FROM tidemark_reader, tidemark_writer",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.z, public.writes TO tidemark_writer");
+    server = TestNodes.startAlone(infra, "gateway,query", Map.of(
+        ConfigKey.DATABASE_URL, infra.postgres().url(DB), ConfigKey.DATABASE_NAME, NAME));
+    relay = startRelay(Map.of());
+    topic = relay.config().kafka().topicFor(NAME);
+  }
+
+  @AfterAll
+  void stop() {
+    TestNodes.stop(relay);
+    TestNodes.stop(server);
+  }
+
+  private TidemarkNode startRelay(Map<ConfigKey, String> overrides) {
+    int port = FreePorts.allocate();
+    Map<ConfigKey, String> v = ChangelogFixtures.config(infra, DB, NAME, TestNodes.clusterName(), port, "127.0.0.1:" + port, "changelog");
+    v.putAll(overrides);
+    return TestNodes.start(v);
+  }
+
+  private McpHttpClient client(String token) {
+    McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(server), token);
+    c.initialize();
+    return c;
+  }
+
+  private static List<JsonObject> changes(JsonObject structured) {
+    return structured.getJsonArray("changes").stream().map(JsonObject.class::cast).toList();
+  }
+
+  @Test
+  @Order(1)
+  void aChangeMadeWithPlainSqlIsCapturedWithKeyImagesAndTheCallerSettings() throws Exception {
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB)) {
+      c.setAutoCommit(false);
+      c.createStatement().execute("SELECT set_config('tidemark.caller', 'alice', true), set_config('tidemark.tool', 'insert_rows', true)");
+      c.createStatement().execute("SET LOCAL ROLE tidemark_writer");
+      c.createStatement().execute("INSERT INTO public.z VALUES (100, 1)");
+      c.createStatement().execute("UPDATE public.z SET v = 2 WHERE id = 100");
+      // the transaction reads back what it captured, before it ends, without rights on schema tidemark
+      ResultSet own = c.createStatement().executeQuery(
+          "SELECT op, key::text, after->>'v' FROM tidemark.changes_of_current_transaction()");
+      assertTrue(own.next());
+      assertEquals("INSERT", own.getString(1));
+      assertEquals("[100]", own.getString(2));
+      assertTrue(own.next());
+      assertEquals("UPDATE", own.getString(1));
+      assertEquals("2", own.getString(3));
+      c.commit();
+    }
+    sql(infra, DB, "INSERT INTO public.no_pk VALUES (1, 'x')", "TRUNCATE public.no_pk");
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB);
+        ResultSet r = c.createStatement().executeQuery("SELECT c.table_name, c.op, c.key::text, c.before::text, c.caller, c.tool "
+            + "FROM tidemark.changelog c JOIN tidemark.changelog_commit k ON k.xid = c.xid "
+            + "WHERE c.table_name IN ('z', 'no_pk') AND c.op <> 'DDL' ORDER BY k.position DESC, c.id DESC LIMIT 4")) {
+      List<String> rows = new ArrayList<>();
+      while (r.next()) {
+        rows.add(r.getString(1) + " " + r.getString(2) + " " + r.getString(3) + " " + r.getString(4) + " " + r.getString(5) + " " + r.getString(6));
+      }
+      assertEquals(List.of(
+          "no_pk TRUNCATE null null null null",
+          "no_pk INSERT {\"a\": 1, \"b\": \"x\"} null null null",
+          "z UPDATE [100] {\"v\": 1, \"id\": 100} alice insert_rows",
+          "z INSERT [100] null alice insert_rows"), rows);
+    }
+  }
+
+  @Test
+  @Order(2)
+  void aTableCreatedAfterStartIsCapturedWithoutARestart() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.late", "CREATE TABLE public.late (id int PRIMARY KEY)", "INSERT INTO public.late VALUES (7)");
+    try (TopicReader reader = new TopicReader(infra, topic)) {
+      reader.readUntil("the insert into the new table", WAIT,
+          () -> reader.of("late").stream().anyMatch(r -> "INSERT".equals(r.op())));
+      ChangelogRecord insert = reader.of("late").stream().filter(r -> "INSERT".equals(r.op())).findFirst().orElseThrow();
+      assertEquals(new JsonArray().add(7), insert.body().getJsonArray("key"));
+      assertTrue(reader.of("late").stream().anyMatch(ChangelogRecord::isDdl), "the CREATE TABLE is in the changelog too");
+    }
+  }
+
+  @Test
+  @Order(3)
+  void aLateCommitWithAnEarlierIdIsPublishedAfterTheEarlyOneAndNotSkipped() throws Exception {
+    sql(infra, DB, "INSERT INTO public.z VALUES (200, 0), (201, 0) ON CONFLICT DO NOTHING");
+    try (Connection t1 = ChangelogFixtures.jdbc(infra, DB); Connection t2 = ChangelogFixtures.jdbc(infra, DB);
+        TopicReader reader = new TopicReader(infra, topic)) {
+      t1.setAutoCommit(false);
+      t2.setAutoCommit(false);
+      t1.createStatement().execute("UPDATE public.z SET v = 1 WHERE id = 200");  // takes the lower changelog id
+      t2.createStatement().execute("UPDATE public.z SET v = 1 WHERE id = 201");
+      t2.commit();
+      // T2 is published while T1 is still open: an open transaction does not hold the relay back
+      reader.readUntil("T2's change", WAIT, () -> reader.of("z").stream().anyMatch(r -> key(r) == 201 && v(r) == 1));
+      t1.commit();
+      reader.readUntil("T1's change", WAIT, () -> reader.of("z").stream().anyMatch(r -> key(r) == 200 && v(r) == 1));
+      List<Integer> order = reader.of("z").stream().filter(r -> v(r) == 1 && (key(r) == 200 || key(r) == 201)).map(ChangelogRecord -> key(ChangelogRecord)).toList();
+      assertEquals(List.of(201, 200), order, "commit order, although T1 captured first");
+    }
+  }
+
+  @Test
+  @Order(4)
+  void aTransactionWithTheOlderIdThatCommitsLastIsSeenAfterTheNewerOne() throws Exception {
+    sql(infra, DB, "INSERT INTO public.z VALUES (300, 0) ON CONFLICT DO NOTHING");
+    try (Connection t1 = ChangelogFixtures.jdbc(infra, DB); Connection t2 = ChangelogFixtures.jdbc(infra, DB);
+        TopicReader reader = new TopicReader(infra, topic)) {
+      t1.setAutoCommit(false);
+      t2.setAutoCommit(false);
+      long xid1 = xid(t1);  // T1 takes its transaction id first
+      t2.createStatement().execute("UPDATE public.z SET v = 2 WHERE id = 300");
+      long xid2 = xid(t2);
+      t2.commit();
+      t1.createStatement().execute("UPDATE public.z SET v = 1 WHERE id = 300");
+      t1.commit();
+      assertTrue(xid1 < xid2, "the test only means something when T1's id is the older one");
+      reader.readUntil("both changes to Z", WAIT, () -> reader.of("z").stream().filter(r -> key(r) == 300 && v(r) > 0).count() == 2);
+      List<Integer> values = reader.of("z").stream().filter(r -> key(r) == 300 && v(r) > 0).map(ChangelogIT::v).toList();
+      assertEquals(List.of(2, 1), values, "T2's change to Z comes before T1's, as they committed");
+      List<String> xids = reader.of("z").stream().filter(r -> key(r) == 300 && v(r) > 0)
+          .map(r -> r.body().getString("transaction")).toList();
+      assertEquals(List.of(String.valueOf(xid2), String.valueOf(xid1)), xids);
+    }
+  }
+
+  @Test
+  @Order(5)
+  void changesSinceTheStatusHeadListsLaterChangesInOrderAndOnlyTablesTheCallerMayRead() {
+    try (McpHttpClient writer = client(TestNodes.READ_WRITE_TOKEN); McpHttpClient reader = client(TestNodes.READ_ONLY_TOKEN)) {
+      JsonObject status = writer.callTool("status", new JsonObject()).getJsonObject("structuredContent");
+      OutputSchemas.assertFits("status", status);
+      String head = status.getString("changelog_head");
+      sql(infra, DB, "INSERT INTO public.z VALUES (400, 1)", "INSERT INTO public.secret_notes VALUES (1, 'hidden')",
+          "UPDATE public.z SET v = 2 WHERE id = 400", "DELETE FROM public.z WHERE id = 400");
+
+      JsonObject page = writer.callTool("changes_since", new JsonObject().put("cursor", head).put("limit", 2))
+          .getJsonObject("structuredContent");
+      OutputSchemas.assertFits("changes_since", page);
+      assertEquals(List.of("INSERT", "UPDATE"), changes(page).stream().map(c -> c.getString("op")).toList(),
+          "secret_notes is left out: tidemark_writer may not read it");
+      assertEquals(true, page.getBoolean("has_more"));
+      JsonObject update = changes(page).get(1);
+      assertEquals(new JsonObject().put("id", 400).put("v", 1), update.getJsonObject("before"));
+      assertEquals(new JsonObject().put("id", 400).put("v", 2), update.getJsonObject("after"));
+
+      JsonObject rest = writer.callTool("changes_since", new JsonObject().put("cursor", page.getString("next_cursor")))
+          .getJsonObject("structuredContent");
+      assertEquals(List.of("DELETE"), changes(rest).stream().map(c -> c.getString("op")).toList());
+      assertEquals(false, rest.getBoolean("has_more"));
+      JsonObject none = writer.callTool("changes_since", new JsonObject().put("cursor", rest.getString("next_cursor")))
+          .getJsonObject("structuredContent");
+      assertEquals(0, none.getJsonArray("changes").size());
+
+      JsonObject filtered = reader.callTool("changes_since", new JsonObject().put("cursor", head).put("tables", new JsonArray().add("public.secret_notes")))
+          .getJsonObject("structuredContent");
+      assertEquals(0, filtered.getJsonArray("changes").size(), "a table the caller cannot SELECT shows nothing");
+      JsonObject onlyZ = reader.callTool("changes_since", new JsonObject().put("cursor", head).put("tables", new JsonArray().add("z")))
+          .getJsonObject("structuredContent");
+      assertEquals(3, onlyZ.getJsonArray("changes").size());
+    }
+  }
+
+  @Test
+  @Order(6)
+  void aForgedOrMalformedCursorIsInvalidAndSaysToStartFromTheStatusHead() {
+    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
+      String head = c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("changelog_head");
+      char[] forged = head.toCharArray();
+      forged[3] = forged[3] == 'A' ? 'B' : 'A';
+      for (String cursor : List.of(new String(forged), "not-a-cursor", new ChangePosition(1, 1).encode(new byte[] {1, 2, 3}))) {
+        JsonObject result = c.callTool("changes_since", new JsonObject().put("cursor", cursor));
+        assertEquals(true, result.getBoolean("isError"), cursor);
+        JsonObject error = result.getJsonObject("structuredContent").getJsonObject("error");
+        assertEquals("INVALID_CURSOR", error.getString("code"));
+        assertTrue(error.getString("message").contains("changelog_head that status reports"), error.getString("message"));
+      }
+    }
+  }
+
+  @Test
+  @Order(7)
+  void tenThousandChangesFromEightWritersSurviveTwoRelayRestartsInCommitOrderEachPositionOnce() throws Exception {
+    sql(infra, DB, "TRUNCATE public.writes");
+    int writers = 8;
+    int perWriter = 1250;
+    AtomicInteger committed = new AtomicInteger();
+    CountDownLatch[] milestones = {new CountDownLatch(2000), new CountDownLatch(4000), new CountDownLatch(6000), new CountDownLatch(8000)};
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    long started = System.nanoTime();
+    List<Future<?>> done = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      int writer = w;
+      done.add(pool.submit(() -> {
+        try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.writes VALUES (?, ?)")) {
+          for (int seq = 0; seq < perWriter; seq++) {
+            ps.setInt(1, writer);
+            ps.setInt(2, seq);
+            ps.executeUpdate();
+            committed.incrementAndGet();
+            for (CountDownLatch m : milestones) {
+              m.countDown();
+            }
+          }
+        }
+        return null;
+      }));
+    }
+    try {
+      assertTrue(milestones[0].await(60, TimeUnit.SECONDS));
+      TestNodes.stop(relay);  // stopped mid-stream, perhaps mid-batch
+      relay = null;
+      assertTrue(milestones[1].await(60, TimeUnit.SECONDS));
+      relay = startRelay(Map.of(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, "300"));
+      assertTrue(milestones[2].await(60, TimeUnit.SECONDS));
+      TestNodes.stop(relay);
+      relay = null;
+      assertTrue(milestones[3].await(60, TimeUnit.SECONDS));
+      relay = startRelay(Map.of());
+      for (Future<?> f : done) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(writers * perWriter, committed.get());
+
+    List<ChangePosition> expected = new ArrayList<>();
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB);
+        ResultSet r = c.createStatement().executeQuery("SELECT k.position, c.id FROM tidemark.changelog c "
+            + "JOIN tidemark.changelog_commit k ON k.xid = c.xid WHERE c.table_name = 'writes' AND c.op = 'INSERT' "
+            + "AND (c.after->>'seq')::int >= 0 ORDER BY k.position, c.id")) {
+      while (r.next()) {
+        expected.add(new ChangePosition(r.getLong(1), r.getLong(2)));
+      }
+    }
+    assertEquals(writers * perWriter, expected.size(), "every change was captured");
+    try (TopicReader reader = new TopicReader(infra, topic)) {
+      reader.readUntil("all 10,000 changes on the topic", Duration.ofSeconds(120),
+          () -> reader.of("writes").stream().filter(r -> "INSERT".equals(r.op())).count() >= expected.size());
+      long millis = (System.nanoTime() - started) / 1_000_000;
+      List<ChangelogRecord> inserts = reader.of("writes").stream().filter(r -> "INSERT".equals(r.op())).toList();
+      List<ChangePosition> published = inserts.stream().map(ChangelogRecord::position).toList();
+      assertEquals(expected, published, "the topic holds every change, in commit order");
+      assertTrue(reader.seen.values().stream().allMatch(n -> n == 1), "each position once after dedup");
+      int[] next = new int[writers];
+      for (ChangelogRecord r : inserts) {
+        JsonObject after = r.body().getJsonObject("after");
+        assertEquals(next[after.getInteger("writer")]++, after.getInteger("seq"), "each writer's commits in its order");
+      }
+      System.out.printf("[relay-kill] %d changes, %d writers, 2 relay stops; %d duplicates dropped; %d ms from first write to all read%n",
+          inserts.size(), writers, reader.duplicates, millis);
+    }
+  }
+
+  @Test
+  @Order(8)
+  void aCursorOlderThanRetentionIsExpiredAndSaysToStartFromTheStatusHead() {
+    TestNodes.stop(relay);
+    relay = startRelay(Map.of(ConfigKey.CHANGELOG_RETENTION_SECONDS, "1", ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS, "1"));
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      String old = c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("changelog_head");
+      sql(infra, DB, "INSERT INTO public.z VALUES (500, 1)", "UPDATE public.z SET v = 2 WHERE id = 500");
+      String[] code = new String[1];
+      ChangelogFixtures.await("the cursor to expire", WAIT, () -> {
+        JsonObject r = c.callTool("changes_since", new JsonObject().put("cursor", old));
+        code[0] = r.getBoolean("isError", false) ? r.getJsonObject("structuredContent").getJsonObject("error").getString("code") : null;
+        if (code[0] != null) {
+          assertTrue(r.getJsonObject("structuredContent").getJsonObject("error").getString("message").contains("changelog_head"));
+        }
+        return code[0] != null;
+      });
+      assertEquals("CURSOR_EXPIRED", code[0]);
+      JsonObject fresh = c.callTool("status", new JsonObject()).getJsonObject("structuredContent");
+      JsonObject again = c.callTool("changes_since", new JsonObject().put("cursor", fresh.getString("changelog_head")));
+      assertNull(again.getValue("isError"), "the head after pruning is a valid cursor");
+      assertFalse(again.getJsonObject("structuredContent").getBoolean("has_more"));
+    }
+  }
+
+  private static long xid(Connection c) throws Exception {
+    try (ResultSet r = c.createStatement().executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
+      r.next();
+      return r.getLong(1);
+    }
+  }
+
+  private static int key(ChangelogRecord r) {
+    JsonArray key = r.body().getJsonArray("key");
+    return key == null ? -1 : key.getInteger(0);
+  }
+
+  private static int v(ChangelogRecord r) {
+    JsonObject after = r.body().getJsonObject("after");
+    return after == null ? -1 : after.getInteger("v", -1);
+  }
+}

@@ -1,0 +1,122 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ChangePosition;
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.List;
+
+/**
+ * {@code changes_since}: committed changes after a cursor, in position (commit) order, to the
+ * tables the caller's role may SELECT. It reads schema tidemark as the login, in one REPEATABLE
+ * READ snapshot, so the page and the next cursor agree; the caller's rights are checked with
+ * has_table_privilege for the caller's role. A table with row-level security is left out unless
+ * the role bypasses it: a change's images could show rows its policies hide.
+ */
+public final class ChangesSinceTool implements ReadTool {
+
+  static final int DEFAULT_LIMIT = 100;
+
+  private static final String PAGE = """
+      SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
+             c.before, c.after, c.caller, c.tool
+        FROM tidemark.changelog_commit k
+        JOIN tidemark.changelog c ON c.xid = k.xid
+        JOIN pg_class cls ON cls.oid = c.relid
+       WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
+         AND c.op <> 'DDL'
+         AND c.schema_name = ANY($5)
+         AND has_table_privilege($3, c.relid, 'SELECT')
+         AND (NOT cls.relrowsecurity OR EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND rolbypassrls))
+         AND ($4::text[] IS NULL OR c.schema_name || '.' || c.table_name = ANY($4) OR c.table_name = ANY($4))
+       ORDER BY k.position, c.id
+       LIMIT $6""";
+
+  private final DatabaseConfig database;
+  private final Changelog changelog = new Changelog();
+
+  public ChangesSinceTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+    JsonObject args = request.arguments();
+    int limit = args.getInteger("limit", DEFAULT_LIMIT);
+    JsonArray tables = args.getJsonArray("tables");
+    String[] wanted = tables == null ? null : tables.stream().map(String::valueOf).toArray(String[]::new);
+    String[] schemas = database.schemas().stream().filter(s -> !ListTablesTool.OWN_SCHEMA.equals(s)).toArray(String[]::new);
+    String given = args.getString("cursor");
+    return changelog.key(pool).compose(key -> pool.withTransaction(conn ->
+        conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = "
+                + database.statementTimeoutMs()).execute()
+            .compose(x -> Changelog.bounds(conn))
+            .compose(bounds -> {
+              ChangePosition from = given == null ? bounds.pruned() : decode(given, key);
+              if (from.compareTo(bounds.pruned()) < 0) {
+                return Future.failedFuture(new ToolException(ErrorCode.CURSOR_EXPIRED,
+                    "The cursor is older than the changes Tidemark keeps; changes after it were removed. "
+                        + "Start again from the changelog_head that status reports, and re-read what you need.",
+                    new JsonObject().put("argument", "cursor")));
+              }
+              return conn.preparedQuery(PAGE)
+                  .execute(Tuple.of(from.commit(), from.change(), request.caller().pgRole(), wanted, schemas, limit + 1))
+                  .map(rows -> {
+                    JsonArray changes = new JsonArray();
+                    ChangePosition last = from;
+                    boolean more = rows.size() > limit;
+                    int n = 0;
+                    for (Row r : rows) {
+                      if (n++ == limit) {
+                        break;
+                      }
+                      last = new ChangePosition(r.getLong("position"), r.getLong("id"));
+                      changes.add(change(r, last.encode(key)));
+                    }
+                    // nothing more to show: continue from the head, past changes the caller may not see
+                    ChangePosition next = more || !bounds.head().isAfter(last) ? last : bounds.head();
+                    JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", next.encode(key))
+                        .put("has_more", more);
+                    String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
+                        + (more ? ", more waiting" : ", up to date");
+                    return ToolReply.ok(summary, out, changes);
+                  });
+            })));
+  }
+
+  private static ChangePosition decode(String cursor, byte[] key) {
+    return ChangePosition.decode(cursor, key).orElseThrow(() -> new ToolException(ErrorCode.INVALID_CURSOR,
+        "The cursor was not issued by this database's changelog. Start again from the changelog_head that status reports.",
+        new JsonObject().put("argument", "cursor")));
+  }
+
+  private static JsonObject change(Row r, String position) {
+    JsonObject c = new JsonObject()
+        .put("position", position)
+        .put("schema", r.getString("schema_name"))
+        .put("table", r.getString("table_name"))
+        .put("op", r.getString("op"));
+    for (String field : List.of("key", "before", "after")) {
+      Object value = r.getValue(field);
+      if (value != null) {
+        c.put(field, value);
+      }
+    }
+    c.put("committed_at", r.getOffsetDateTime("committed_at").toString()).put("transaction", r.getString("xid"));
+    if (r.getString("caller") != null) {
+      c.put("caller", r.getString("caller"));
+    }
+    if (r.getString("tool") != null) {
+      c.put("tool", r.getString("tool"));
+    }
+    return c;
+  }
+}
