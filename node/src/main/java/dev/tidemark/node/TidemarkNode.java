@@ -59,6 +59,11 @@ public final class TidemarkNode {
 
   /** @param extensions extra MCP tools, resources and prompts for the gateway; production passes none */
   public static Future<TidemarkNode> start(TidemarkConfig config, List<McpExtension> extensions) {
+    return startWith(config, vertx -> extensions);
+  }
+
+  /** Like {@link #start(TidemarkConfig, List)}, for extensions that need the node's Vert.x instance. */
+  public static Future<TidemarkNode> startWith(TidemarkConfig config, java.util.function.Function<Vertx, List<McpExtension>> extensionsOf) {
     String nodeId = config.nodeId().isEmpty() ? generatedNodeId() : config.nodeId();
     return ClusterSetup.start(config.cluster()).compose(cluster -> {
       Vertx vertx = cluster.vertx();
@@ -95,7 +100,7 @@ public final class TidemarkNode {
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
         Authenticator auth = config.authEnabled() ? TokenStore.create(pool).authenticator(vertx) : null;
-        gateway = new GatewayVerticle(info, config, auth, extensions);
+        gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         deployments.add(vertx.deployVerticle(gateway));
         // every gateway hears of every change, to notify the subscribers it holds
         deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));

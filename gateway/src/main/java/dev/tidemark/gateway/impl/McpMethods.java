@@ -200,7 +200,10 @@ final class McpMethods {
     if (extension != null) {
       CallContext context = new CallContext(call);
       return extension.callTool(toolName, arguments, context)
-          .recover(err -> err instanceof InputRequired ir ? Future.succeededFuture(context.inputRequired()) : Future.failedFuture(err));
+          .recover(err -> err instanceof InputRequired
+              ? Future.succeededFuture(context.inputRequired())
+              : Future.succeededFuture(new JsonObject().put("isError", true).put("content", new JsonArray()
+                  .add(new JsonObject().put("type", "text").put("text", toolName + " failed: " + err.getMessage())))));
     }
     return callService(call, tool, arguments);
   }
@@ -327,7 +330,10 @@ final class McpMethods {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "params.arguments must be an object of strings."));
     }
     JsonObject arguments = args == null ? new JsonObject() : (JsonObject) args;
-    return firstOf(extensions, e -> e.getPrompt(name, arguments)).compose(result -> result == null
+    return firstOf(extensions, e -> e.getPrompt(name, arguments))
+        .recover(err -> Future.failedFuture(err instanceof IllegalArgumentException
+            ? new RpcFailure(JsonRpc.INVALID_PARAMS, err.getMessage() + ".") : err))
+        .compose(result -> result == null
         ? Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown prompt; prompts/list shows what exists."))
         : Future.succeededFuture(result));
   }

@@ -1,0 +1,34 @@
+package dev.tidemark.conformance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.node.TidemarkNode;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.SharedInfra;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The official TypeScript SDK client (StreamableHTTPClientTransport) against a real node. */
+@ExtendWith(InfraExtension.class)
+class TypeScriptSdkClientIT {
+
+  @Test
+  void theSdkClientConnectsCallsSubscribesHearsAnUpdateAndEndsItsSession(SharedInfra infra) throws Exception {
+    McpClients.install();
+    TidemarkNode node = FixtureNode.start(infra);
+    try {
+      McpClients.Run run = McpClients.node(List.of("sdk-client.mjs", FixtureNode.url(node), "status",
+          "test://watched-resource", "test_trigger_update"), 120);
+      System.out.println(run.output());
+      assertEquals(0, run.exitCode(), run.output());
+      assertTrue(run.output().contains("\"step\":\"connected\",\"value\":{\"protocol\":\"2025-11-25\",\"session\":true"), run.output());
+      assertTrue(run.output().contains("\"step\":\"called\",\"value\":{\"tool\":\"status\",\"structured\":true"), run.output());
+      assertTrue(run.output().contains("\"step\":\"updated\",\"value\":\"test://watched-resource\""), run.output());
+      assertTrue(run.output().trim().endsWith("OK"), run.output());
+    } finally {
+      node.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+}
