@@ -24,6 +24,12 @@ public final class Addresses {
    */
   public static final String SCHEMA_CHANGES_V1 = "tidemark.schema-changes.v1";
 
+  /**
+   * Cancellations of running tool calls, published to every service node of one database:
+   * {@code tidemark.cancel.v1.<database>}. Body: {@code {"request_id": "<ToolRequest.requestId>"}}.
+   */
+  public static final String CANCEL_V1 = "tidemark.cancel.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -47,6 +53,10 @@ public final class Addresses {
 
   public static String schemaChanges(String database) {
     return SCHEMA_CHANGES_V1 + "." + database;
+  }
+
+  public static String cancel(String database) {
+    return CANCEL_V1 + "." + database;
   }
 
   public static String forService(Service service, String database) {

@@ -41,6 +41,7 @@ public final class QueryVerticle extends VerticleBase {
   private final Pool pool;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
+  private MessageConsumer<JsonObject> cancels;
 
   private final StalenessCheck staleness;
 
@@ -71,12 +72,14 @@ public final class QueryVerticle extends VerticleBase {
         ToolCatalog.EXPLAIN, new ExplainTool(db),
         ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
-    return consumer.completion();
+    cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
+        msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
+    return Future.all(consumer.completion(), cancels.completion());
   }
 
   @Override
   public Future<?> stop() {
-    return consumer == null ? Future.succeededFuture() : consumer.unregister();
+    return consumer == null ? Future.succeededFuture() : Future.all(consumer.unregister(), cancels.unregister());
   }
 
   private void onMessage(Message<JsonObject> msg) {

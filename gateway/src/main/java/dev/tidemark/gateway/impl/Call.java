@@ -21,7 +21,8 @@ record Call(
     JsonObject clientCapabilities,
     String logLevel,
     Object progressToken,
-    JsonObject inputResponses) {
+    JsonObject inputResponses,
+    Cancellation cancellation) {
 
   /** A stable key for cancellation: the session and the request id. */
   String inflightKey() {

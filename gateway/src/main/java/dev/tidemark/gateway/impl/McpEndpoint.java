@@ -73,6 +73,7 @@ public final class McpEndpoint {
   private final Map<String, Runnable> inflight = new ConcurrentHashMap<>();
   /** Streams that stay open (GET streams, listen streams), closed gracefully when the node stops. */
   private final Map<String, Runnable> openStreams = new ConcurrentHashMap<>();
+  private final ChangeNotifier notifier;
   private MessageConsumer<JsonObject> cancelConsumer;
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
@@ -85,6 +86,7 @@ public final class McpEndpoint {
     this.serverRequests = new ServerRequests(vertx);
     this.methods = new McpMethods(vertx, node, config, extensions, sessions, subscriptions, serverRequests);
     this.loopbackOnly = TidemarkConfig.isLoopback(config.http().host());
+    this.notifier = new ChangeNotifier(vertx, config.database().name(), node.nodeId(), subscriptions);
   }
 
   /** The address a cancellation is published on, so that whichever gateway runs the call stops it. */
@@ -105,13 +107,13 @@ public final class McpEndpoint {
         cancel.run();
       }
     });
-    return cancelConsumer.completion();
+    return cancelConsumer.completion().compose(v -> notifier.start());
   }
 
   /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
   public Future<Void> stop() {
     new ArrayList<>(openStreams.values()).forEach(Runnable::run);
-    return cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister();
+    return notifier.stop().compose(v -> cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister());
   }
 
   // ---- guards: each either refuses the request or hands it on ----
@@ -346,7 +348,7 @@ public final class McpEndpoint {
           JsonObject metaIn = p.getJsonObject("_meta", new JsonObject());
           Call call = new Call(false, caller, database, sessionId, session, id, name, p, channel,
               session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
-              session.getString("log_level"), metaIn.getValue("progressToken"), null);
+              session.getString("log_level"), metaIn.getValue("progressToken"), null, new Cancellation());
           run(call);
         });
   }
@@ -416,7 +418,7 @@ public final class McpEndpoint {
     ResponseChannel channel = stream ? ResponseChannel.sse(ctx.response(), null, null, null) : ResponseChannel.json(ctx.response());
     Call call = new Call(true, caller, ctx.get(DATABASE), null, null, id, name, p, channel, v,
         capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
-        inputResponses instanceof JsonObject ir ? ir : null);
+        inputResponses instanceof JsonObject ir ? ir : null, new Cancellation());
     if ("subscriptions/listen".equals(name)) {
       listen(call);
     } else {
@@ -448,23 +450,13 @@ public final class McpEndpoint {
       call.channel().finish(200, JsonRpc.error(call.id(), JsonRpc.INVALID_PARAMS, "resourceSubscriptions must be an array of URIs."));
       return;
     }
-    List<String> resourceUris = uris == null ? List.of() : ((JsonArray) uris).stream().map(String.class::cast).toList();
+    List<String> resourceUris = uris == null ? List.of() : ((JsonArray) uris).stream().map(String.class::cast).distinct().toList();
     boolean listChanged = Boolean.TRUE.equals(wanted.getValue("resourcesListChanged"));
     JsonObject subscriptionMeta = new JsonObject().put(McpMethods.META_SUBSCRIPTION_ID, call.id());
-    JsonObject acknowledged = new JsonObject();
-    if (listChanged) {
-      acknowledged.put("resourcesListChanged", true);
-    }
-    if (!resourceUris.isEmpty()) {
-      acknowledged.put("resourceSubscriptions", new JsonArray(new ArrayList<>(resourceUris)));
-    }
     String listenerId = UUID.randomUUID().toString();
-    String target = Subscriptions.listenerTarget(listenerId);
-    List<String> keys = new ArrayList<>(resourceUris);
-    if (listChanged) {
-      keys.add(Subscriptions.LIST_CHANGED);
-    }
     ResponseChannel channel = call.channel();
+    // each entry: the key the subscription is kept under, and the target that names this stream
+    List<String[]> entries = new ArrayList<>();
     MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Subscriptions.listenerAddress(listenerId), msg -> {
       JsonObject note = msg.body().copy();
       note.getJsonObject("params").put("_meta", subscriptionMeta.copy());
@@ -476,16 +468,45 @@ public final class McpEndpoint {
       vertx.cancelTimer(keepAlive);
       openStreams.remove(listenerId);
       consumer.unregister();
-      keys.forEach(k -> subscriptions.remove(call.database(), k, target));
+      entries.forEach(e -> subscriptions.remove(call.database(), e[0], e[1]));
     };
     channel.onClose(cleanup);
     openStreams.put(listenerId, () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
         .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()));
+    List<Future<String[]>> resolving = new ArrayList<>();
+    for (String uri : resourceUris) {
+      resolving.add(methods.canonical(call, uri).map(key -> key == null ? null
+          : new String[] {key, Subscriptions.listenerTarget(listenerId, uri), uri}));
+    }
+    if (listChanged) {
+      resolving.add(Future.succeededFuture(new String[] {Subscriptions.LIST_CHANGED,
+          Subscriptions.listenerTarget(listenerId, Subscriptions.LIST_CHANGED), null}));
+    }
     consumer.completion()
-        .compose(v -> Future.all(keys.stream().map(k -> subscriptions.add(call.database(), k, target)).toList()))
-        .compose(v -> channel.open())
-        .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
-            .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))))
+        .compose(v -> Future.all(resolving))
+        .compose(all -> {
+          JsonArray honoured = new JsonArray();
+          for (Future<String[]> f : resolving) {
+            String[] e = f.result();
+            if (e != null) {
+              entries.add(e);
+              if (e[2] != null) {
+                honoured.add(e[2]);
+              }
+            }
+          }
+          JsonObject acknowledged = new JsonObject();
+          if (listChanged) {
+            acknowledged.put("resourcesListChanged", true);
+          }
+          if (!honoured.isEmpty()) {
+            acknowledged.put("resourceSubscriptions", honoured);
+          }
+          return Future.all(entries.stream().map(e -> subscriptions.add(call.database(), e[0], e[1])).toList())
+              .compose(v -> channel.open())
+              .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
+                  .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))));
+        })
         .onFailure(err -> {
           LOG.warn("listen stream failed to open: {}", err.toString());
           cleanup.run();
@@ -498,10 +519,18 @@ public final class McpEndpoint {
   private void run(Call call) {
     ResponseChannel channel = call.channel();
     String key = call.modern() ? UUID.randomUUID().toString() : call.inflightKey();
-    Runnable cancel = () -> channel.abandon();
+    Runnable cancel = () -> {
+      call.cancellation().cancel();
+      channel.abandon();
+    };
     inflight.put(key, cancel);
     if (call.modern()) {
-      channel.onClose(() -> inflight.remove(key)); // closing the stream is the cancellation on this era
+      // closing the response stream is the cancellation on this era
+      channel.onClose(() -> {
+        if (inflight.remove(key) != null) {
+          call.cancellation().cancel();
+        }
+      });
     }
     channel.open()
         .compose(v -> methods.dispatch(call))
@@ -615,7 +644,7 @@ public final class McpEndpoint {
         }
       });
       consumer.completion()
-          .compose(v -> subscriptions.add(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId)))
+          .compose(v -> subscriptions.add(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED)))
           .compose(v -> ctx.response().write(":\n\n"))
           .onSuccess(v -> {
             for (JsonObject e : r.events()) {
@@ -655,7 +684,7 @@ public final class McpEndpoint {
             if (deleted) {
               vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", "ended"));
               events.forget(sessionId);
-              subscriptions.remove((String) ctx.get(DATABASE), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId));
+              subscriptions.remove((String) ctx.get(DATABASE), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
               ctx.response().setStatusCode(200).end();
             } else {
               reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired."));

@@ -213,6 +213,8 @@ final class McpMethods {
     DeliveryOptions options = new DeliveryOptions()
         .addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
         .setSendTimeout(config.busSendTimeoutMs());
+    call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
+        new JsonObject().put("request_id", request.requestId())));
     CallContext context = new CallContext(call);
     context.log("debug", "calling " + tool.name() + " on the " + tool.service().name().toLowerCase(Locale.ROOT) + " service");
     long started = System.nanoTime();
@@ -252,15 +254,100 @@ final class McpMethods {
   // ---- resources and prompts ----
 
   private JsonArray resourceList() {
-    JsonArray out = new JsonArray();
+    JsonArray out = new JsonArray()
+        .add(new JsonObject().put("uri", ResourceUris.SCHEMA).put("name", "schema").put("title", "Tables you can read")
+            .put("description", "Every table and view you can read, with its estimated rows, primary key and comment. "
+                + "A schema change sends notifications/resources/list_changed.")
+            .put("mimeType", "application/json"))
+        .add(new JsonObject().put("uri", ResourceUris.CHANGES).put("name", "changes").put("title", "Changelog generation")
+            .put("description", "A wake-up hint: its body is an opaque generation that moves on every committed change. "
+                + "Subscribe to it, then call changes_since to learn what changed.")
+            .put("mimeType", "application/json"));
+    for (String topic : DocsResources.TOPICS) {
+      out.add(new JsonObject().put("uri", ResourceUris.DOCS_PREFIX + topic).put("name", "docs-" + topic)
+          .put("title", "Tidemark reference: " + topic).put("mimeType", "text/markdown"));
+    }
     extensions.forEach(e -> e.resources().forEach(r -> out.add(r.copy())));
     return out;
   }
 
   private JsonArray templateList() {
-    JsonArray out = new JsonArray();
+    JsonArray out = new JsonArray()
+        .add(new JsonObject().put("uriTemplate", "tidemark://table/{table}").put("name", "table").put("title", "A table's shape")
+            .put("description", "describe_table as a resource: columns, keys, foreign keys, indexes. {table} is name or schema.name. "
+                + "Subscribe to hear of every change to the table.").put("mimeType", "application/json"))
+        .add(new JsonObject().put("uriTemplate", "tidemark://row/{table}/{key}").put("name", "row").put("title", "One row")
+            .put("description", "get_row as a resource. {key} is the primary-key values in key order, each percent-encoded, "
+                + "joined by commas (tidemark://row/order_items/17,2). Subscribe to hear when the row changes.")
+            .put("mimeType", "application/json"))
+        .add(new JsonObject().put("uriTemplate", "tidemark://docs/{topic}").put("name", "docs").put("title", "Tidemark reference")
+            .put("description", "Reference pages: " + String.join(", ", DocsResources.TOPICS) + ".").put("mimeType", "text/markdown"));
     extensions.forEach(e -> e.resourceTemplates().forEach(r -> out.add(r.copy())));
     return out;
+  }
+
+  /** Runs a read tool as the caller over the bus and hands back its reply. */
+  private Future<ToolReply> readTool(Call call, String tool, JsonObject arguments) {
+    ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool, arguments, call.caller());
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(config.busSendTimeoutMs());
+    return vertx.eventBus().<JsonObject>request(Addresses.query(call.database()), request.toJson(), options)
+        .map(msg -> ToolReply.fromJson(msg.body()))
+        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(ToolCatalog.find(tool).orElseThrow(), err))));
+  }
+
+  /** The tool reply for a database resource; null when {@code uri} is not one. */
+  private Future<ToolReply> databaseResource(Call call, String uri) {
+    if (uri.equals(ResourceUris.SCHEMA)) {
+      return readTool(call, ToolCatalog.LIST_TABLES, new JsonObject());
+    }
+    if (uri.equals(ResourceUris.CHANGES)) {
+      return readTool(call, ToolCatalog.STATUS, new JsonObject()).map(reply -> reply.isError() ? reply
+          : ToolReply.ok("changes", new JsonObject().put("generation", reply.structured().getString("changelog_head", "unknown"))));
+    }
+    ResourceUris.Parsed parsed = ResourceUris.parse(uri);
+    if (parsed == null) {
+      return Future.succeededFuture(null);
+    }
+    if (parsed.kind().equals("table")) {
+      return readTool(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", parsed.table()));
+    }
+    Object key = parsed.key().size() == 1 ? parsed.key().get(0) : new JsonArray(new ArrayList<>(parsed.key()));
+    return readTool(call, ToolCatalog.GET_ROW, new JsonObject().put("table", parsed.table()).put("key", key));
+  }
+
+  private static boolean notThere(ToolReply reply) {
+    String code = reply.error().getString("code");
+    return ErrorCode.NOT_FOUND.code().equals(code) || ErrorCode.PERMISSION_DENIED.code().equals(code)
+        || ErrorCode.INVALID_ARGUMENTS.code().equals(code);
+  }
+
+  /**
+   * The form a subscription is kept under, so that a change finds it: {@code schema.name} for
+   * tables, the key re-encoded for rows. Null when the resource does not exist or the caller
+   * cannot read it, which refuses the subscription.
+   */
+  Future<String> canonical(Call call, String uri) {
+    if (uri.equals(ResourceUris.SCHEMA) || uri.equals(ResourceUris.CHANGES)
+        || (uri.startsWith(ResourceUris.DOCS_PREFIX) && DocsResources.read(uri.substring(ResourceUris.DOCS_PREFIX.length())) != null)) {
+      return Future.succeededFuture(uri);
+    }
+    ResourceUris.Parsed parsed = ResourceUris.parse(uri);
+    if (parsed == null) {
+      return resourceExists(uri).map(exists -> exists ? uri : null);
+    }
+    return readTool(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", parsed.table())).compose(reply -> {
+      if (reply.isError()) {
+        return Future.succeededFuture(null);
+      }
+      String qualified = reply.structured().getString("schema") + "." + reply.structured().getString("name");
+      if (parsed.kind().equals("table")) {
+        return Future.succeededFuture(ResourceUris.table(qualified));
+      }
+      if (reply.structured().getJsonArray("primary_key", new JsonArray()).size() != parsed.key().size()) {
+        return Future.succeededFuture(null);
+      }
+      return Future.succeededFuture(ResourceUris.row(qualified, parsed.key()));
+    });
   }
 
   private JsonArray promptList() {
@@ -293,9 +380,27 @@ final class McpMethods {
     } catch (RpcFailure f) {
       return Future.failedFuture(f);
     }
-    return firstOf(extensions, e -> e.readResource(uri)).compose(contents -> contents == null
-        ? Future.failedFuture(resourceNotFound(call, uri))
-        : Future.succeededFuture(cacheable(call, new JsonObject().put("contents", new JsonArray(contents)), 0, "private")));
+    if (uri.startsWith(ResourceUris.DOCS_PREFIX)) {
+      String page = DocsResources.read(uri.substring(ResourceUris.DOCS_PREFIX.length()));
+      return page == null ? Future.failedFuture(resourceNotFound(call, uri)) : Future.succeededFuture(cacheable(call, new JsonObject()
+          .put("contents", new JsonArray().add(new JsonObject().put("uri", uri).put("mimeType", "text/markdown").put("text", page))),
+          3_600_000, "public"));
+    }
+    return databaseResource(call, uri).compose(reply -> {
+      if (reply == null) {
+        return firstOf(extensions, e -> e.readResource(uri)).compose(contents -> contents == null
+            ? Future.failedFuture(resourceNotFound(call, uri))
+            : Future.succeededFuture(cacheable(call, new JsonObject().put("contents", new JsonArray(contents)), 0, "private")));
+      }
+      if (reply.isError()) {
+        if (notThere(reply)) {
+          return Future.failedFuture(resourceNotFound(call, uri));
+        }
+        return Future.failedFuture(new RpcFailure(JsonRpc.INTERNAL_ERROR, reply.error().getString("code") + ": " + reply.error().getString("message")));
+      }
+      return Future.succeededFuture(cacheable(call, new JsonObject().put("contents", new JsonArray().add(new JsonObject()
+          .put("uri", uri).put("mimeType", "application/json").put("text", reply.structured().encode()))), 0, "private"));
+    });
   }
 
   private Future<Boolean> resourceExists(String uri) {
@@ -309,13 +414,15 @@ final class McpMethods {
     } catch (RpcFailure f) {
       return Future.failedFuture(f);
     }
-    String target = Subscriptions.sessionTarget(call.sessionId());
-    if (!on) {
-      return subscriptions.remove(call.database(), uri, target).map(new JsonObject());
-    }
-    return resourceExists(uri).compose(exists -> exists
-        ? subscriptions.add(call.database(), uri, target).map(new JsonObject())
-        : Future.failedFuture(resourceNotFound(call, uri)));
+    String target = Subscriptions.sessionTarget(call.sessionId(), uri);
+    return canonical(call, uri).compose(key -> {
+      if (!on) {
+        return subscriptions.remove(call.database(), key == null ? uri : key, target).map(new JsonObject());
+      }
+      return key == null
+          ? Future.failedFuture(resourceNotFound(call, uri))
+          : subscriptions.add(call.database(), key, target).map(new JsonObject());
+    });
   }
 
   private Future<JsonObject> getPrompt(Call call) {

@@ -31,12 +31,13 @@ public final class Subscriptions {
     this.events = events;
   }
 
-  public static String sessionTarget(String sessionId) {
-    return "s:" + sessionId;
+  /** A session that subscribed to {@code uri} as it wrote it; notifications carry that URI back. */
+  public static String sessionTarget(String sessionId, String uri) {
+    return "s:" + sessionId + " " + uri;
   }
 
-  public static String listenerTarget(String listenerId) {
-    return "l:" + listenerId;
+  public static String listenerTarget(String listenerId, String uri) {
+    return "l:" + listenerId + " " + uri;
   }
 
   public static String listenerAddress(String listenerId) {
@@ -85,19 +86,19 @@ public final class Subscriptions {
     }));
   }
 
-  /** Sends {@code notifications/resources/updated} for {@code uri} to every subscriber. */
+  /** Sends {@code notifications/resources/updated} to every subscriber of {@code uri} (its canonical form). */
   public Future<Void> resourceUpdated(String database, String uri) {
-    return notify(database, uri, new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/updated")
-        .put("params", new JsonObject().put("uri", uri)));
+    return notify(database, uri, subscribed -> new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/updated")
+        .put("params", new JsonObject().put("uri", subscribed)));
   }
 
   /** Sends {@code notifications/resources/list_changed} to every receiver of list changes. */
   public Future<Void> resourcesListChanged(String database) {
-    return notify(database, LIST_CHANGED, new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/list_changed")
-        .put("params", new JsonObject()));
+    return notify(database, LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
+        .put("method", "notifications/resources/list_changed").put("params", new JsonObject()));
   }
 
-  private Future<Void> notify(String database, String uri, JsonObject message) {
+  private Future<Void> notify(String database, String uri, java.util.function.Function<String, JsonObject> messageFor) {
     return map().compose(m -> m.get(key(database, uri))).compose(targets -> {
       if (targets == null) {
         return Future.succeededFuture();
@@ -105,6 +106,8 @@ public final class Subscriptions {
       List<Future<Void>> sent = new ArrayList<>();
       for (Object t : targets) {
         String target = (String) t;
+        int space = target.indexOf(' ');
+        JsonObject message = messageFor.apply(space < 0 ? uri : target.substring(space + 1));
         sent.add(deliver(database, uri, target, message)
             .recover(err -> Future.succeededFuture())); // one receiver's trouble never stops the others
       }
@@ -113,14 +116,16 @@ public final class Subscriptions {
   }
 
   private Future<Void> deliver(String database, String uri, String target, JsonObject message) {
+    int space = target.indexOf(' ');
+    String who = space < 0 ? target.substring(2) : target.substring(2, space);
     if (target.startsWith("s:")) {
-      String sessionId = target.substring(2);
+      String sessionId = who;
       return events.append(sessionId, EventLog.GET_STREAM, message).map(id -> {
         vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("id", id).put("message", message));
         return null;
       });
     }
-    String listener = target.substring(2);
+    String listener = who;
     return vertx.eventBus().request(listenerAddress(listener), message).<Void>mapEmpty()
         .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
             ? remove(database, uri, target) // the stream is gone, with the node that held it

@@ -27,12 +27,18 @@ public interface ReadTool {
   static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
     String setup = "SET TRANSACTION READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
         + "; SET LOCAL statement_timeout = " + timeoutMs;
-    return pool.withConnection(conn -> conn.begin().compose(tx -> conn.query(setup).execute()
-        .compose(ignored -> conn.preparedQuery("SELECT set_config('tidemark.caller', $1, true)")
-            .execute(io.vertx.sqlclient.Tuple.of(request.caller().name())))
-        .compose(ignored -> work.apply(conn))
-        .eventually(tx::rollback))
-        .eventually(() -> resetSession(conn)));
+    return pool.withConnection(conn -> {
+      RunningStatements.start(request.requestId(), conn);
+      return conn.begin().compose(tx -> conn.query(setup).execute()
+              .compose(ignored -> conn.preparedQuery("SELECT set_config('tidemark.caller', $1, true)")
+                  .execute(io.vertx.sqlclient.Tuple.of(request.caller().name())))
+              .compose(ignored -> work.apply(conn))
+              .eventually(tx::rollback))
+          .eventually(() -> {
+            RunningStatements.finish(request.requestId());
+            return resetSession(conn);
+          });
+    });
   }
 
   /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */

@@ -1,0 +1,38 @@
+package dev.tidemark.query.impl;
+
+import io.vertx.core.Future;
+import io.vertx.pgclient.PgConnection;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The connections that run a call right now on this node, by the call's request id, so that a
+ * cancellation arriving from any gateway can stop the statement where it runs.
+ */
+public final class RunningStatements {
+
+  private static final Map<String, SqlConnection> RUNNING = new ConcurrentHashMap<>();
+
+  private RunningStatements() {}
+
+  static void start(String requestId, SqlConnection conn) {
+    RUNNING.put(requestId, conn);
+  }
+
+  static void finish(String requestId) {
+    RUNNING.remove(requestId);
+  }
+
+  /**
+   * Asks PostgreSQL to cancel whatever the call's connection runs (a cancel request on a new
+   * connection, as the protocol defines it). True when the call runs on this node.
+   */
+  public static Future<Boolean> cancel(String requestId) {
+    SqlConnection conn = RUNNING.get(requestId);
+    if (!(conn instanceof PgConnection pg)) {
+      return Future.succeededFuture(false);
+    }
+    return pg.cancelRequest().map(true);
+  }
+}
