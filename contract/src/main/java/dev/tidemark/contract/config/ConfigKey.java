@@ -18,7 +18,7 @@ public enum ConfigKey {
   HTTP_MAX_BODY_BYTES("http.max-body-bytes", "4194304", "Largest request body accepted; larger bodies get 413."),
   HTTP_BODY_TIMEOUT_MS("http.body-timeout-ms", "30000", "Longest a client may take to send a request body once its headers arrived; slower bodies get 408."),
   HTTP_IDLE_TIMEOUT_SECONDS("http.idle-timeout-seconds", "60", "A connection that sends nothing for this long is closed; this is also the deadline for a request's headers. Open SSE streams stay alive with comments every 15 s."),
-  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Open connections one gateway accepts; past it, new connections are closed at once."),
+  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Open connections one gateway serves, counted from each connection's first request; past it, a new connection is closed unanswered."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
 
   OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready)."),

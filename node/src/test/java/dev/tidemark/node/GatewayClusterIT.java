@@ -1,0 +1,163 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.devstack.FreePorts;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.SseStream;
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Two gateways in one cluster over 127.0.0.1: a session lives in cluster storage, a GET stream
+ * resumes on the other gateway after its own died, a stateless client may alternate, and a change
+ * made anywhere reaches the subscriber wherever it is connected.
+ */
+@ExtendWith(InfraExtension.class)
+class GatewayClusterIT {
+
+  private TidemarkNode a;
+  private TidemarkNode b;
+
+  @AfterEach
+  void stop() {
+    TestNodes.stop(a);
+    TestNodes.stop(b);
+  }
+
+  private void startBoth(SharedInfra infra) {
+    TestNodes.prepareDatabase(infra);
+    String cluster = TestNodes.clusterName();
+    int[] ports = FreePorts.allocate(2);
+    String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
+    Map<ConfigKey, String> onlyGateway = TestNodes.config(infra, cluster, ports[0], members, "gateway");
+    onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
+    Map<ConfigKey, String> everything = TestNodes.config(infra, cluster, ports[1], members, "gateway,query,changelog");
+    everything.put(ConfigKey.NODE_ID, "gateway-b");
+    b = TestNodes.start(everything);
+    a = TestNodes.start(onlyGateway);
+  }
+
+  private static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
+    MultiMap h = MultiMap.caseInsensitiveMultiMap()
+        .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
+        .add("Accept", "text/event-stream")
+        .add("Mcp-Session-Id", c.sessionId())
+        .add("MCP-Protocol-Version", "2025-11-25");
+    if (lastEventId != null) {
+      h.add("Last-Event-ID", lastEventId);
+    }
+    return h;
+  }
+
+  private static void sql(SharedInfra infra, String statement) throws Exception {
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+      conn.createStatement().execute(statement);
+    }
+  }
+
+  @Test
+  void aSessionStartedOnOneGatewayWorksOnTheOtherAndItsStreamResumesThereAfterTheFirstDies(SharedInfra infra) throws Exception {
+    startBoth(infra);
+    try (McpHttpClient client = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN)) {
+      client.initialize();
+      client.at(TestNodes.mcpUrl(b));
+      assertEquals("gateway-b", client.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("node"),
+          "initialized on A, called on B");
+      assertEquals(new JsonObject(), client.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/products")).getJsonObject("result"));
+
+      String lastSeen;
+      try (SseStream onA = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(a), streamHeaders(client, null), null)) {
+        assertEquals(200, onA.status());
+        sql(infra, "UPDATE products SET description = 'seen on A' WHERE id = 1");
+        JsonObject first = onA.await("notifications/resources/updated", 15_000);
+        assertNotNull(first, "the subscriber on A hears a change made with plain SQL");
+        assertEquals("tidemark://table/products", first.getJsonObject("params").getString("uri"));
+        lastSeen = first.getString("_event_id");
+        TestNodes.stop(a);
+        a = null;
+      }
+      // while no stream is open anywhere, two more changes commit
+      sql(infra, "UPDATE products SET description = 'missed 1' WHERE id = 2");
+      sql(infra, "UPDATE products SET description = 'missed 2' WHERE id = 3");
+      try (SseStream onB = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(b), streamHeaders(client, lastSeen), null)) {
+        assertEquals(200, onB.status());
+        JsonObject missed1 = onB.await("notifications/resources/updated", 15_000);
+        JsonObject missed2 = onB.await("notifications/resources/updated", 15_000);
+        assertNotNull(missed1, "the first missed event is replayed on B");
+        assertNotNull(missed2, "the second missed event is replayed on B");
+        assertTrue(Long.parseLong(missed1.getString("_event_id")) > Long.parseLong(lastSeen));
+        assertTrue(Long.parseLong(missed2.getString("_event_id")) > Long.parseLong(missed1.getString("_event_id")));
+        assertNull(onB.await("notifications/resources/updated", 1_000), "each change is announced once, though both gateways hear it");
+      }
+    }
+  }
+
+  @Test
+  void aStatelessClientMayAlternateGatewaysOnEveryRequest(SharedInfra infra) {
+    startBoth(infra);
+    try (McpHttpClient client = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN)) {
+      for (int i = 0; i < 6; i++) {
+        client.at(TestNodes.mcpUrl(i % 2 == 0 ? a : b));
+        String method = i % 3 == 0 ? "server/discover" : i % 3 == 1 ? "tools/list" : "tools/call";
+        JsonObject params = new JsonObject().put("_meta", new JsonObject()
+            .put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
+            .put("io.modelcontextprotocol/clientCapabilities", new JsonObject()));
+        MultiMap headers = MultiMap.caseInsensitiveMultiMap()
+            .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
+            .add("Content-Type", "application/json").add("Accept", "application/json, text/event-stream")
+            .add("MCP-Protocol-Version", "2026-07-28").add("Mcp-Method", method);
+        if (method.equals("tools/call")) {
+          params.put("name", "list_tables");
+          headers.add("Mcp-Name", "list_tables");
+        }
+        McpHttpClient.Reply reply = client.send("POST", new JsonObject().put("jsonrpc", "2.0").put("id", i).put("method", method)
+            .put("params", params).toBuffer(), headers);
+        assertEquals(200, reply.status(), method + " on " + (i % 2 == 0 ? "A" : "B") + ": " + reply.body());
+        assertEquals("complete", reply.json().getJsonObject("result").getString("resultType"));
+      }
+    }
+  }
+
+  @Test
+  void aRowSubscriberOnOneGatewayHearsAChangeThatAListenerOnTheOtherAlsoHears(SharedInfra infra) throws Exception {
+    startBoth(infra);
+    try (McpHttpClient legacy = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN)) {
+      legacy.initialize();
+      legacy.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://row/order_items/5,1"));
+      JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 42).put("method", "subscriptions/listen")
+          .put("params", new JsonObject().put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28"))
+              .put("notifications", new JsonObject().put("resourceSubscriptions",
+                  new io.vertx.core.json.JsonArray().add("tidemark://table/order_items"))));
+      MultiMap listenHeaders = MultiMap.caseInsensitiveMultiMap()
+          .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN).add("Content-Type", "application/json")
+          .add("Accept", "text/event-stream").add("MCP-Protocol-Version", "2026-07-28").add("Mcp-Method", "subscriptions/listen");
+      try (SseStream onA = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(a), streamHeaders(legacy, null), null);
+           SseStream onB = SseStream.open(HttpMethod.POST, TestNodes.mcpUrl(b), listenHeaders, listen.toBuffer())) {
+        assertEquals("notifications/subscriptions/acknowledged", onB.next(10_000).data().getString("method"));
+        sql(infra, "UPDATE order_items SET quantity = quantity + 1 WHERE order_id = 5 AND line_no = 1");
+        JsonObject row = onA.await("notifications/resources/updated", 15_000);
+        assertNotNull(row, "the row subscriber on A hears it");
+        assertEquals("tidemark://row/order_items/5,1", row.getJsonObject("params").getString("uri"), "the URI as the client wrote it");
+        JsonObject table = onB.await("notifications/resources/updated", 15_000);
+        assertNotNull(table, "the listener on B hears it");
+        assertEquals(42, table.getJsonObject("params").getJsonObject("_meta").getInteger("io.modelcontextprotocol/subscriptionId"));
+        sql(infra, "CREATE TABLE IF NOT EXISTS cluster_it_new_table (id int PRIMARY KEY)");
+        assertNotNull(onA.await("notifications/resources/list_changed", 15_000), "DDL sends list_changed");
+      }
+    }
+  }
+}
