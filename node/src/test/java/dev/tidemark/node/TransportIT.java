@@ -234,6 +234,23 @@ class TransportIT {
   }
 
   @Test
+  void theExploreDatabasePromptGuidesAReadOnlySurvey() {
+    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
+      c.initialize();
+      JsonArray prompts = c.rpc("prompts/list", null).getJsonObject("result").getJsonArray("prompts");
+      assertTrue(prompts.stream().anyMatch(p -> "explore-database".equals(((JsonObject) p).getString("name"))));
+      String text = c.rpc("prompts/get", new JsonObject().put("name", "explore-database").put("arguments", new JsonObject().put("table", "orders")))
+          .getJsonObject("result").getJsonArray("messages").getJsonObject(0).getJsonObject("content").getString("text");
+      assertTrue(text.contains("change nothing") && text.contains("describe_table") && text.contains("orders"), text);
+      assertEquals(-32602, c.rpc("prompts/get", new JsonObject().put("name", "no-such-prompt")).getJsonObject("error").getInteger("code"));
+      JsonObject tables = c.rpc("completion/complete", new JsonObject()
+          .put("ref", new JsonObject().put("type", "ref/prompt").put("name", "explore-database"))
+          .put("argument", new JsonObject().put("name", "table").put("value", "cust"))).getJsonObject("result");
+      assertEquals(new JsonArray().add("customers"), tables.getJsonObject("completion").getJsonArray("values"));
+    }
+  }
+
+  @Test
   void resourcesAreReadableOnBothErasAndAMissingOneIsNotFound() {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
       c.initialize();

@@ -352,6 +352,7 @@ final class McpMethods {
 
   private JsonArray promptList() {
     JsonArray out = new JsonArray();
+    Prompts.list().forEach(p -> out.add(p.copy()));
     extensions.forEach(e -> e.prompts().forEach(p -> out.add(p.copy())));
     return out;
   }
@@ -437,6 +438,15 @@ final class McpMethods {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "params.arguments must be an object of strings."));
     }
     JsonObject arguments = args == null ? new JsonObject() : (JsonObject) args;
+    JsonObject own;
+    try {
+      own = Prompts.get(name, arguments);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, e.getMessage() + "."));
+    }
+    if (own != null) {
+      return Future.succeededFuture(own);
+    }
     return firstOf(extensions, e -> e.getPrompt(name, arguments))
         .recover(err -> Future.failedFuture(err instanceof IllegalArgumentException
             ? new RpcFailure(JsonRpc.INVALID_PARAMS, err.getMessage() + ".") : err))

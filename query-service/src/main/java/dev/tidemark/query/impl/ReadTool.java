@@ -93,6 +93,11 @@ public interface ReadTool {
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
           + pg.getErrorMessage() + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
     }
-    return new ToolException(ErrorCode.UNAVAILABLE, "The database could not be reached. " + ErrorCode.UNAVAILABLE.hint());
+    if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.ConnectException
+        || err.getCause() instanceof java.net.ConnectException || err instanceof io.vertx.core.impl.NoStackTraceTimeoutException) {
+      return new ToolException(ErrorCode.UNAVAILABLE, "The database could not be reached. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    org.slf4j.LoggerFactory.getLogger(ReadTool.class).error("a read tool failed unexpectedly", err);
+    return new ToolException(ErrorCode.INTERNAL, "The read failed unexpectedly. " + ErrorCode.INTERNAL.hint());
   }
 }
