@@ -230,6 +230,20 @@ class TransportIT {
       JsonArray values = result.getJsonObject("completion").getJsonArray("values");
       assertTrue(values.contains("orders") && values.contains("order_items"), values.encode());
       assertFalse(values.contains("customers"));
+
+      JsonObject columns = c.rpc("completion/complete", new JsonObject()
+          .put("ref", new JsonObject().put("type", "ref/prompt").put("name", "explore-database"))
+          .put("argument", new JsonObject().put("name", "column").put("value", "cust"))
+          .put("context", new JsonObject().put("arguments", new JsonObject().put("table", "orders")))).getJsonObject("result");
+      assertEquals(new JsonArray().add("customer_id"), columns.getJsonObject("completion").getJsonArray("values"));
+
+      JsonObject keys = c.rpc("completion/complete", new JsonObject()
+          .put("ref", new JsonObject().put("type", "ref/resource").put("uri", "tidemark://row/{table}/{key}"))
+          .put("argument", new JsonObject().put("name", "key").put("value", "49"))
+          .put("context", new JsonObject().put("arguments", new JsonObject().put("table", "customers")))).getJsonObject("result");
+      JsonArray keyValues = keys.getJsonObject("completion").getJsonArray("values");
+      assertTrue(keyValues.contains("49") && keyValues.contains("499") && keyValues.stream().allMatch(v -> ((String) v).startsWith("49")),
+          keyValues.encode());
     }
   }
 

@@ -469,8 +469,12 @@ final class McpMethods {
     }
     String argName = a.getString("name");
     String prefix = a.getString("value");
+    Object contextArgs = call.params().getValue("context") instanceof JsonObject ctx ? ctx.getValue("arguments") : null;
+    String contextTable = contextArgs instanceof JsonObject ca && ca.getValue("table") instanceof String t ? t : null;
     Future<List<String>> candidates = switch (argName) {
       case "table" -> tableNames(call);
+      case "column" -> contextTable == null ? Future.succeededFuture(List.of()) : columnNames(call, contextTable);
+      case "key" -> contextTable == null ? Future.succeededFuture(List.of()) : keyValues(call, contextTable, prefix);
       default -> Future.succeededFuture(List.of());
     };
     return candidates.map(all -> {
@@ -497,6 +501,49 @@ final class McpMethods {
           return names;
         })
         .otherwise(List.of());
+  }
+
+  /** The columns of {@code table} as the caller sees them. */
+  private Future<List<String>> columnNames(Call call, String table) {
+    return readTool(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", table)).map(reply -> {
+      List<String> names = new ArrayList<>();
+      if (!reply.isError()) {
+        for (Object c : reply.structured().getJsonArray("columns", new JsonArray())) {
+          names.add(((JsonObject) c).getString("name"));
+        }
+      }
+      return names;
+    });
+  }
+
+  /**
+   * Keys of a single-column primary key that start with {@code prefix}, read as the caller with
+   * list_rows and an ilike filter; composite keys are not completed.
+   */
+  private Future<List<String>> keyValues(Call call, String table, String prefix) {
+    return readTool(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", table)).compose(described -> {
+      JsonArray pk = described.isError() ? new JsonArray() : described.structured().getJsonArray("primary_key", new JsonArray());
+      if (pk.size() != 1) {
+        return Future.succeededFuture(List.<String>of());
+      }
+      String column = pk.getString(0);
+      JsonObject where = new JsonObject().put("column", column).put("op", "like")
+          .put("value", prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%");
+      return readTool(call, ToolCatalog.LIST_ROWS, new JsonObject().put("table", table).put("columns", new JsonArray().add(column))
+              .put("order", new JsonArray().add(column)).put("limit", 100).put("where", where))
+          .map(rows -> {
+            List<String> keys = new ArrayList<>();
+            if (!rows.isError()) {
+              for (Object r : rows.structured().getJsonArray("rows", new JsonArray())) {
+                Object v = r instanceof JsonObject o ? o.getValue(column) : null;
+                if (v != null) {
+                  keys.add(String.valueOf(v));
+                }
+              }
+            }
+            return keys;
+          });
+    });
   }
 
   private Future<JsonObject> setLevel(Call call) {
