@@ -286,6 +286,24 @@ class TransportIT {
   }
 
   @Test
+  void aSubscriptionToATableTheCallerCannotReadIsRefused() throws Exception {
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
+          + "THEN CREATE ROLE it_nobody NOLOGIN; END IF; END $$");
+      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
+          + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
+          + "ON CONFLICT (name) DO NOTHING");
+    }
+    try (McpHttpClient c = new McpHttpClient(url, "tmk_itNobodyToken000000000000000000")) {
+      c.initialize();
+      JsonObject refused = c.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/customers"));
+      assertEquals(-32002, refused.getJsonObject("error").getInteger("code"), refused.encode());
+      JsonObject read = c.rpc("resources/read", new JsonObject().put("uri", "tidemark://row/customers/1"));
+      assertEquals(-32002, read.getJsonObject("error").getInteger("code"), "its rows are not readable either");
+    }
+  }
+
+  @Test
   void theModernEraIsStatelessAndChecksItsHeaders() {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       Reply discover = modern(c, "server/discover", null, new JsonObject(), null);
