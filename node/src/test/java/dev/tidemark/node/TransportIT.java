@@ -350,6 +350,22 @@ class TransportIT {
   }
 
   @Test
+  void onTheModernEraLogMessagesComeOnlyForARequestThatAskedForThem() {
+    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+      Reply quiet = modern(c, "tools/call", "status", new JsonObject().put("name", "status"), null);
+      assertFalse(quiet.isStream(), "without a log level or progress token the answer is plain JSON");
+      Reply chatty = modern(c, "tools/call", "status", new JsonObject().put("name", "status")
+          .put("_meta", new JsonObject().put("io.modelcontextprotocol/logLevel", "debug")), null);
+      assertTrue(chatty.isStream());
+      assertTrue(chatty.events().stream().anyMatch(e -> e.data() != null && "notifications/message".equals(e.data().getString("method"))
+          && "debug".equals(e.data().getJsonObject("params").getString("level"))), chatty.body());
+      Reply bad = modern(c, "tools/call", "status", new JsonObject().put("name", "status")
+          .put("_meta", new JsonObject().put("io.modelcontextprotocol/logLevel", "verbose")), null);
+      assertEquals(-32602, bad.json().getJsonObject("error").getInteger("code"));
+    }
+  }
+
+  @Test
   void aListenStreamIsAcknowledgedFirstAndCarriesItsSubscriptionId() throws Exception {
     JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", "sub-7").put("method", "subscriptions/listen")
         .put("params", modernMeta(new JsonObject().put("notifications", new JsonObject()
