@@ -1,0 +1,108 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.auth.TokenStore;
+import dev.tidemark.auth.Tokens;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.node.Pools;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tidemark token}: bearer tokens, kept hashed in Tidemark's schema; a new token is shown once. */
+@Command(name = "token", mixinStandardHelpOptions = true, description = "Creates, lists and revokes bearer tokens.",
+    subcommands = {TokenCommand.Create.class, TokenCommand.ListTokens.class, TokenCommand.Revoke.class})
+final class TokenCommand implements Runnable {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** Options every token command shares. */
+  static class Common {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
+    Path config;
+
+    <T> T withStore(Function<TokenStore, Future<T>> work) throws Exception {
+      TidemarkConfig cfg = ServeCommand.load(spec, config, null);
+      Vertx vertx = Vertx.vertx();
+      try {
+        return work.apply(TokenStore.create(Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof IllegalArgumentException iae) {
+          throw iae;
+        }
+        throw new IllegalStateException(cause.getMessage(), cause);
+      } finally {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Command(name = "create", mixinStandardHelpOptions = true, description = "Creates a token and prints it once; only its hash is kept.")
+  static final class Create extends Common implements Callable<Integer> {
+    @Option(names = "--name", required = true, description = "A unique name: letters, digits, '.', '_' and '-', at most 64.")
+    String name;
+
+    @Option(names = "--role", required = true, description = "The PostgreSQL role every statement of this caller runs as.")
+    String role;
+
+    @Option(names = "--read-only", description = "Cap the caller at reading, whatever the role's grants allow.")
+    boolean readOnly;
+
+    @Option(names = "--database", split = ",", paramLabel = "NAME", description = "Databases the token may reach (default: all).")
+    List<String> databases;
+
+    @Override
+    public Integer call() throws Exception {
+      if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--name: use 1 to 64 letters, digits, '.', '_' or '-'");
+      }
+      String token = Tokens.generate();
+      String id = withStore(store -> store.put(name, token, role, readOnly ? Access.READ_ONLY : Access.READ_WRITE,
+          databases == null ? List.of("*") : databases));
+      spec.commandLine().getOut().println("Token " + name + " (" + id + "), shown once: " + token);
+      return 0;
+    }
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists every token, without the tokens themselves.")
+  static final class ListTokens extends Common implements Callable<Integer> {
+    @Override
+    public Integer call() throws Exception {
+      List<JsonObject> tokens = withStore(TokenStore::list);
+      tokens.forEach(t -> spec.commandLine().getOut().println(t.encode()));
+      return 0;
+    }
+  }
+
+  @Command(name = "revoke", mixinStandardHelpOptions = true, description = "Revokes a token; nodes refuse it within 5 seconds.")
+  static final class Revoke extends Common implements Callable<Integer> {
+    @Option(names = "--name", required = true, description = "The token's name.")
+    String name;
+
+    @Override
+    public Integer call() throws Exception {
+      withStore(store -> store.revoke(name).map(v -> (Void) null));
+      spec.commandLine().getOut().println("Token " + name + " revoked.");
+      return 0;
+    }
+  }
+}
