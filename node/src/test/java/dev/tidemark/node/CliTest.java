@@ -4,29 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.Version;
-import dev.tidemark.node.cli.TidemarkCommand;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 class CliTest {
 
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = TidemarkCommand.commandLine();
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
-    int code = cl.execute(args);
-    return new Run(code, out.toString(), err.toString());
+  private static Cli.Run run(String... args) {
+    return Cli.run(args);
   }
 
   @Test
   void versionPrintsTidemarksVersion() {
-    Run r = run("--version");
+    Cli.Run r = run("--version");
     assertEquals(0, r.code());
     assertEquals("tidemark " + Version.get(), r.out().trim());
   }
@@ -34,7 +22,7 @@ class CliTest {
   @Test
   void everyCommandHasHelp() {
     for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}}) {
-      Run r = run(args);
+      Cli.Run r = run(args);
       assertEquals(0, r.code(), String.join(" ", args));
       assertTrue(r.out().contains("Usage: tidemark"), r.out());
     }
@@ -44,38 +32,38 @@ class CliTest {
 
   @Test
   void anUnknownFlagExitsWithTwoAndNamesIt() {
-    Run r = run("dev", "--http-prot", "9000");
+    Cli.Run r = run("dev", "--http-prot", "9000");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("--http-prot"), r.err());
-    Run root = run("--frobnicate");
+    Cli.Run root = run("--frobnicate");
     assertEquals(2, root.code());
     assertTrue(root.err().contains("--frobnicate"), root.err());
   }
 
   @Test
   void anUnknownRoleExitsWithTwoAndNamesIt() {
-    Run r = run("serve", "--roles", "gateway,quarry");
+    Cli.Run r = run("serve", "--roles", "gateway,quarry");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("quarry"), r.err());
   }
 
   @Test
   void anUnknownCommandExitsWithTwoAndNamesIt() {
-    Run r = run("deploy");
+    Cli.Run r = run("deploy");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("deploy"), r.err());
   }
 
   @Test
   void anOutOfRangePortIsAUsageError() {
-    Run r = run("dev", "--http-port", "70000");
+    Cli.Run r = run("dev", "--http-port", "70000");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("--http-port"), r.err());
   }
 
   @Test
   void aMissingConfigFileIsAUsageError() {
-    Run r = run("serve", "--config", "/nonexistent/tidemark.yaml");
+    Cli.Run r = run("serve", "--config", "/nonexistent/tidemark.yaml");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("/nonexistent/tidemark.yaml"), r.err());
   }

@@ -4,14 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.node.cli.TidemarkCommand;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonObject;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,21 +18,13 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code tidemark token} and {@code tidemark migrate} against a real database, and a node that honours what they did. */
 @ExtendWith(InfraExtension.class)
 class TokenCommandIT {
 
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = TidemarkCommand.commandLine();
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
-    return new Run(cl.execute(args), out.toString(), err.toString());
+  private static Cli.Run run(String... args) {
+    return Cli.run(args);
   }
 
   @Test
@@ -45,17 +34,17 @@ class TokenCommandIT {
     Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
         + "\n  password: " + infra.postgres().password() + "\n");
 
-    Run migrate = run("migrate", "--config", config.toString());
+    Cli.Run migrate = run("migrate", "--config", config.toString());
     assertEquals(0, migrate.code(), migrate.err());
     assertTrue(migrate.out().contains("nothing to do"), migrate.out());
 
-    Run created = run("token", "create", "--name", "it-cli", "--role", "tidemark_reader", "--read-only", "--config", config.toString());
+    Cli.Run created = run("token", "create", "--name", "it-cli", "--role", "tidemark_reader", "--read-only", "--config", config.toString());
     assertEquals(0, created.code(), created.err());
     Matcher m = Pattern.compile("shown once: (tmk_\\S+)").matcher(created.out());
     assertTrue(m.find(), created.out());
     String token = m.group(1);
 
-    Run listed = run("token", "list", "--config", config.toString());
+    Cli.Run listed = run("token", "list", "--config", config.toString());
     assertTrue(listed.out().contains("\"name\":\"it-cli\""), listed.out());
     assertFalse(listed.out().contains(token), "the token itself is never shown again");
     assertFalse(listed.out().contains("hash"), "nor its hash");
@@ -67,7 +56,7 @@ class TokenCommandIT {
       assertEquals("it-cli", caller.getString("name"));
       assertEquals("read-only", caller.getString("access"));
 
-      Run revoked = run("token", "revoke", "--name", "it-cli", "--config", config.toString());
+      Cli.Run revoked = run("token", "revoke", "--name", "it-cli", "--config", config.toString());
       assertEquals(0, revoked.code(), revoked.err());
       assertTrue(Await.until(() -> c.post(c.request("ping", null)).status() == 401, Duration.ofSeconds(15)),
           "a revoked token is refused within the 5 s cache");
@@ -75,10 +64,10 @@ class TokenCommandIT {
       TestNodes.stop(node);
     }
 
-    Run again = run("token", "revoke", "--name", "it-cli", "--config", config.toString());
+    Cli.Run again = run("token", "revoke", "--name", "it-cli", "--config", config.toString());
     assertEquals(2, again.code());
     assertTrue(again.err().contains("it-cli"), again.err());
-    Run badName = run("token", "create", "--name", "has space", "--role", "r", "--config", config.toString());
+    Cli.Run badName = run("token", "create", "--name", "has space", "--role", "r", "--config", config.toString());
     assertEquals(2, badName.code());
     assertTrue(badName.err().contains("--name"), badName.err());
   }
