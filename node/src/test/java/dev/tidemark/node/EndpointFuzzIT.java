@@ -59,7 +59,6 @@ class EndpointFuzzIT {
   private static final String META_VERSION = "io.modelcontextprotocol/protocolVersion";
 
   private TidemarkNode node;
-  private String base;
   private String sessionId;
   private String marker;
 
@@ -69,7 +68,6 @@ class EndpointFuzzIT {
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
         ConfigKey.HTTP_MAX_BODY_BYTES, String.valueOf(MAX_BODY),
         ConfigKey.HTTP_BODY_TIMEOUT_MS, String.valueOf(BODY_TIMEOUT_MS)));
-    base = "http://127.0.0.1:" + node.httpPort();
     try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
       sessionId = c.sessionId();
