@@ -153,6 +153,47 @@ class EndpointFuzzIT {
     assertTrue(heapAfter - heapBefore < HEAP_GROWTH_LIMIT, "heap grew by " + mib(heapAfter - heapBefore));
   }
 
+  /** The requests that once got a 5xx, a hang or a malformed answer, sent on purpose so that they stay fixed. */
+  @Test
+  void theFaultsTheFuzzFoundStayFixed() throws Exception {
+    // a Content-Type of only ";" has an empty media type: 415, not 500
+    MultiMap semicolon = legacyHeaders();
+    semicolon.set("Content-Type", ";");
+    Answer type = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", semicolon,
+        Buffer.buffer("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"), false, null));
+    assertEquals(415, type.status, type.body);
+
+    // "_meta": null on a session request is no _meta: answered, not left hanging
+    Answer nullMeta = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", legacyHeaders(),
+        Buffer.buffer("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"_meta\":null}}"), false, null));
+    assertEquals(200, nullMeta.status, nullMeta.body);
+    assertEquals(new JsonObject(), new JsonObject(nullMeta.body).getJsonObject("result"));
+
+    // a listen request refused before its stream opened is one JSON error, not a stream that never ends
+    JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 3).put("method", "subscriptions/listen")
+        .put("params", new JsonObject().put("_meta", new JsonObject().put(META_VERSION, MODERN)).put("notifications", "x"));
+    Answer refused = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", modernHeaders("subscriptions/listen", null),
+        listen.toBuffer(), false, null));
+    assertEquals(200, refused.status, refused.body);
+    assertTrue(refused.headers.get("Content-Type").startsWith("application/json"), refused.headers.get("Content-Type"));
+    assertEquals(-32602, new JsonObject(refused.body).getJsonObject("error").getInteger("code"));
+
+    // a priming event is never replayed as a message, even when a client reuses a request id
+    String call = "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/call\",\"params\":{\"name\":\"no_such_tool\"}}";
+    Answer first = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", legacyHeaders(), Buffer.buffer(call), false, null));
+    send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", legacyHeaders(), Buffer.buffer(call), false, null));
+    String primingId = McpHttpClient.SseEvent.parse(first.body).get(0).id();
+    MultiMap resume = legacyHeaders();
+    resume.set("Accept", "text/event-stream").set("Last-Event-ID", primingId);
+    Answer replay = send(new FuzzRequest("fixed", HttpMethod.GET, "/mcp", resume, null, false, null));
+    assertEquals(200, replay.status, replay.body);
+    List<McpHttpClient.SseEvent> replayed = McpHttpClient.SseEvent.parse(replay.body);
+    assertTrue(!replayed.isEmpty(), replay.body);
+    for (McpHttpClient.SseEvent e : replayed) {
+      assertEquals("2.0", e.data() == null ? null : e.data().getString("jsonrpc"), "replayed: " + replay.body);
+    }
+  }
+
   private static String mib(long bytes) {
     return String.format("%.1f MiB", bytes / 1024.0 / 1024.0);
   }
