@@ -43,7 +43,7 @@ public final class EventLog {
     return vertx.sharedData().getAsyncMap(MAP_NAME);
   }
 
-  /** Stores {@code message} as the session's next event on {@code stream}; completes with its id. */
+  /** Stores {@code message} (null for a priming event) as the session's next event on {@code stream}; completes with its id. */
   public Future<Long> append(String sessionId, String stream, JsonObject message) {
     return map().compose(m -> append(m, sessionId, stream, message, 0));
   }
@@ -64,9 +64,10 @@ public final class EventLog {
 
   private static JsonObject appended(JsonObject current, long id, String stream, JsonObject message) {
     JsonArray events = current == null ? new JsonArray() : current.getJsonArray("events").copy();
-    String encoded = message.encode();
     JsonObject event = new JsonObject().put("id", id).put("stream", stream);
-    if (encoded.length() <= MAX_STORED_MESSAGE_BYTES) {
+    // a priming event (null) carries no message: its id is kept so that a client can resume from it,
+    // but it is never replayed
+    if (message != null && message.encode().length() <= MAX_STORED_MESSAGE_BYTES) {
       event.put("message", message);
     }
     events.add(event);

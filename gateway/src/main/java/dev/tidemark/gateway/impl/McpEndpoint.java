@@ -175,7 +175,9 @@ public final class McpEndpoint {
       return;
     }
     String contentType = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
-    if (contentType == null || !contentType.split(";")[0].trim().equalsIgnoreCase("application/json")) {
+    // the media type is what comes before any parameters; a header of only ";" has an empty one
+    String mediaType = contentType == null ? null : contentType.substring(0, contentType.indexOf(';') < 0 ? contentType.length() : contentType.indexOf(';'));
+    if (mediaType == null || !mediaType.trim().equalsIgnoreCase("application/json")) {
       httpError(ctx, 415, "Send the JSON-RPC message with Content-Type: application/json.");
       return;
     }
@@ -345,7 +347,8 @@ public final class McpEndpoint {
           ResponseChannel channel = stream
               ? ResponseChannel.sse(ctx.response(), events, sessionId, "post:" + Json.encode(id))
               : ResponseChannel.json(ctx.response());
-          JsonObject metaIn = p.getJsonObject("_meta", new JsonObject());
+          // "_meta": null is allowed (handleMessage checked that any other value is an object)
+          JsonObject metaIn = p.getValue("_meta") instanceof JsonObject given ? given : new JsonObject();
           Call call = new Call(false, caller, database, sessionId, session, id, name, p, channel,
               session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
               session.getString("log_level"), metaIn.getValue("progressToken"), null, new Cancellation());

@@ -19,6 +19,8 @@ public final class ResponseChannel {
   private final String stream;
   private Future<Void> tail = Future.succeededFuture();
   private boolean finished;
+  /** Whether {@link #open} started the stream; a response that comes before it is sent as plain JSON. */
+  private boolean opened;
 
   private ResponseChannel(HttpServerResponse response, boolean sse, EventLog log, String sessionId, String stream) {
     this.response = response;
@@ -54,6 +56,7 @@ public final class ResponseChannel {
     if (!sse) {
       return Future.succeededFuture();
     }
+    opened = true;
     response.setStatusCode(200)
         .setChunked(true)
         .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
@@ -70,7 +73,7 @@ public final class ResponseChannel {
 
   /** A notification or server request, before the final response. Dropped on a JSON channel. */
   public Future<Void> send(JsonObject message) {
-    if (!sse || finished) {
+    if (!sse || !opened || finished) {
       return Future.succeededFuture();
     }
     return enqueue(message);
@@ -82,7 +85,8 @@ public final class ResponseChannel {
       return Future.succeededFuture();
     }
     finished = true;
-    if (!sse) {
+    if (!sse || !opened) {
+      // a refusal before the stream started (a listen request with bad params) is one JSON response
       if (closed()) {
         return Future.succeededFuture();
       }
@@ -94,12 +98,12 @@ public final class ResponseChannel {
   /** Ends the stream without a response, as after a cancellation. */
   public Future<Void> abandon() {
     finished = true;
-    return tail.compose(v -> closed() ? Future.succeededFuture() : sse ? response.end() : response.setStatusCode(204).end());
+    return tail.compose(v -> closed() ? Future.succeededFuture() : sse && opened ? response.end() : response.setStatusCode(204).end());
   }
 
   /** Writes a comment that keeps idle intermediaries from closing a quiet stream. */
   public void keepAlive() {
-    if (sse && !closed()) {
+    if (sse && opened && !closed()) {
       tail = tail.compose(v -> closed() ? Future.succeededFuture() : response.write(":\n\n")).recover(err -> Future.succeededFuture());
     }
   }
@@ -107,7 +111,7 @@ public final class ResponseChannel {
   private Future<Void> enqueue(JsonObject message) {
     Future<Void> next = tail.compose(v -> {
       Future<Long> id = log == null ? Future.succeededFuture(null)
-          : log.append(sessionId, stream, message == null ? new JsonObject() : message);
+          : log.append(sessionId, stream, message);
       return id.compose(eventId -> write(eventId, message));
     });
     tail = next.recover(err -> Future.succeededFuture());
