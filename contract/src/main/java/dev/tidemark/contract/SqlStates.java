@@ -8,6 +8,21 @@ public final class SqlStates {
 
   private SqlStates() {}
 
+  /** What a data exception (class 22) means, without the value PostgreSQL's own message would quote. */
+  public static String describeDataException(String sqlState) {
+    String what = switch (sqlState == null ? "" : sqlState) {
+      case "22P02" -> "a value is not valid text for its type";
+      case "22003" -> "a number is out of its type's range";
+      case "22007", "22008" -> "a date or time is not valid";
+      case "22001" -> "a string is longer than its column allows";
+      case "22012" -> "a division by zero";
+      case "22023" -> "a parameter value is not valid";
+      case "22004" -> "a null value where none is allowed";
+      default -> "a value does not fit its type";
+    };
+    return what + " (SQLSTATE " + sqlState + ")";
+  }
+
   public static ErrorCode classify(String sqlState) {
     if (sqlState == null || sqlState.length() != 5) {
       return ErrorCode.INTERNAL;

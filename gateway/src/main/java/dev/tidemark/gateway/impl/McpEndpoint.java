@@ -53,6 +53,8 @@ public final class McpEndpoint {
   public static final int SESSION_NOT_FOUND = -32001;
   /** JSON-RPC code of a 408 when the body did not arrive in time. */
   public static final int BODY_TIMEOUT = -32002;
+  /** What a session keeps of a client's description (clientInfo and capabilities), at most. */
+  public static final int MAX_CLIENT_DESCRIPTION_BYTES = 16 * 1024;
   /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
   public static final long KEEP_ALIVE_MILLIS = 15_000;
 
@@ -361,6 +363,12 @@ public final class McpEndpoint {
     String negotiated = McpVersions.negotiate(requested instanceof String r ? r : null);
     Object clientInfo = params.getValue("clientInfo");
     Object capabilities = params.getValue("capabilities");
+    if (Json.encode(clientInfo).length() + Json.encode(capabilities).length() > MAX_CLIENT_DESCRIPTION_BYTES) {
+      // the session keeps both for its lifetime: a client may not make it hold more
+      reply(ctx, 200, JsonRpc.error(id, JsonRpc.INVALID_PARAMS,
+          "clientInfo and capabilities may take at most " + MAX_CLIENT_DESCRIPTION_BYTES + " bytes together."));
+      return;
+    }
     sessions.create(caller.id(), database, negotiated, clientInfo instanceof JsonObject ci ? ci : null,
             capabilities instanceof JsonObject c ? c : null)
         .onFailure(err -> reply(ctx, 503, JsonRpc.error(id, JsonRpc.INTERNAL_ERROR, "Session storage is unavailable; retry shortly.")))

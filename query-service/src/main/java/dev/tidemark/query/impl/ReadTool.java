@@ -72,8 +72,8 @@ public interface ReadTool {
    */
   static Throwable argumentError(Throwable err, String argument) {
     if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")) {
-      return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column (SQLSTATE "
-          + pg.getSqlState() + "): " + pg.getErrorMessage() + ".", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
+      return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column: "
+          + SqlStates.describeDataException(pg.getSqlState()) + ".", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
     }
     return err;
   }
@@ -90,8 +90,11 @@ public interface ReadTool {
     }
     if (err instanceof PgException pg) {
       ErrorCode code = SqlStates.classify(pg.getSqlState());
+      // a data exception's text quotes the offending value: name the kind of fault instead
+      String why = pg.getSqlState() != null && pg.getSqlState().startsWith("22")
+          ? SqlStates.describeDataException(pg.getSqlState()) : pg.getErrorMessage();
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
-          + pg.getErrorMessage() + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
+          + why + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
     }
     if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.ConnectException
         || err.getCause() instanceof java.net.ConnectException || err instanceof io.vertx.core.impl.NoStackTraceTimeoutException) {
