@@ -3,7 +3,8 @@
 # `tidemark dev`, side by side with `pgbench -S` on the same embedded PostgreSQL.
 #
 # Usage: bench/read-bench.sh [threads] [warmup-seconds] [seconds]
-# Needs: a JDK 17 `java`, `psql` and `pgbench` on PATH. Set BUILD=0 to reuse node/target/tidemark.jar.
+# Needs: a JDK 17 `java`, `psql` and `pgbench` on PATH. Set BUILD=0 to reuse node/target/tidemark.jar,
+# JAR=path to run another build (for before/after figures; implies nothing about BUILD).
 # Prints the load average next to every figure: the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ fi
 work="$(mktemp -d)"
 log="$work/dev.log"
 cluster_port=$((20000 + RANDOM % 20000))
-java -jar node/target/tidemark.jar dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
+java -jar "${JAR:-node/target/tidemark.jar}" dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
 dev_pid=$!
 cleanup() {
   kill "$dev_pid" 2>/dev/null || true
