@@ -117,8 +117,7 @@ public final class ChangelogVerticle extends VerticleBase {
     props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout);
     props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) (timeout * 2));
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
-    // send at once: the relay does not flush, and batches form by themselves while a request is in flight
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 2);
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     return new KafkaProducer<>(props);

@@ -3,9 +3,7 @@ package dev.tidemark.changelog.impl;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.config.TidemarkConfig.ChangelogConfig;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
@@ -17,9 +15,10 @@ import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,9 +27,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One relay publishes at a time: the one whose connection holds a session advisory lock. A
  * relay that loses its connection loses the lock with it, and a standby takes over. Progress is
- * stored after Kafka acknowledged a whole batch (and every batch before it), so a relay killed
- * mid-batch publishes that batch again (never less): consumers drop positions they have already
- * seen. The idempotent producer keeps each attempt gapless and in order within a partition.
+ * stored after Kafka acknowledged a whole batch, so a relay killed mid-batch publishes that batch
+ * again (never less): consumers drop positions they have already seen. The idempotent producer
+ * keeps each attempt gapless and in order within a partition.
  */
 public final class Relay {
 
@@ -67,20 +66,9 @@ public final class Relay {
   private final String topic;
   private final long sendTimeoutMs;
 
-  /** Batches handed to the producer and not yet acknowledged, at most (the producer's own in-flight limit). */
-  static final int MAX_BATCHES_IN_FLIGHT = 5;
-
-  private Context context;
   private PgConnection conn;
   private byte[] key;
   private ChangePosition published = ChangePosition.START;
-  /** The last position handed to the producer: the next batch is read after it. */
-  private ChangePosition read = ChangePosition.START;
-  /** Acknowledgements and progress, chained in batch order. */
-  private Future<Void> progress = Future.succeededFuture();
-  private int inFlight;
-  /** Changes whenever the relay lets go, so that late acknowledgements of an earlier run store nothing. */
-  private long generation;
   private boolean stopped;
   private boolean pumping;
   private boolean wakeAgain;
@@ -102,7 +90,6 @@ public final class Relay {
 
   /** Starts trying to become the publishing relay; never fails. */
   public void start() {
-    context = vertx.getOrCreateContext();
     attempt();
   }
 
@@ -158,11 +145,6 @@ public final class Relay {
           Row r = rows.iterator().next();
           key = r.getString("secret").getBytes(StandardCharsets.UTF_8);
           published = new ChangePosition(r.getLong("published_commit"), r.getLong("published_change"));
-          read = published;
-          progress = Future.succeededFuture();
-          inFlight = 0;
-          pumping = false;
-          wakeAgain = false;
           active = true;
           LOG.info("this node's relay publishes {} from position {}", topic, published);
           pollTimer = vertx.setPeriodic(config.relayPollMs(), t -> pump());
@@ -172,69 +154,38 @@ public final class Relay {
         });
   }
 
-  /**
-   * Publishes until the changelog is drained; a call while a batch is being read asks for one more
-   * round. Batches are pipelined: the next batch is read and handed to the producer while Kafka
-   * still acknowledges the earlier ones (at most {@link #MAX_BATCHES_IN_FLIGHT}). The idempotent
-   * producer keeps them in order, and progress is stored strictly in batch order, each batch only
-   * once Kafka acknowledged all of it: a failure anywhere drops the connection and the relay
-   * starts again from the stored progress (consumers drop what they already saw).
-   */
+  /** Publishes until the changelog is drained; a call while a batch runs asks for one more round. */
   private void pump() {
     if (!active) {
       return;
     }
-    if (pumping || inFlight >= MAX_BATCHES_IN_FLIGHT) {
-      wakeAgain = true;  // resumed when the read ends or a batch is acknowledged
+    if (pumping) {
+      wakeAgain = true;
       return;
     }
     pumping = true;
     wakeAgain = false;
     PgConnection c = conn;
-    long gen = generation;
-    c.preparedQuery(BATCH).execute(Tuple.of(read.commit(), read.change(), config.relayBatchSize())).onComplete(ar -> {
-      if (gen != generation) {
-        return;  // a later run of the relay owns the state now
-      }
-      pumping = false;
-      if (ar.failed()) {
-        failed(ar.cause());
-        return;
-      }
-      List<ChangelogRecord> records = toRecords(ar.result());
-      if (!records.isEmpty()) {
-        ChangelogRecord last = records.get(records.size() - 1);
-        read = last.position();
-        inFlight++;
-        Future<Void> acked = send(records);
-        Future<Void> stored = progress.compose(v -> acked).compose(v -> gen != generation
-            ? Future.succeededFuture()
+    c.preparedQuery(BATCH).execute(Tuple.of(published.commit(), published.change(), config.relayBatchSize()))
+        .compose(rows -> publish(toRecords(rows)).compose(last -> last == null
+            ? Future.succeededFuture(false)
             : c.preparedQuery("UPDATE tidemark.changelog_state SET published_commit = $1, published_change = $2")
                 .execute(Tuple.of(last.position().commit(), last.position().change()))
                 .map(x -> {
                   published = last.position();
-                  publishedCount += records.size();
-                  return null;
-                }));
-        progress = stored;
-        stored.onComplete(done -> {
-          if (gen != generation) {
-            return;
-          }
-          if (done.failed()) {
-            failed(done.cause());
-            return;
-          }
-          inFlight--;
-          if (wakeAgain) {
+                  publishedCount += rows.size();
+                  return rows.size() == config.relayBatchSize();
+                })))
+        .onSuccess(full -> {
+          pumping = false;
+          if (full || wakeAgain) {
             pump();
           }
+        })
+        .onFailure(err -> {
+          pumping = false;
+          failed(err);
         });
-      }
-      if (records.size() == config.relayBatchSize() || wakeAgain) {
-        pump();
-      }
-    });
   }
 
   private List<ChangelogRecord> toRecords(RowSet<Row> rows) {
@@ -265,28 +216,22 @@ public final class Relay {
     }
   }
 
-  /**
-   * Hands a batch to the producer, in order, on a worker (the producer may block while it fetches
-   * metadata); completes on this relay's context once Kafka acknowledged every record.
-   */
-  private Future<Void> send(List<ChangelogRecord> records) {
-    Promise<Void> acked = Promise.promise();
-    AtomicInteger left = new AtomicInteger(records.size());
-    vertx.executeBlocking(() -> {
+  /** Sends a batch and waits for every acknowledgement, on a worker: the producer may block. */
+  private Future<ChangelogRecord> publish(List<ChangelogRecord> records) {
+    if (records.isEmpty()) {
+      return Future.succeededFuture(null);
+    }
+    return vertx.executeBlocking(() -> {
+      List<java.util.concurrent.Future<RecordMetadata>> acks = new ArrayList<>(records.size());
       for (ChangelogRecord record : records) {
-        producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode()), (metadata, err) -> {
-          if (err != null) {
-            context.runOnContext(v -> acked.tryFail(err));
-          } else if (left.decrementAndGet() == 0) {
-            context.runOnContext(v -> acked.tryComplete());
-          }
-        });
+        acks.add(producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode())));
       }
-      return null;
-    }, true).onFailure(acked::tryFail);
-    long timer = vertx.setTimer(sendTimeoutMs, t -> acked.tryFail(new java.util.concurrent.TimeoutException(
-        "Kafka did not acknowledge a batch within " + sendTimeoutMs + " ms")));
-    return acked.future().onComplete(x -> vertx.cancelTimer(timer));
+      producer.flush();
+      for (var ack : acks) {
+        ack.get(sendTimeoutMs, TimeUnit.MILLISECONDS);
+      }
+      return records.get(records.size() - 1);
+    }, true);
   }
 
   private void prune() {
@@ -319,7 +264,6 @@ public final class Relay {
   /** Closing the connection releases the lock, so a standby relay can take over at once. */
   private Future<Void> release() {
     active = false;
-    generation++;
     vertx.cancelTimer(pollTimer);
     vertx.cancelTimer(pruneTimer);
     PgConnection c = conn;
