@@ -54,4 +54,9 @@ pgbench -q -i -s 1 "$base/tm_pgbench" >/dev/null 2>&1
 echo "[bench] load before pgbench: $(cut -d' ' -f1-3 /proc/loadavg)"
 pgbench -S -n -c "$THREADS" -j 2 -T "$SECONDS_MEASURED" "$base/tm_pgbench" 2>&1 \
   | grep -E 'number of transactions actually processed|latency average|^tps' | sed 's/^/[bench] pgbench -S: /'
+# the statements of one get_row call, sent by pgbench over the same connection count: the ceiling
+# PostgreSQL alone puts on get_row (simple protocol, one round trip per statement)
+echo "[bench] load before pgbench -f get_row statements: $(cut -d' ' -f1-3 /proc/loadavg)"
+pgbench -n -f bench/pgbench-get-row.sql -c "$THREADS" -j 2 -T "$SECONDS_MEASURED" "$pg" 2>&1 \
+  | grep -E 'number of transactions actually processed|latency average|^tps' | sed 's/^/[bench] pgbench -f get_row statements: /'
 echo "[bench] load after: $(cut -d' ' -f1-3 /proc/loadavg)"
