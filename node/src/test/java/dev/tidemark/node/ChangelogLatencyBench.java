@@ -29,12 +29,14 @@ class ChangelogLatencyBench {
 
   static final String DB = "bench_cl";
   static final String NAME = "bench";
+  static final int WARMUP_IDS = 10_000_000;
 
   @Test
   void measure(SharedInfra infra) throws Exception {
     int rate = Integer.getInteger("bench.rate", 500);
     int seconds = Integer.getInteger("bench.seconds", 10);
     int burst = Integer.getInteger("bench.burst", 20_000);
+    int warmup = Integer.getInteger("bench.warmup", 5);
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "DROP TABLE IF EXISTS public.bench", "CREATE TABLE public.bench (id int PRIMARY KEY, v int)");
     String cluster = TestNodes.clusterName();
@@ -45,8 +47,9 @@ class ChangelogLatencyBench {
     try {
       int n = rate * seconds;
       long[] committed = new long[n + burst];
-      long[] latencyA = new long[n];
-      long[] latencyB = new long[n];
+      long[] arrivedA = new long[n];
+      long[] arrivedB = new long[n];
+      long[] onTopic = new long[n];
       CountDownLatch steady = new CountDownLatch(2 * n);
       CountDownLatch all = new CountDownLatch(burst);
       long[] burstDone = new long[1];
@@ -54,14 +57,17 @@ class ChangelogLatencyBench {
       a.vertx().eventBus().<JsonObject>localConsumer(Addresses.changes(NAME), m -> {
         int id = ((JsonArray) ChangeNotice.fromJson(m.body()).key()).getInteger(0);
         if (id < n) {
-          latencyA[id] = System.nanoTime() - committed[id];
+          arrivedA[id] = System.nanoTime();
           steady.countDown();
         }
       }).completion().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
       b.vertx().eventBus().<JsonObject>localConsumer(Addresses.changes(NAME), m -> {
         int id = ((JsonArray) ChangeNotice.fromJson(m.body()).key()).getInteger(0);
+        if (id >= WARMUP_IDS) {
+          return;  // warm-up changes are not measured
+        }
         if (id < n) {
-          latencyB[id] = System.nanoTime() - committed[id];
+          arrivedB[id] = System.nanoTime();
           steady.countDown();
         } else if (seenB.putIfAbsent(id, true) == null) {
           all.countDown();
@@ -71,9 +77,31 @@ class ChangelogLatencyBench {
         }
       }).completion().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
+      // a plain consumer of the topic that waits at most 5 ms per fetch: commit -> topic, without the fan-out
+      String topic = a.config().kafka().topicFor(NAME);
+      CountDownLatch positioned = new CountDownLatch(1);
+      Thread topicReader = new Thread(() -> readTopic(infra, topic, onTopic, n, positioned), "bench-topic-reader");
+      topicReader.setDaemon(true);
+      topicReader.start();
+      if (!positioned.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("the topic reader did not start");
+      }
+      long gcBefore = gcMillis();
+
       try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.bench VALUES (?, 0)")) {
-        long start = System.nanoTime();
         long interval = 1_000_000_000L / rate;
+        // warm-up at the same rate, not measured: the first seconds of a new JVM (JIT, first
+        // Kafka requests) are a start-up cost, not the steady latency the target is about
+        long warmStart = System.nanoTime();
+        for (int i = 0; i < warmup * rate; i++) {
+          long due = warmStart + i * interval;
+          while (System.nanoTime() < due) {
+            LockSupport.parkNanos(due - System.nanoTime());  // paces the writer; not a wait for a condition
+          }
+          ps.setInt(1, WARMUP_IDS + i);
+          ps.executeUpdate();
+        }
+        long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
           long due = start + i * interval;
           while (System.nanoTime() < due) {
@@ -101,9 +129,16 @@ class ChangelogLatencyBench {
         if (!all.await(120, TimeUnit.SECONDS)) {
           throw new AssertionError("the burst did not reach node B");
         }
-        System.out.printf("[bench] steady %d changes/s for %d s, one change per commit, commit -> local bus:%n", rate, seconds);
-        print("node A (runs the relay)", latencyA);
-        print("node B", latencyB);
+        long gcSteady = gcMillis() - gcBefore;
+        System.out.printf("[bench] load average %s%n", java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim());
+        System.out.printf("[bench] steady %d changes/s for %d s after %d s of warm-up, one change per commit, commit -> local bus:%n",
+            rate, seconds, warmup);
+        print("node A (runs the relay)", minus(arrivedA, committed));
+        print("node B", minus(arrivedB, committed));
+        print("on the topic (plain consumer, fetch.max.wait.ms 5)", minus(onTopic, committed));
+        print("topic -> node B's bus", minus(arrivedB, onTopic));
+        System.out.printf("[bench]   GC time in this JVM during the steady run: %d ms%n", gcSteady);
+        perSecond("node B, by second of the run", minus(arrivedB, committed), rate);
         System.out.printf("[bench] burst of %d changes (100 per commit): written in %d ms, on node B's bus after %d ms: %.0f changes/s end to end%n",
             burst, (writeDone - burstStart) / 1_000_000, (burstDone[0] - burstStart) / 1_000_000,
             burst * 1e9 / (burstDone[0] - burstStart));
@@ -111,6 +146,61 @@ class ChangelogLatencyBench {
     } finally {
       TestNodes.stop(b);
       TestNodes.stop(a);
+    }
+  }
+
+  private static long[] minus(long[] later, long[] earlier) {
+    long[] d = new long[later.length];
+    for (int i = 0; i < later.length; i++) {
+      d[i] = later[i] == 0 ? Long.MAX_VALUE : later[i] - earlier[i];
+    }
+    return d;
+  }
+
+  private static long gcMillis() {
+    long sum = 0;
+    for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      sum += Math.max(0, gc.getCollectionTime());
+    }
+    return sum;
+  }
+
+  /** p99 and max of each second's changes, to tell a warm-up from a steady tail. */
+  private static void perSecond(String what, long[] nanos, int rate) {
+    StringBuilder b = new StringBuilder();
+    for (int from = 0; from < nanos.length; from += rate) {
+      long[] part = Arrays.copyOfRange(nanos, from, Math.min(nanos.length, from + rate));
+      Arrays.sort(part);
+      b.append(String.format(" %d:%.0f/%.0f", from / rate, part[(int) (part.length * 0.99)] / 1e6, part[part.length - 1] / 1e6));
+    }
+    System.out.printf("[bench]   %s (p99/max ms):%s%n", what, b);
+  }
+
+  private static void readTopic(SharedInfra infra, String topic, long[] arrived, int n, CountDownLatch positioned) {
+    try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(Map.<String, Object>of(
+        org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafkaBootstrapServers(),
+        org.apache.kafka.clients.consumer.ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+        org.apache.kafka.clients.consumer.ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5,
+        org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, org.apache.kafka.common.serialization.StringDeserializer.class,
+        org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, org.apache.kafka.common.serialization.StringDeserializer.class))) {
+      var tps = consumer.partitionsFor(topic, java.time.Duration.ofSeconds(30)).stream()
+          .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+      consumer.assign(tps);
+      consumer.seekToEnd(tps);
+      tps.forEach(consumer::position);
+      positioned.countDown();
+      int seen = 0;
+      long deadline = System.nanoTime() + 120_000_000_000L;
+      while (seen < n && System.nanoTime() < deadline) {
+        for (var r : consumer.poll(java.time.Duration.ofMillis(100))) {
+          JsonArray key = new JsonObject(r.value()).getJsonArray("key");
+          int id = key == null ? -1 : key.getInteger(0);
+          if (id >= 0 && id < n && arrived[id] == 0) {
+            arrived[id] = System.nanoTime();
+            seen++;
+          }
+        }
+      }
     }
   }
 

@@ -14,8 +14,15 @@ import java.util.HexFormat;
 public final class SessionStore {
 
   public static final String MAP_NAME = "tidemark.sessions.v1";
-  /** Idle sessions end after 30 minutes; each request renews the lease. */
+  /** Idle sessions end after 30 minutes; requests renew the lease. */
   public static final long IDLE_MILLIS = 30 * 60 * 1000L;
+  /**
+   * A request renews the lease only when the last renewal is older than this: a write to the
+   * cluster map on every request cost more than the read it guards. A session therefore ends
+   * between 29 and 30 minutes after its last request.
+   */
+  public static final long RENEW_MILLIS = 60 * 1000L;
+  private static final String RENEWED_AT = "renewed_at";
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -42,7 +49,8 @@ public final class SessionStore {
         .put("client_info", clientInfo == null ? new JsonObject() : clientInfo)
         .put("client_capabilities", clientCapabilities == null ? new JsonObject() : clientCapabilities)
         .put("subscriptions", new io.vertx.core.json.JsonArray())
-        .put("created_at", System.currentTimeMillis());
+        .put("created_at", System.currentTimeMillis())
+        .put(RENEWED_AT, System.currentTimeMillis());
     return map().compose(m -> m.put(id, session, IDLE_MILLIS)).map(id);
   }
 
@@ -52,7 +60,11 @@ public final class SessionStore {
       if (session == null || !callerId.equals(session.getString("caller_id")) || !database.equals(session.getString("database"))) {
         return Future.succeededFuture(null);
       }
-      return m.put(id, session, IDLE_MILLIS).map(session);
+      long now = System.currentTimeMillis();
+      if (now - session.getLong(RENEWED_AT, 0L) < RENEW_MILLIS) {
+        return Future.succeededFuture(session);
+      }
+      return m.put(id, session.copy().put(RENEWED_AT, now), IDLE_MILLIS).map(session);
     }));
   }
 

@@ -23,23 +23,46 @@ public interface ReadTool {
    * and always rolls back. Then the session is reset ({@code DISCARD ALL}, which must run outside a
    * transaction): what survives a rollback (session advisory locks, a LISTEN, prepared statements,
    * temporary tables, cursors held open, settings) never reaches the next call on the connection.
+   *
+   * <p>Round trips are what a read costs most, so the opening and the closing statements are
+   * pipelined: {@code BEGIN READ ONLY} with the role and the timeout (one simple query), the
+   * caller tag (bound, never spliced into the text) and the work's first statement go out
+   * together, as do {@code ROLLBACK} and {@code DISCARD ALL}. PostgreSQL runs them in the order
+   * they were sent on the connection, and a statement after one that failed fails too (the
+   * transaction is aborted), so the work never runs outside the guard. The answer is returned as soon as the work is
+   * done; the connection goes back to the pool only once the rollback and the reset have run, so
+   * the next call never sees this one.
    */
   static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
-    String setup = "SET TRANSACTION READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
+    String setup = "BEGIN READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
         + "; SET LOCAL statement_timeout = " + timeoutMs;
-    return pool.withConnection(conn -> {
+    return pool.getConnection().compose(conn -> {
       RunningStatements.start(request.requestId(), conn);
-      return conn.begin().compose(tx -> conn.query(setup).execute()
-              .compose(ignored -> conn.preparedQuery("SELECT set_config('tidemark.caller', $1, true)")
-                  .execute(io.vertx.sqlclient.Tuple.of(request.caller().name())))
-              .compose(ignored -> work.apply(conn))
-              .eventually(tx::rollback))
-          .eventually(() -> {
-            RunningStatements.finish(request.requestId());
-            return resetSession(conn);
-          });
+      Future<?> begun = conn.query(setup).execute();
+      Future<?> tagged = conn.preparedQuery(SET_CALLER).execute(io.vertx.sqlclient.Tuple.of(request.caller().name()));
+      Future<T> started;
+      try {
+        started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
+      } catch (RuntimeException e) {
+        started = Future.failedFuture(e);
+      }
+      Future<T> worked = started;
+      // wait for all three, so that the rollback always goes out after the work's last statement;
+      // a setup that failed aborts the transaction, so the work failed too: report the setup's error
+      Future<T> result = Future.join(begun, tagged, worked).transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause())
+          : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked);
+      result.onComplete(done -> {
+        RunningStatements.finish(request.requestId());
+        Future<?> rolledBack = conn.query("ROLLBACK").execute();
+        Future<?> reset = resetSession(conn);
+        Future.join(rolledBack, reset).onComplete(x -> conn.close());
+      });
+      return result;
     });
   }
+
+  /** Tags the transaction with the caller's name, for the changelog and for PostgreSQL's own logs. */
+  String SET_CALLER = "SELECT set_config('tidemark.caller', $1, true)";
 
   /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
   static Future<Void> resetSession(SqlConnection conn) {

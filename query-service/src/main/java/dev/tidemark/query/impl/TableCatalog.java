@@ -3,6 +3,7 @@ package dev.tidemark.query.impl;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
@@ -67,7 +68,16 @@ public final class TableCatalog {
                          FROM pg_index i
                          CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
                          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-                        WHERE i.indrelid = c.oid AND i.indisprimary), '{}') AS primary_key
+                        WHERE i.indrelid = c.oid AND i.indisprimary), '{}') AS primary_key,
+             COALESCE((SELECT json_agg(json_build_object(
+                                'name', a.attname::text, 'type', format_type(a.atttypid, a.atttypmod),
+                                'cast_type', format_type(a.atttypid, NULL), 'nullable', NOT a.attnotnull,
+                                'default_expr', pg_get_expr(d.adbin, d.adrelid), 'comment', col_description(a.attrelid, a.attnum),
+                                'category', t.typcategory::text) ORDER BY a.attnum)
+                         FROM pg_attribute a
+                         JOIN pg_type t ON t.oid = a.atttypid
+                         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS columns
         FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
@@ -76,17 +86,6 @@ public final class TableCatalog {
          AND has_table_privilege(c.oid, 'SELECT')
        ORDER BY array_position($1::text[], n.nspname::text)
        LIMIT 1""";
-
-  private static final String COLUMNS_SQL = """
-      SELECT a.attname::text AS name, format_type(a.atttypid, a.atttypmod) AS type,
-             format_type(a.atttypid, NULL) AS cast_type, NOT a.attnotnull AS nullable,
-             pg_get_expr(d.adbin, d.adrelid) AS default_expr, col_description(a.attrelid, a.attnum) AS comment,
-             t.typcategory::text AS category
-        FROM pg_attribute a
-        JOIN pg_type t ON t.oid = a.atttypid
-        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-       WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
-       ORDER BY a.attnum""";
 
   private TableCatalog() {}
 
@@ -117,17 +116,23 @@ public final class TableCatalog {
         return Future.failedFuture(notFound(table, schemas));
       }
       Row r = rows.iterator().next();
-      long oid = r.getLong("oid");
-      return conn.preparedQuery(COLUMNS_SQL).execute(Tuple.of(oid)).map(cols -> {
-        Map<String, Column> columns = new LinkedHashMap<>();
-        for (Row c : cols) {
-          columns.put(c.getString("name"), new Column(c.getString("name"), c.getString("type"), c.getString("cast_type"),
-              c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category")));
-        }
-        return new Table(oid, r.getString("schema"), bare, KINDS.get(r.getString("kind")), r.getString("comment"),
-            r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns);
-      });
+      Map<String, Column> columns = new LinkedHashMap<>();
+      for (Object o : columnsOf(r.getValue("columns"))) {
+        JsonObject c = (JsonObject) o;
+        columns.put(c.getString("name"), new Column(c.getString("name"), c.getString("type"), c.getString("cast_type"),
+            c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category")));
+      }
+      return Future.succeededFuture(new Table(r.getLong("oid"), r.getString("schema"), bare, KINDS.get(r.getString("kind")),
+          r.getString("comment"), r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns));
     });
+  }
+
+  /** The columns come as one JSON array, so that the table and its columns take one round trip. */
+  private static JsonArray columnsOf(Object value) {
+    if (value instanceof JsonArray a) {
+      return a;
+    }
+    return value == null ? new JsonArray() : new JsonArray(String.valueOf(value));
   }
 
   private static ToolException notFound(String table, List<String> schemas) {
