@@ -247,6 +247,19 @@ class ChangeToolsIT {
   }
 
   @Test
+  void aKeyOlderThanItsRetentionIsForgottenSoItMayNameANewChange() {
+    JsonObject args = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "old")));
+    String key = key();
+    ok("insert_rows", commitArgs(args, ok("insert_rows", args), key));
+    sql(infra, DB, "UPDATE tidemark.idempotency SET created_at = now() - interval '25 hours' WHERE key = '" + key + "'");
+    JsonObject other = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "new")));
+    JsonObject done = ok("insert_rows", commitArgs(other, ok("insert_rows", other), key));
+    assertEquals(false, done.getBoolean("replayed"), "24 hours by default: the old outcome no longer answers for the key");
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'new'"));
+    assertEquals(1, count("SELECT count(*) FROM tidemark.idempotency WHERE key = '" + key + "' AND created_at > now() - interval '1 hour'"));
+  }
+
+  @Test
   void aCommitWithoutAnIdempotencyKeyIsInvalidArguments() {
     JsonObject args = new JsonObject().put("table", "ct_account").put("key", 10).put("set", new JsonObject().put("balance", 8));
     JsonObject plan = ok("update_rows", args);
@@ -329,6 +342,47 @@ class ChangeToolsIT {
     error("delete_rows", new JsonObject().put("table", "ct_item").put("where", new JsonObject().put("column", "name").put("op", "eq")
         .put("value", "apple")).put("idempotency_key", key()), "DECISION_REQUIRED");
     assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'apple'"));
+  }
+
+  @Test
+  void aCommitThatLosesADeadlockIsRetriedAndCommitsOnce() throws Exception {
+    long apple = count("SELECT id FROM public.ct_item WHERE name = 'apple'");
+    long pear = count("SELECT id FROM public.ct_item WHERE name = 'pear'");
+    String key = key();
+    JsonObject args = new JsonObject().put("statements", new JsonArray()
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(apple)))
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(pear))))
+        .put("idempotency_key", key);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (Connection other = ChangelogFixtures.jdbc(infra, DB)) {
+      other.setAutoCommit(false);
+      other.createStatement().execute("UPDATE public.ct_item SET name = 'pear2' WHERE id = " + pear);  // holds pear
+      java.util.concurrent.Future<JsonObject> call = pool.submit(() -> {
+        try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
+          c.initialize();
+          return c.callTool("transaction", args);
+        }
+      });
+      // the change holds apple and waits for pear; then this transaction asks for apple: a deadlock
+      ChangelogFixtures.await("the change waiting for the row this transaction holds", java.time.Duration.ofSeconds(30),
+          () -> count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE public.ct_item SET qty%'") > 0);
+      java.util.concurrent.Future<?> blocked = pool.submit(() -> {
+        other.createStatement().execute("UPDATE public.ct_item SET name = 'apple2' WHERE id = " + apple);
+        other.commit();
+        return null;
+      });
+      blocked.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      JsonObject result = call.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      assertNull(result.getValue("isError"), result::encode);
+      JsonObject s = result.getJsonObject("structuredContent");
+      assertEquals("commit", s.getString("mode"));
+      assertEquals(2, s.getJsonObject("totals").getInteger("updated"));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(1, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "the change was applied once, after the retry");
+    assertEquals(6, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
+    assertEquals(2, count("SELECT count(*) FROM tidemark.changelog WHERE idempotency_key = '" + key + "'"));
   }
 
   // ---- refusals ----
