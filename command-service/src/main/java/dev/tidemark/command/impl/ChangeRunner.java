@@ -180,7 +180,12 @@ public final class ChangeRunner {
    */
   private <T> Future<T> inTransaction(Function<SqlConnection, Future<Result<T>>> work) {
     return pool.withConnection(conn -> conn.begin().compose(tx -> work.apply(conn)
-            .compose(result -> finish(tx, result.commit()).map(result.value()),
+            .compose(result -> finish(tx, result.commit()).map(v -> {
+                  if (result.commit()) {
+                    CrashPoint.afterCommit();
+                  }
+                  return result.value();
+                }),
                 err -> tx.rollback().otherwiseEmpty().compose(v -> Future.<T>failedFuture(err))))
         .eventually(() -> ReadTool.resetSession(conn)));
   }
