@@ -125,7 +125,7 @@ public final class FilterCompiler {
   }
 
   /** Binds one value for {@code column}: its text form, cast to the column's type. */
-  public static String bind(Object value, Column column, String pointer, SqlParams params) {
+  static String bind(Object value, Column column, String pointer, SqlParams params) {
     if (column.isArray() && value instanceof JsonArray a) {
       String[] texts = new String[a.size()];
       for (int i = 0; i < a.size(); i++) {
