@@ -438,6 +438,25 @@ class ChangeToolsIT {
   }
 
   @Test
+  void aStatementThatSwitchesItsRoleIsPermissionDeniedAndWritesNothing() {
+    JsonObject e = error("execute", new JsonObject().put("sql",
+        "UPDATE public.ct_item SET qty = 42 WHERE set_config('role', 'none', true) IS NOT NULL"), "PERMISSION_DENIED");
+    assertTrue(e.getString("message").contains("switched its database role"), e.encode());
+    assertEquals(0, count("SELECT count(*) FROM public.ct_item WHERE qty = 42"));
+  }
+
+  @Test
+  void aChangeToATableWithoutCaptureIsUnavailableAndWritesNothing() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.ct_uncaptured", "CREATE TABLE public.ct_uncaptured (id int PRIMARY KEY)",
+        "GRANT SELECT, INSERT ON public.ct_uncaptured TO tidemark_writer",
+        "DROP TRIGGER IF EXISTS tidemark_capture ON public.ct_uncaptured");
+    JsonObject e = error("insert_rows", new JsonObject().put("table", "ct_uncaptured")
+        .put("rows", new JsonArray().add(new JsonObject().put("id", 1))), "UNAVAILABLE");
+    assertTrue(e.getString("message").contains("not captured"), e.encode());
+    assertEquals(0, count("SELECT count(*) FROM public.ct_uncaptured"));
+  }
+
+  @Test
   void badInputGetsAClearErrorAndWritesNothing() {
     error("insert_rows", new JsonObject().put("table", "no_such_table").put("rows", new JsonArray().add(new JsonObject().put("a", 1))),
         "NOT_FOUND");
