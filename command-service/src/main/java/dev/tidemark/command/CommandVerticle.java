@@ -1,30 +1,51 @@
 package dev.tidemark.command;
 
+import dev.tidemark.command.impl.ChangeRunner;
+import dev.tidemark.command.impl.DeleteRowsTool;
+import dev.tidemark.command.impl.ExecuteTool;
+import dev.tidemark.command.impl.InsertRowsTool;
+import dev.tidemark.command.impl.PlanCodec;
+import dev.tidemark.command.impl.TransactionTool;
+import dev.tidemark.command.impl.UpdateRowsTool;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
+import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The command role for one database. It holds the address change tools are routed to; the tools
- * themselves (plan, confirm, commit) are not served yet, so {@code tools/list} shows none of them.
+ * The command role for one database: runs every change tool (plan, confirm, commit) as the
+ * caller's PostgreSQL role, and prunes idempotency keys older than their retention.
  */
 public final class CommandVerticle extends VerticleBase {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CommandVerticle.class);
+  /** How often every command node deletes idempotency keys past their retention. */
+  static final long PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
+  private ChangeRunner runner;
   private MessageConsumer<JsonObject> consumer;
+  private long pruneTimer = -1;
 
   public CommandVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
     this.node = node;
@@ -34,13 +55,34 @@ public final class CommandVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    DatabaseConfig db = config.database();
+    PlanCodec plans = new PlanCodec(PlanCodec.secret(config.command().planSecret(),
+        db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
+    runner = new ChangeRunner(pool, db, config.command(), plans, Map.of(
+        ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
+        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
+        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
+        ToolCatalog.EXECUTE, new ExecuteTool(),
+        ToolCatalog.TRANSACTION, new TransactionTool()));
+    pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
     consumer = vertx.eventBus().consumer(Addresses.command(config.database().name()), this::onMessage);
     return consumer.completion();
   }
 
   @Override
   public Future<?> stop() {
+    vertx.cancelTimer(pruneTimer);
     return consumer == null ? Future.succeededFuture() : consumer.unregister();
+  }
+
+  private void prune() {
+    pool.preparedQuery(ChangeRunner.PRUNE_SQL).execute(Tuple.of((int) Math.min(config.command().idempotencyRetentionHours(), Integer.MAX_VALUE)))
+        .onSuccess(rows -> {
+          if (rows.rowCount() > 0) {
+            LOG.info("pruned {} idempotency keys older than {} h", rows.rowCount(), config.command().idempotencyRetentionHours());
+          }
+        })
+        .onFailure(err -> LOG.warn("pruning idempotency keys failed: {}", err.getMessage()));
   }
 
   private void onMessage(Message<JsonObject> msg) {
@@ -50,10 +92,31 @@ public final class CommandVerticle extends VerticleBase {
           .map(rows -> new ServiceHealth(node.nodeId(), true, null))
           .otherwise(err -> new ServiceHealth(node.nodeId(), false, "PostgreSQL: " + err.getMessage()))
           .onSuccess(h -> msg.reply(h.toJson()));
-    } else if (Actions.TOOL_CALL.equals(action)) {
-      msg.reply(ToolReply.failed(new ToolException(ErrorCode.NOT_FOUND, "No change tool is served by this version.")).toJson());
-    } else {
-      msg.fail(400, "unknown action " + action);
+      return;
     }
+    if (!Actions.TOOL_CALL.equals(action)) {
+      msg.fail(400, "unknown action " + action);
+      return;
+    }
+    ToolRequest request;
+    try {
+      request = ToolRequest.fromJson(msg.body());
+    } catch (RuntimeException e) {
+      msg.fail(400, "malformed tool request: " + e.getMessage());
+      return;
+    }
+    Future<ToolReply> reply;
+    try {
+      reply = runner.run(request);
+    } catch (RuntimeException e) {
+      reply = Future.failedFuture(e);
+    }
+    reply.recover(err -> Future.succeededFuture(ToolReply.failed(err instanceof ToolException te ? te : ReadTool.toToolException(err))))
+        .onSuccess(r -> {
+          if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
+            LOG.warn("tool {} failed for request {}", request.tool(), request.requestId());
+          }
+          msg.reply(r.toJson());
+        });
   }
 }

@@ -73,8 +73,9 @@ class SingleNodeIT {
     try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
       c.initialize();
       JsonArray tools = c.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
-      assertEquals(ToolCatalog.all().stream().map(ToolDescriptor::name).toList(),
-          tools.stream().map(t -> ((JsonObject) t).getString("name")).toList());
+      assertEquals(ToolCatalog.all().stream().filter(t -> t.service() != dev.tidemark.contract.Service.COMMAND)
+              .map(ToolDescriptor::name).toList(),
+          tools.stream().map(t -> ((JsonObject) t).getString("name")).toList(), "a read-only caller sees no change tool");
       for (Object o : tools) {
         JsonObject tool = (JsonObject) o;
         assertFalse(tool.getString("description").isBlank());
@@ -82,6 +83,19 @@ class SingleNodeIT {
         assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
         assertEquals("object", tool.getJsonObject("outputSchema").getString("type"));
         assertEquals(true, tool.getJsonObject("annotations").getBoolean("readOnlyHint"));
+      }
+    }
+    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonArray tools = c.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
+      assertEquals(ToolCatalog.all().stream().map(ToolDescriptor::name).toList(),
+          tools.stream().map(t -> ((JsonObject) t).getString("name")).toList(), "a read-write caller sees every tool");
+      for (Object o : tools) {
+        JsonObject tool = (JsonObject) o;
+        assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
+        boolean change = ToolCatalog.find(tool.getString("name")).orElseThrow().service() == dev.tidemark.contract.Service.COMMAND;
+        assertEquals(!change, tool.getJsonObject("annotations").getBoolean("readOnlyHint"), tool.getString("name"));
+        assertEquals(change, tool.getJsonObject("annotations").getBoolean("destructiveHint"), tool.getString("name"));
       }
     }
   }

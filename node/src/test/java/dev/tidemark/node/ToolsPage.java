@@ -26,13 +26,16 @@ final class ToolsPage {
            by node/src/test/java/dev/tidemark/node/ToolsPage.java; ToolsPageTest fails when this page and the
            contract differ. Do not edit by hand: change the JSON files and regenerate. -->
 
-      This version serves these tools, all read-only, in the order `tools/list` shows them:
+      This version serves these tools, in the order `tools/list` shows them:
       %s. Each tool is declared once, in a JSON file of the contract module, with its input schema,
       output schema and annotations; what `tools/list` returns is read from those files, and so is this page.
 
-      Change tools and the other tools of Tidemark's design are not available yet (see
-      [architecture.md](../architecture.md#not-built-yet)). Calling one of them by name is
-      answered with JSON-RPC code -32602, as for any unknown tool.
+      The read tools are read-only. The change tools (`insert_rows`, `update_rows`, `delete_rows`,
+      `execute`, `transaction`) plan a change before they make it; [change-tools.md](../change-tools.md)
+      describes the plan/commit flow, plan ids, idempotency keys and their errors. A read-only caller
+      does not see the change tools, and calling one by name is answered with JSON-RPC code -32602,
+      as for any unknown tool. The other tools of Tidemark's design are not available yet (see
+      [architecture.md](../architecture.md#not-built-yet)).
 
       ## How every tool behaves
 
@@ -51,7 +54,7 @@ final class ToolsPage {
         result, and occurs nowhere else in the result, so text stored in the database (a comment, a
         customer's message) cannot pass itself off as Tidemark's own words. The structured content
         carries the same values as plain JSON, mapped as [types.md](types.md) says.
-      - **Read-only, as the caller.** Every tool runs in a `READ ONLY` transaction that is always
+      - **Read-only, as the caller.** Every read tool runs in a `READ ONLY` transaction that is always
         rolled back, as the caller's PostgreSQL role, with the statement timeout
         `database.statement-timeout-ms` (5000 ms by default; past it the call ends with `TIMEOUT`).
         After the rollback the connection's session is reset (`DISCARD ALL`), so nothing a call does
@@ -72,9 +75,11 @@ final class ToolsPage {
         its statement reads and the change position of its first page, so that a page never mixes
         two states: `CURSOR_STALE` (a table changed since the first page) arrives with the changelog;
         until then a cursor is never reported stale.
-      - **Annotations.** Every tool is annotated `readOnlyHint: true`, `destructiveHint: false`,
-        `idempotentHint: true` and `openWorldHint: false`, and carries its title in the
-        annotations too.
+      - **Annotations.** Every read tool is annotated `readOnlyHint: true`, `destructiveHint: false`,
+        `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
+        `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
+        trigger) and `idempotentHint: false` (a retry is made safe by `idempotency_key`, not by the
+        tool). Every tool carries its title in the annotations too.
       """;
 
   private ToolsPage() {}

@@ -58,7 +58,12 @@ public enum ConfigKey {
   CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),
   CHANGELOG_RELAY_BATCH_SIZE("changelog.relay-batch-size", "1000", "Most changes the relay reads and publishes to Kafka at once."),
   CHANGELOG_RELAY_POLL_MS("changelog.relay-poll-ms", "1000", "How often the relay looks for changes when no commit woke it, and how often a standby relay tries to take over."),
-  CHANGELOG_RECONCILE_SECONDS("changelog.reconcile-seconds", "30", "How often the changelog role puts capture triggers on new tables, for databases without the DDL event trigger.");
+  CHANGELOG_RECONCILE_SECONDS("changelog.reconcile-seconds", "30", "How often the changelog role puts capture triggers on new tables, for databases without the DDL event trigger."),
+
+  PLAN_SECRET("plan.secret", "", "Secret that signs plan ids of change tools so that any command node verifies them and none can be forged; every node of a cluster needs the same one. Empty: derived from the database URL, user and password, which the nodes share."),
+  PLAN_TTL_SECONDS("plan.ttl-seconds", "600", "How long a plan id may be committed after the plan; later it is INVALID_PLAN."),
+  IDEMPOTENCY_RETENTION_HOURS("idempotency.retention-hours", "24", "How long the outcome of a commit is kept under its idempotency key; a retry after that runs as a new commit."),
+  COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");
 
   private final String key;
   private final String defaultValue;

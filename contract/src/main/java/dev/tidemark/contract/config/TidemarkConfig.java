@@ -21,7 +21,8 @@ public record TidemarkConfig(
     long busSendTimeoutMs,
     boolean authEnabled,
     String cursorSecret,
-    ChangelogConfig changelog) {
+    ChangelogConfig changelog,
+    CommandConfig command) {
 
   @Override
   public String toString() {
@@ -63,6 +64,17 @@ public record TidemarkConfig(
   }
 
   /** The changelog role's capture, relay and retention settings. */
+  /** The command role: plan ids, idempotency keys and who may commit without a plan. */
+  public record CommandConfig(String planSecret, long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
+
+    @Override
+    public String toString() {
+      // never print the plan secret
+      return "CommandConfig[planTtlSeconds=" + planTtlSeconds + ", idempotencyRetentionHours=" + idempotencyRetentionHours
+          + ", directCommitRoles=" + directCommitRoles + "]";
+    }
+  }
+
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds) {}
 
@@ -133,7 +145,12 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
             (int) Math.min(v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE), 100_000),
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
-            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)));
+            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)),
+        new CommandConfig(
+            v.str(ConfigKey.PLAN_SECRET),
+            v.positiveLong(ConfigKey.PLAN_TTL_SECONDS),
+            v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),
+            v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)));
   }
 
   /** Loopback names and addresses: what only this machine can reach. */

@@ -1,0 +1,19 @@
+package dev.tidemark.command.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+
+/**
+ * One change tool: runs its statements on a connection that is already in a transaction, as the
+ * caller's role. It never commits or rolls back: {@link ChangeRunner} decides, from what the
+ * database captured, whether the transaction is a plan (rolled back) or a commit.
+ */
+public interface ChangeTool {
+
+  /**
+   * Runs the change. The result is the number of rows the tool's own statement reported, or -1
+   * when the statement does not report rows it changed (a WITH whose outer part is a SELECT).
+   */
+  Future<Long> apply(SqlConnection conn, JsonObject arguments);
+}

@@ -1,0 +1,39 @@
+package dev.tidemark.command.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.TableCatalog;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+
+/** {@code delete_rows}: deletes one row by key, or the rows a filter matches, with every referential action that follows. */
+public final class DeleteRowsTool implements ChangeTool {
+
+  private final DatabaseConfig database;
+
+  public DeleteRowsTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<Long> apply(SqlConnection conn, JsonObject args) {
+    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+      SqlParams params = new SqlParams();
+      String sql = "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params);
+      return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "delete")
+          .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
+          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, args.containsKey("key") ? "key" : "where")))
+          .map(result -> {
+            if (result.rowCount() == 0 && args.containsKey("key")) {
+              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified()
+                  + " has that key; check it with get_row. Nothing was written.", new JsonObject().put("argument", "key"));
+            }
+            return (long) result.rowCount();
+          });
+    });
+  }
+}

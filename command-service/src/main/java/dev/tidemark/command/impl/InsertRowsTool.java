@@ -1,0 +1,75 @@
+package dev.tidemark.command.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.TableCatalog;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** {@code insert_rows}: one INSERT of every row; a column a row leaves out takes its DEFAULT. */
+public final class InsertRowsTool implements ChangeTool {
+
+  private final DatabaseConfig database;
+
+  public InsertRowsTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<Long> apply(SqlConnection conn, JsonObject args) {
+    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+      JsonArray rows = args.getJsonArray("rows");
+      Map<String, Column> columns = new LinkedHashMap<>();
+      for (int i = 0; i < rows.size(); i++) {
+        if (!(rows.getValue(i) instanceof JsonObject row)) {
+          throw Sql.fault("rows", "/rows/" + i, "an object of column name to value");
+        }
+        for (String name : row.fieldNames()) {
+          columns.putIfAbsent(name, table.column(name, "rows"));
+        }
+      }
+      SqlParams params = new SqlParams();
+      List<String> tuples = new ArrayList<>();
+      for (int i = 0; i < rows.size(); i++) {
+        JsonObject row = rows.getJsonObject(i);
+        List<String> values = new ArrayList<>();
+        for (Column c : columns.values()) {
+          values.add(row.containsKey(c.name())
+              ? Sql.value(row.getValue(c.name()), c, "rows", "/rows/" + i + "/" + c.name(), params)
+              : "DEFAULT");
+        }
+        tuples.add("(" + String.join(", ", values) + ")");
+      }
+      List<String> names = columns.keySet().stream().map(Sql::ident).toList();
+      StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql())
+          .append(" (").append(String.join(", ", names)).append(") VALUES ").append(String.join(", ", tuples));
+      String onConflict = args.getString("on_conflict", "error");
+      if (onConflict.equals("nothing")) {
+        sql.append(" ON CONFLICT DO NOTHING");
+      } else if (onConflict.equals("update")) {
+        if (table.primaryKey().isEmpty()) {
+          throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
+              + " has no primary key, so on_conflict: update has no key to match; use error or nothing.",
+              new JsonObject().put("argument", "on_conflict"));
+        }
+        List<String> sets = columns.keySet().stream().filter(c -> !table.primaryKey().contains(c))
+            .map(c -> Sql.ident(c) + " = EXCLUDED." + Sql.ident(c)).toList();
+        sql.append(" ON CONFLICT (").append(String.join(", ", table.primaryKey().stream().map(Sql::ident).toList())).append(") ")
+            .append(sets.isEmpty() ? "DO NOTHING" : "DO UPDATE SET " + String.join(", ", sets));
+      }
+      return conn.preparedQuery(sql.toString()).execute(params.tuple())
+          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "rows")))
+          .map(result -> (long) result.rowCount());
+    });
+  }
+}

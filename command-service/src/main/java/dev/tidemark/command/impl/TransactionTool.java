@@ -1,0 +1,24 @@
+package dev.tidemark.command.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+
+/** {@code transaction}: several statements, in order, in the one transaction; each sees the ones before it. */
+public final class TransactionTool implements ChangeTool {
+
+  @Override
+  public Future<Long> apply(SqlConnection conn, JsonObject args) {
+    JsonArray statements = args.getJsonArray("statements");
+    Future<Long> chain = Future.succeededFuture(0L);
+    for (int i = 0; i < statements.size(); i++) {
+      JsonObject s = statements.getJsonObject(i);
+      String at = "statements/" + i;
+      chain = chain.compose(total -> ExecuteTool.run(conn, s.getString("sql"), s.getJsonArray("params", new JsonArray()),
+              at + "/sql", at + "/params")
+          .map(n -> total < 0 || n < 0 ? -1L : total + n));
+    }
+    return chain;
+  }
+}

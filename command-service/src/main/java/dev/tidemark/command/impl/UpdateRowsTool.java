@@ -1,0 +1,49 @@
+package dev.tidemark.command.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.TableCatalog;
+import dev.tidemark.query.impl.TableCatalog.Column;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code update_rows}: sets columns of one row by key, or of the rows a filter matches. */
+public final class UpdateRowsTool implements ChangeTool {
+
+  private final DatabaseConfig database;
+
+  public UpdateRowsTool(DatabaseConfig database) {
+    this.database = database;
+  }
+
+  @Override
+  public Future<Long> apply(SqlConnection conn, JsonObject args) {
+    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+      SqlParams params = new SqlParams();
+      List<String> sets = new ArrayList<>();
+      JsonObject set = args.getJsonObject("set");
+      for (String name : set.fieldNames()) {
+        Column c = table.column(name, "set");
+        sets.add(Sql.ident(c.name()) + " = " + Sql.value(set.getValue(name), c, "set", "/set/" + name, params));
+      }
+      String where = Sql.target(args, table, params);
+      String sql = "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where;
+      return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "update")
+          .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
+          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, args.containsKey("key") ? "key" : "set")))
+          .map(result -> {
+            if (result.rowCount() == 0 && args.containsKey("key")) {
+              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified()
+                  + " has that key; check it with get_row. Nothing was written.", new JsonObject().put("argument", "key"));
+            }
+            return (long) result.rowCount();
+          });
+    });
+  }
+}

@@ -1,0 +1,129 @@
+package dev.tidemark.command.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.impl.PgParams;
+import dev.tidemark.query.impl.TableCatalog;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.PreparedStatement;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Lets {@code execute} and {@code transaction} run exactly one INSERT, UPDATE, DELETE or MERGE
+ * per statement, classified by PostgreSQL, never by a pattern over the text:
+ * <ol>
+ *   <li>The statement is parsed alone through the extended protocol, whose Parse message accepts
+ *       exactly one statement.</li>
+ *   <li>PostgreSQL plans it with {@code EXPLAIN (FORMAT JSON, VERBOSE)} (planned, not run). Utility
+ *       statements (SET, RESET ROLE, DO, CALL, DDL, transaction control, ...) cannot be explained
+ *       and are refused.</li>
+ *   <li>The plan must contain a ModifyTable node (also inside a WITH): a plain read, or a SELECT of
+ *       a function that writes behind the plan's back, is refused.</li>
+ * </ol>
+ * Only the error code of a refused utility statement looks at the text: PostgreSQL tells a
+ * client what a statement is only by the command tag of executing it, and executing COMMIT or
+ * ROLLBACK would end Tidemark's transaction. So when PostgreSQL has already refused a statement as
+ * not plannable, its first keyword picks TRANSACTION_STATEMENT over INVALID_ARGUMENTS; the
+ * refusal itself never depends on the text.
+ */
+public final class WriteGuard {
+
+  /** A statement that passed: the prepared statement, its bound values, and whether its top plan node writes (so its row count is rows changed). */
+  public record Checked(PreparedStatement statement, Tuple params, boolean topLevelWrite) {}
+
+  private static final String PARAM_TYPES_SQL = """
+      SELECT parameter_types::text[] AS types FROM pg_prepared_statements
+       WHERE NOT from_sql AND statement = $1::text ORDER BY prepare_time DESC LIMIT 1""";
+
+  private static final Pattern COMMENTS = Pattern.compile("(?s)\\A(\\s+|--[^\\n]*(\\n|\\z)|/\\*.*?\\*/)*");
+  private static final List<String> TRANSACTION_CONTROL = List.of(
+      "begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare transaction");
+
+  private WriteGuard() {}
+
+  /** @param argument the argument the statement came in, for errors (sql, or statements/3/sql) */
+  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String argument) {
+    return conn.prepare(sql)
+        .recover(err -> Future.failedFuture(severalStatements(err)
+            ? refuse(argument, "Send exactly one statement in " + argument + "; use the transaction tool for several.")
+            : err))
+        .compose(ps -> conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
+          String[] types = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
+          Tuple tuple = PgParams.bind(types == null ? new String[0] : types, params);
+          return conn.preparedQuery("EXPLAIN (FORMAT JSON, VERBOSE) " + sql).execute(tuple)
+              .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
+                  ? notAChange(sql, argument)
+                  : err))
+              .map(plans -> {
+                JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan");
+                List<String> nodes = new ArrayList<>();
+                List<String> relations = new ArrayList<>();
+                walk(plan, nodes, relations);
+                if (!nodes.contains("ModifyTable")) {
+                  throw refuse(argument, "The statement in " + argument + " changes no table: only INSERT, UPDATE, DELETE or MERGE (also"
+                      + " inside a WITH) may run here. Use query to read.");
+                }
+                for (String relation : relations) {
+                  if (relation.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
+                    throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
+                        new JsonObject().put("argument", argument));
+                  }
+                }
+                return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")));
+              });
+        }));
+  }
+
+  static void walk(JsonObject node, List<String> nodes, List<String> relations) {
+    if (node == null) {
+      return;
+    }
+    nodes.add(node.getString("Node Type"));
+    if (node.getString("Relation Name") != null) {
+      relations.add(node.getString("Schema", "") + "." + node.getString("Relation Name"));
+    }
+    JsonArray children = node.getJsonArray("Plans");
+    if (children != null) {
+      for (Object child : children) {
+        walk((JsonObject) child, nodes, relations);
+      }
+    }
+  }
+
+  /** Called only for a statement PostgreSQL refused to plan: see the class comment. */
+  static ToolException notAChange(String sql, String argument) {
+    if (isTransactionControl(sql)) {
+      return new ToolException(ErrorCode.TRANSACTION_STATEMENT, "The statement in " + argument + " is transaction control (BEGIN,"
+          + " COMMIT, ROLLBACK, SAVEPOINT, ...). Tidemark runs every change in one transaction of its own: send only the"
+          + " INSERT, UPDATE, DELETE or MERGE statements. Nothing was written.", new JsonObject().put("argument", argument));
+    }
+    return refuse(argument, "The statement in " + argument + " is a utility statement (such as SET, DO, CALL, COPY, LOCK or DDL)"
+        + " or does not parse as a change; only INSERT, UPDATE, DELETE or MERGE may run here.");
+  }
+
+  static boolean isTransactionControl(String sql) {
+    String rest = COMMENTS.matcher(sql).replaceFirst("").toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+    for (String keyword : TRANSACTION_CONTROL) {
+      if (rest.equals(keyword) || rest.startsWith(keyword + " ") || rest.startsWith(keyword + ";")) {
+        return true;
+      }
+    }
+    return rest.startsWith("commit prepared") || rest.startsWith("rollback prepared");
+  }
+
+  static boolean severalStatements(Throwable err) {
+    return err instanceof PgException pg && "42601".equals(pg.getSqlState()) && "exec_parse_message".equals(pg.getRoutine());
+  }
+
+  static ToolException refuse(String argument, String message) {
+    return new ToolException(ErrorCode.INVALID_ARGUMENTS, message + " Nothing was written.", new JsonObject().put("argument", argument));
+  }
+}

@@ -1,0 +1,63 @@
+package dev.tidemark.command.impl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.command.impl.ChangeSet.Change;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ChangeSetTest {
+
+  private static Change update(int id, int before, int after) {
+    return new Change("public.t", "UPDATE", new JsonArray().add(id),
+        new JsonObject().put("id", id).put("v", before), new JsonObject().put("id", id).put("v", after));
+  }
+
+  private static Change insert(int id) {
+    return new Change("public.t", "INSERT", new JsonArray().add(id), null, new JsonObject().put("id", id));
+  }
+
+  private static Change delete(String table, int id) {
+    return new Change(table, "DELETE", new JsonArray().add(id), new JsonObject().put("id", id), null);
+  }
+
+  @Test
+  void theFingerprintIgnoresOrderAfterImagesAndGeneratedKeysOfInserts() {
+    ChangeSet plan = new ChangeSet(List.of(update(1, 1, 2), insert(7), update(2, 5, 6)));
+    ChangeSet commit = new ChangeSet(List.of(insert(8), update(2, 5, 60), update(1, 1, 20)));
+    assertEquals(plan.fingerprint(), commit.fingerprint());
+  }
+
+  @Test
+  void theFingerprintChangesWhenATouchedRowOrTheSetOfTouchedRowsChanged() {
+    ChangeSet plan = new ChangeSet(List.of(update(1, 1, 2), update(2, 5, 6)));
+    assertNotEquals(plan.fingerprint(), new ChangeSet(List.of(update(1, 9, 2), update(2, 5, 6))).fingerprint(), "a before-image changed");
+    assertNotEquals(plan.fingerprint(), new ChangeSet(List.of(update(1, 1, 2))).fingerprint(), "a row is no longer touched");
+    assertNotEquals(plan.fingerprint(), new ChangeSet(List.of(update(1, 1, 2), update(2, 5, 6), update(3, 0, 1))).fingerprint(),
+        "a new row is touched");
+    assertNotEquals(new ChangeSet(List.of(insert(1))).fingerprint(), new ChangeSet(List.of(insert(1), insert(2))).fingerprint());
+  }
+
+  @Test
+  void countsPerTableTotalsAndRemovals() {
+    ChangeSet set = new ChangeSet(List.of(delete("public.a", 1), delete("public.b", 1), delete("public.b", 2), update(1, 1, 2)));
+    assertTrue(set.removes());
+    assertEquals(new JsonObject().put("inserted", 0).put("updated", 1).put("deleted", 3), set.totals());
+    assertEquals(new JsonObject().put("table", "public.b").put("inserted", 0).put("updated", 0).put("deleted", 2), set.perTable().getJsonObject(1));
+    assertEquals("deletes 1 row in public.a; deletes 2 rows in public.b; updates 1 row in public.t", set.describe());
+    assertFalse(new ChangeSet(List.of(insert(1))).removes());
+    assertTrue(new ChangeSet(List.of(new Change("public.t", "TRUNCATE", null, null, null))).removes());
+  }
+
+  @Test
+  void samplesAreCappedPerTableAndOperation() {
+    ChangeSet set = new ChangeSet(List.of(delete("public.a", 1), delete("public.a", 2), delete("public.a", 3), delete("public.a", 4),
+        delete("public.b", 1)));
+    assertEquals(ChangeSet.SAMPLES_PER_TABLE_AND_OP + 1, set.samples().size());
+  }
+}

@@ -1,0 +1,498 @@
+package dev.tidemark.node;
+
+import static dev.tidemark.node.ChangelogFixtures.sql;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.command.impl.Canonical;
+import dev.tidemark.command.impl.PlanCodec;
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The change tools through one gateway+command node against a real PostgreSQL: plan, confirm,
+ * commit, idempotency, errors. The fixture is a chain of four tables with ON DELETE CASCADE
+ * (region, account, invoice, line) and a trigger that deletes items when an archive row is inserted.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ChangeToolsIT {
+
+  static final String DB = "change_tools_it";
+  static final String PLAN_SECRET = "change-tools-it-plan-secret-0123456789";
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private McpHttpClient client;
+
+  @BeforeAll
+  void start(SharedInfra infra) {
+    this.infra = infra;
+    ChangelogFixtures.prepare(infra, DB);
+    sql(infra, DB,
+        "DROP TABLE IF EXISTS public.ct_line, public.ct_invoice, public.ct_account, public.ct_region, public.ct_item,"
+            + " public.ct_archive, public.ct_locked CASCADE",
+        "CREATE TABLE public.ct_region (id int PRIMARY KEY, name text NOT NULL)",
+        "CREATE TABLE public.ct_account (id int PRIMARY KEY, region_id int NOT NULL REFERENCES public.ct_region ON DELETE CASCADE,"
+            + " email text UNIQUE, balance int NOT NULL DEFAULT 0 CHECK (balance >= 0))",
+        "CREATE TABLE public.ct_invoice (id int PRIMARY KEY, account_id int NOT NULL REFERENCES public.ct_account ON DELETE CASCADE)",
+        "CREATE TABLE public.ct_line (id int PRIMARY KEY, invoice_id int NOT NULL REFERENCES public.ct_invoice ON DELETE CASCADE, amount int)",
+        "CREATE TABLE public.ct_item (id serial PRIMARY KEY, name text NOT NULL, qty int NOT NULL DEFAULT 0)",
+        "CREATE TABLE public.ct_archive (id int PRIMARY KEY)",
+        "CREATE TABLE public.ct_locked (id int PRIMARY KEY)",
+        "CREATE OR REPLACE FUNCTION public.ct_purge() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN DELETE FROM public.ct_item WHERE qty = NEW.id; RETURN NEW; END $$",
+        "CREATE TRIGGER ct_purge AFTER INSERT ON public.ct_archive FOR EACH ROW EXECUTE FUNCTION public.ct_purge()",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.ct_region, public.ct_account, public.ct_invoice, public.ct_line,"
+            + " public.ct_item, public.ct_archive TO tidemark_writer",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO tidemark_writer",
+        "REVOKE ALL ON public.ct_locked FROM tidemark_writer",
+        "GRANT SELECT ON public.ct_locked TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    node = TestNodes.startAlone(infra, "gateway,command", Map.of(
+        ConfigKey.DATABASE_URL, infra.postgres().url(DB),
+        ConfigKey.PLAN_SECRET, PLAN_SECRET,
+        ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
+    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+    client.initialize();
+  }
+
+  @AfterAll
+  void stop() {
+    if (client != null) {
+      client.close();
+    }
+    TestNodes.stop(node);
+  }
+
+  @BeforeEach
+  void seed() {
+    sql(infra, DB,
+        "TRUNCATE public.ct_region, public.ct_account, public.ct_invoice, public.ct_line, public.ct_item, public.ct_archive CASCADE",
+        "INSERT INTO public.ct_region VALUES (1, 'north'), (2, 'south')",
+        "INSERT INTO public.ct_account VALUES (10, 1, 'a@example.com', 5), (11, 1, 'b@example.com', 5), (20, 2, 'c@example.com', 5)",
+        "INSERT INTO public.ct_invoice VALUES (100, 10), (101, 11), (200, 20)",
+        "INSERT INTO public.ct_line VALUES (1000, 100, 1), (1001, 100, 2), (1002, 101, 3), (2000, 200, 4)",
+        "INSERT INTO public.ct_item (name, qty) VALUES ('apple', 0), ('pear', 5), ('plum', 0)");
+  }
+
+  // ---- helpers ----
+
+  private JsonObject ok(String tool, JsonObject args) {
+    JsonObject result = client.callTool(tool, args);
+    assertNull(result.getValue("isError"), () -> tool + " failed: " + result.encode());
+    JsonObject s = result.getJsonObject("structuredContent");
+    OutputSchemas.assertFits(tool, s);
+    return s;
+  }
+
+  private JsonObject error(String tool, JsonObject args, String code) {
+    JsonObject result = client.callTool(tool, args);
+    assertEquals(true, result.getBoolean("isError"), () -> tool + " should fail: " + result.encode());
+    JsonObject e = result.getJsonObject("structuredContent").getJsonObject("error");
+    assertEquals(code, e.getString("code"), e::encode);
+    return e;
+  }
+
+  private static JsonObject perTable(JsonObject plan, String table) {
+    for (Object o : plan.getJsonArray("changes")) {
+      JsonObject t = (JsonObject) o;
+      if (t.getString("table").equals(table)) {
+        return t;
+      }
+    }
+    throw new AssertionError(table + " is not in " + plan.encode());
+  }
+
+  private static JsonObject commitArgs(JsonObject args, JsonObject plan, String key) {
+    return args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key);
+  }
+
+  private long count(String sql) {
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
+      r.next();
+      return r.getLong(1);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String key() {
+    return "k-" + UUID.randomUUID();
+  }
+
+  // ---- plans ----
+
+  @Test
+  void aDeleteInsideACteIsPlannedAsARemovalAndNothingIsWritten() {
+    JsonObject plan = ok("execute", new JsonObject()
+        .put("sql", "WITH gone AS (DELETE FROM public.ct_line WHERE invoice_id = $1 RETURNING id) SELECT count(*) FROM gone")
+        .put("params", new JsonArray().add(100)));
+    assertEquals("plan", plan.getString("mode"));
+    assertEquals(2, perTable(plan, "public.ct_line").getInteger("deleted"));
+    assertEquals(true, plan.getBoolean("confirmation_required"));
+    assertTrue(plan.getString("plan_id").startsWith("p1."));
+    assertNotNull(plan.getString("expires_at"));
+    assertEquals(4, count("SELECT count(*) FROM public.ct_line"), "a plan writes nothing");
+  }
+
+  @Test
+  void aDeleteThatCascadesThreeTablesAwayReportsEveryRemovedRowWithBeforeImages() {
+    JsonObject plan = ok("delete_rows", new JsonObject().put("table", "ct_region").put("key", 1));
+    assertEquals(1, perTable(plan, "public.ct_region").getInteger("deleted"));
+    assertEquals(2, perTable(plan, "public.ct_account").getInteger("deleted"));
+    assertEquals(2, perTable(plan, "public.ct_invoice").getInteger("deleted"));
+    assertEquals(3, perTable(plan, "public.ct_line").getInteger("deleted"), "three tables away from the row deleted");
+    assertEquals(8, plan.getJsonObject("totals").getInteger("deleted"));
+    assertEquals(true, plan.getBoolean("confirmation_required"));
+    JsonObject sample = plan.getJsonArray("samples").stream().map(JsonObject.class::cast)
+        .filter(s -> s.getString("table").equals("public.ct_region")).findFirst().orElseThrow();
+    assertEquals("north", sample.getJsonObject("before").getString("name"));
+    assertEquals(2, count("SELECT count(*) FROM public.ct_region"));
+    assertEquals(4, count("SELECT count(*) FROM public.ct_line"));
+  }
+
+  @Test
+  void anInsertWhoseTriggerDeletesRowsIsPlannedAsARemoval() {
+    JsonObject plan = ok("insert_rows", new JsonObject().put("table", "ct_archive").put("rows", new JsonArray().add(new JsonObject().put("id", 0))));
+    assertEquals(1, perTable(plan, "public.ct_archive").getInteger("inserted"));
+    assertEquals(2, perTable(plan, "public.ct_item").getInteger("deleted"), "the trigger deletes the two items with qty 0");
+    assertEquals(true, plan.getBoolean("confirmation_required"));
+    assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
+  }
+
+  @Test
+  void aTransactionsStatementsSeeTheOnesBeforeThem() {
+    JsonObject plan = ok("transaction", new JsonObject().put("statements", new JsonArray()
+        .add(new JsonObject().put("sql", "INSERT INTO public.ct_item (id, name) VALUES (50, 'fig')"))
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = $1 WHERE id = 50").put("params", new JsonArray().add(9)))));
+    JsonObject items = perTable(plan, "public.ct_item");
+    assertEquals(1, items.getInteger("inserted"));
+    assertEquals(1, items.getInteger("updated"));
+    assertEquals(false, plan.getBoolean("confirmation_required"));
+    assertEquals(0, count("SELECT count(*) FROM public.ct_item WHERE id = 50"));
+  }
+
+  // ---- commits ----
+
+  @Test
+  void aCommitMakesThePlannedChangeAndItsChangelogRowsCarryCallerToolKeyAndPlanId() {
+    JsonObject args = new JsonObject().put("table", "ct_account").put("key", 10).put("set", new JsonObject().put("balance", 7));
+    JsonObject plan = ok("update_rows", args);
+    assertEquals(1, plan.getJsonObject("totals").getInteger("updated"));
+    String key = key();
+    JsonObject done = ok("update_rows", commitArgs(args, plan, key));
+    assertEquals("commit", done.getString("mode"));
+    assertEquals(false, done.getBoolean("replayed"));
+    assertEquals(key, done.getString("idempotency_key"));
+    assertEquals(7, count("SELECT balance FROM public.ct_account WHERE id = 10"));
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement(
+        "SELECT op, caller, tool, plan_id FROM tidemark.changelog WHERE idempotency_key = ?")) {
+      ps.setString(1, key);
+      ResultSet r = ps.executeQuery();
+      assertTrue(r.next(), "the committed change is in the changelog");
+      assertEquals("UPDATE", r.getString(1));
+      assertEquals("dev-read-write", r.getString(2));
+      assertEquals("update_rows", r.getString(3));
+      assertEquals(plan.getString("plan_id"), r.getString(4));
+      assertFalse(r.next(), "one row changed, one changelog row");
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void retryWithSameKeyReturnsStoredOutcomeAndChangesNothing() {
+    JsonObject args = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "kiwi")));
+    JsonObject plan = ok("insert_rows", args);
+    String key = key();
+    JsonObject first = ok("insert_rows", commitArgs(args, plan, key));
+    JsonObject again = ok("insert_rows", commitArgs(args, plan, key));
+    assertEquals(false, first.getBoolean("replayed"));
+    assertEquals(true, again.getBoolean("replayed"));
+    assertEquals(first.getJsonArray("changes"), again.getJsonArray("changes"));
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'kiwi'"));
+    assertEquals(1, count("SELECT count(*) FROM tidemark.changelog WHERE idempotency_key = '" + key + "'"));
+  }
+
+  @Test
+  void theSameKeyWithOtherArgumentsIsAnIdempotencyConflict() {
+    JsonObject args = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "lime")));
+    JsonObject plan = ok("insert_rows", args);
+    String key = key();
+    ok("insert_rows", commitArgs(args, plan, key));
+    JsonObject other = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "lemon")));
+    JsonObject otherPlan = ok("insert_rows", other);
+    error("insert_rows", commitArgs(other, otherPlan, key), "IDEMPOTENCY_CONFLICT");
+    assertEquals(0, count("SELECT count(*) FROM public.ct_item WHERE name = 'lemon'"));
+  }
+
+  @Test
+  void aKeyOlderThanItsRetentionIsForgottenSoItMayNameANewChange() {
+    JsonObject args = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "old")));
+    String key = key();
+    ok("insert_rows", commitArgs(args, ok("insert_rows", args), key));
+    sql(infra, DB, "UPDATE tidemark.idempotency SET created_at = now() - interval '25 hours' WHERE key = '" + key + "'");
+    JsonObject other = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "new")));
+    JsonObject done = ok("insert_rows", commitArgs(other, ok("insert_rows", other), key));
+    assertEquals(false, done.getBoolean("replayed"), "24 hours by default: the old outcome no longer answers for the key");
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'new'"));
+    assertEquals(1, count("SELECT count(*) FROM tidemark.idempotency WHERE key = '" + key + "' AND created_at > now() - interval '1 hour'"));
+  }
+
+  @Test
+  void aCommitWithoutAnIdempotencyKeyIsInvalidArguments() {
+    JsonObject args = new JsonObject().put("table", "ct_account").put("key", 10).put("set", new JsonObject().put("balance", 8));
+    JsonObject plan = ok("update_rows", args);
+    JsonObject e = error("update_rows", args.copy().put("plan_id", plan.getString("plan_id")), "INVALID_ARGUMENTS");
+    assertEquals("idempotency_key", e.getString("argument"));
+    assertEquals(5, count("SELECT balance FROM public.ct_account WHERE id = 10"));
+  }
+
+  @Test
+  void aPlanCommittedUnderOneKeyIsPlanChangedUnderAnother() {
+    JsonObject args = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "date")));
+    JsonObject plan = ok("insert_rows", args);
+    ok("insert_rows", commitArgs(args, plan, key()));
+    error("insert_rows", commitArgs(args, plan, key()), "PLAN_CHANGED");
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'date'"));
+  }
+
+  @Test
+  void aTamperedExpiredForeignOrOtherArgumentsPlanIdIsInvalidPlanAndWritesNothing() {
+    JsonObject args = new JsonObject().put("table", "ct_account").put("key", 11).put("set", new JsonObject().put("balance", 1));
+    String planId = ok("update_rows", args).getString("plan_id");
+    char[] chars = planId.toCharArray();
+    int at = planId.indexOf('.') + 5;
+    chars[at] = chars[at] == 'A' ? 'B' : 'A';
+    PlanCodec codec = new PlanCodec(PlanCodec.secret(PLAN_SECRET, "ignored"));
+    PlanCodec.Plan real = codec.decode(planId);
+    String expired = codec.encode(new PlanCodec.Plan(real.caller(), real.tool(), real.inputHash(), real.fingerprint(),
+        System.currentTimeMillis() - 1, real.removes(), real.totals()));
+    String foreign = codec.encode(new PlanCodec.Plan("someone-else", real.tool(), real.inputHash(), real.fingerprint(),
+        real.expiresAt(), real.removes(), real.totals()));
+    String otherCluster = new PlanCodec(PlanCodec.secret("another-cluster-secret-0123456789", "x")).encode(real);
+    for (String bad : List.of(new String(chars), expired, foreign, otherCluster, "not-a-plan")) {
+      JsonObject e = error("update_rows", args.copy().put("plan_id", bad).put("idempotency_key", key()), "INVALID_PLAN");
+      assertEquals("plan_id", e.getString("argument"));
+    }
+    JsonObject otherArgs = args.copy().put("set", new JsonObject().put("balance", 2));
+    error("update_rows", otherArgs.put("plan_id", planId).put("idempotency_key", key()), "INVALID_PLAN");
+    assertEquals(5, count("SELECT balance FROM public.ct_account WHERE id = 11"));
+    assertEquals(Canonical.inputHash("update_rows", args), real.inputHash(), "the plan is bound to the canonical arguments");
+  }
+
+  @Test
+  void aRemovalWithoutConfirmIsDecisionRequiredWithAMessageAndWithConfirmItCommits() {
+    JsonObject args = new JsonObject().put("table", "ct_region").put("key", 2);
+    JsonObject plan = ok("delete_rows", args);
+    JsonObject e = error("delete_rows", commitArgs(args, plan, key()), "DECISION_REQUIRED");
+    assertTrue(e.getString("message").contains("confirm: true"), e.encode());
+    assertTrue(e.getString("message").contains("deletes 4 rows"), e.encode());
+    assertEquals(4, e.getJsonObject("totals").getInteger("deleted"));
+    assertEquals(1, count("SELECT count(*) FROM public.ct_region WHERE id = 2"), "nothing written");
+    JsonObject done = ok("delete_rows", commitArgs(args, plan, key()).put("confirm", true));
+    assertEquals(4, done.getJsonObject("totals").getInteger("deleted"));
+    assertEquals(0, count("SELECT count(*) FROM public.ct_line WHERE id = 2000"), "the cascade was committed");
+  }
+
+  @Test
+  void aWriteToATouchedRowMakesTheCommitPlanChangedButAWriteToAnUnrelatedRowDoesNot() {
+    JsonObject args = new JsonObject().put("table", "ct_account").put("where",
+        new JsonObject().put("column", "region_id").put("op", "eq").put("value", 1)).put("set", new JsonObject().put("balance", 9));
+    JsonObject plan = ok("update_rows", args);
+    sql(infra, DB, "UPDATE public.ct_account SET balance = 6 WHERE id = 20");  // unrelated: region 2
+    ok("update_rows", commitArgs(args, plan, key()));
+    assertEquals(2, count("SELECT count(*) FROM public.ct_account WHERE balance = 9"));
+
+    JsonObject again = args.copy().put("set", new JsonObject().put("balance", 3));
+    JsonObject plan2 = ok("update_rows", again);
+    sql(infra, DB, "UPDATE public.ct_account SET email = 'moved@example.com' WHERE id = 11");  // touched by the plan
+    error("update_rows", commitArgs(again, plan2, key()), "PLAN_CHANGED");
+    assertEquals(0, count("SELECT count(*) FROM public.ct_account WHERE balance = 3"), "nothing written");
+  }
+
+  @Test
+  void aRoleConfiguredForDirectCommitCommitsAnInsertInOneCallButNotADeletion() {
+    JsonObject insert = new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "quince")))
+        .put("idempotency_key", key());
+    JsonObject done = ok("insert_rows", insert);
+    assertEquals("commit", done.getString("mode"));
+    assertNull(done.getValue("plan_id"));
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'quince'"));
+    error("delete_rows", new JsonObject().put("table", "ct_item").put("where", new JsonObject().put("column", "name").put("op", "eq")
+        .put("value", "apple")).put("idempotency_key", key()), "DECISION_REQUIRED");
+    assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'apple'"));
+  }
+
+  @Test
+  void aCommitThatLosesADeadlockIsRetriedAndCommitsOnce() throws Exception {
+    long apple = count("SELECT id FROM public.ct_item WHERE name = 'apple'");
+    long pear = count("SELECT id FROM public.ct_item WHERE name = 'pear'");
+    String key = key();
+    JsonObject args = new JsonObject().put("statements", new JsonArray()
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(apple)))
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(pear))))
+        .put("idempotency_key", key);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (Connection other = ChangelogFixtures.jdbc(infra, DB)) {
+      other.setAutoCommit(false);
+      other.createStatement().execute("UPDATE public.ct_item SET name = 'pear2' WHERE id = " + pear);  // holds pear
+      java.util.concurrent.Future<JsonObject> call = pool.submit(() -> {
+        try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
+          c.initialize();
+          return c.callTool("transaction", args);
+        }
+      });
+      // the change holds apple and waits for pear; then this transaction asks for apple: a deadlock
+      ChangelogFixtures.await("the change waiting for the row this transaction holds", java.time.Duration.ofSeconds(30),
+          () -> count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE public.ct_item SET qty%'") > 0);
+      java.util.concurrent.Future<?> blocked = pool.submit(() -> {
+        other.createStatement().execute("UPDATE public.ct_item SET name = 'apple2' WHERE id = " + apple);
+        other.commit();
+        return null;
+      });
+      blocked.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      JsonObject result = call.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      assertNull(result.getValue("isError"), result::encode);
+      JsonObject s = result.getJsonObject("structuredContent");
+      assertEquals("commit", s.getString("mode"));
+      assertEquals(2, s.getJsonObject("totals").getInteger("updated"));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(1, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "the change was applied once, after the retry");
+    assertEquals(6, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
+    assertEquals(2, count("SELECT count(*) FROM tidemark.changelog WHERE idempotency_key = '" + key + "'"));
+  }
+
+  // ---- refusals ----
+
+  @Test
+  void transactionControlInATransactionIsRefusedAndNothingIsWritten() {
+    for (String control : List.of("COMMIT", "BEGIN", "ROLLBACK", "SAVEPOINT s1", "  /* c */ release savepoint s1", "END")) {
+      JsonObject e = error("transaction", new JsonObject().put("statements", new JsonArray()
+          .add(new JsonObject().put("sql", "INSERT INTO public.ct_item (name) VALUES ('txn')"))
+          .add(new JsonObject().put("sql", control))), "TRANSACTION_STATEMENT");
+      assertEquals("statements/1/sql", e.getString("argument"));
+    }
+    assertEquals(0, count("SELECT count(*) FROM public.ct_item WHERE name = 'txn'"));
+    error("execute", new JsonObject().put("sql", "COMMIT"), "TRANSACTION_STATEMENT");
+  }
+
+  @Test
+  void executeRefusesAReadAUtilityStatementAndSeveralStatements() {
+    error("execute", new JsonObject().put("sql", "SELECT * FROM public.ct_item"), "INVALID_ARGUMENTS");
+    error("execute", new JsonObject().put("sql", "SET ROLE NONE"), "INVALID_ARGUMENTS");
+    error("execute", new JsonObject().put("sql", "DELETE FROM public.ct_item; DELETE FROM public.ct_line"), "INVALID_ARGUMENTS");
+    assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
+  }
+
+  @Test
+  void constraintViolationsNameTheConstraintTableAndColumns() {
+    JsonObject unique = error("insert_rows", new JsonObject().put("table", "ct_account").put("rows", new JsonArray()
+        .add(new JsonObject().put("id", 12).put("region_id", 1).put("email", "a@example.com"))), "CONSTRAINT_VIOLATION");
+    assertEquals("ct_account_email_key", unique.getString("constraint"));
+    assertEquals("public.ct_account", unique.getString("table"));
+    assertEquals(new JsonArray().add("email"), unique.getJsonArray("columns"));
+    assertFalse(unique.encode().contains("a@example.com"), "the refusal never echoes the value");
+
+    JsonObject check = error("update_rows", new JsonObject().put("table", "ct_account").put("key", 10)
+        .put("set", new JsonObject().put("balance", -1)), "CONSTRAINT_VIOLATION");
+    assertEquals("ct_account_balance_check", check.getString("constraint"));
+    assertEquals(new JsonArray().add("balance"), check.getJsonArray("columns"));
+
+    JsonObject notNull = error("insert_rows", new JsonObject().put("table", "ct_item").put("rows", new JsonArray()
+        .add(new JsonObject().put("qty", 1))), "CONSTRAINT_VIOLATION");
+    assertEquals(new JsonArray().add("name"), notNull.getJsonArray("columns"));
+
+    JsonObject fk = error("insert_rows", new JsonObject().put("table", "ct_account").put("rows", new JsonArray()
+        .add(new JsonObject().put("id", 13).put("region_id", 99))), "CONSTRAINT_VIOLATION");
+    assertEquals("ct_account_region_id_fkey", fk.getString("constraint"));
+    assertEquals(new JsonArray().add("region_id"), fk.getJsonArray("columns"));
+  }
+
+  @Test
+  void aChangeTheRoleMayNotMakeIsPermissionDenied() {
+    error("insert_rows", new JsonObject().put("table", "ct_locked").put("rows", new JsonArray().add(new JsonObject().put("id", 1))),
+        "PERMISSION_DENIED");
+  }
+
+  @Test
+  void aStatementThatSwitchesItsRoleIsPermissionDeniedAndWritesNothing() {
+    JsonObject e = error("execute", new JsonObject().put("sql",
+        "UPDATE public.ct_item SET qty = 42 WHERE set_config('role', 'none', true) IS NOT NULL"), "PERMISSION_DENIED");
+    assertTrue(e.getString("message").contains("switched its database role"), e.encode());
+    assertEquals(0, count("SELECT count(*) FROM public.ct_item WHERE qty = 42"));
+  }
+
+  @Test
+  void aChangeToATableWithoutCaptureIsUnavailableAndWritesNothing() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.ct_uncaptured", "CREATE TABLE public.ct_uncaptured (id int PRIMARY KEY)",
+        "GRANT SELECT, INSERT ON public.ct_uncaptured TO tidemark_writer",
+        "DROP TRIGGER IF EXISTS tidemark_capture ON public.ct_uncaptured");
+    JsonObject e = error("insert_rows", new JsonObject().put("table", "ct_uncaptured")
+        .put("rows", new JsonArray().add(new JsonObject().put("id", 1))), "UNAVAILABLE");
+    assertTrue(e.getString("message").contains("not captured"), e.encode());
+    assertEquals(0, count("SELECT count(*) FROM public.ct_uncaptured"));
+  }
+
+  @Test
+  void badInputGetsAClearErrorAndWritesNothing() {
+    error("insert_rows", new JsonObject().put("table", "no_such_table").put("rows", new JsonArray().add(new JsonObject().put("a", 1))),
+        "NOT_FOUND");
+    JsonObject column = error("insert_rows", new JsonObject().put("table", "ct_item").put("rows", new JsonArray()
+        .add(new JsonObject().put("name", "x").put("colour", "red"))), "INVALID_ARGUMENTS");
+    assertEquals("rows", column.getString("argument"));
+    JsonObject misfit = error("insert_rows", new JsonObject().put("table", "ct_item").put("rows", new JsonArray()
+        .add(new JsonObject().put("name", "x").put("qty", "many"))), "INVALID_ARGUMENTS");
+    assertEquals("rows", misfit.getString("argument"));
+    error("update_rows", new JsonObject().put("table", "ct_item").put("key", 999).put("set", new JsonObject().put("qty", 1)), "NOT_FOUND");
+    error("delete_rows", new JsonObject().put("table", "ct_item").put("key", 999), "NOT_FOUND");
+    JsonObject everyRow = error("update_rows", new JsonObject().put("table", "ct_item")
+        .put("where", new JsonObject().put("column", "id").put("op", "gt").put("value", 0))
+        .put("set", new JsonObject().put("qty", 1)), "DECISION_REQUIRED");
+    assertEquals("every_row", everyRow.getString("reason"));
+    JsonObject confirmed = ok("update_rows", new JsonObject().put("table", "ct_item")
+        .put("where", new JsonObject().put("column", "id").put("op", "gt").put("value", 0))
+        .put("set", new JsonObject().put("qty", 1)).put("confirm", true));
+    assertEquals(3, confirmed.getJsonObject("totals").getInteger("updated"));
+    JsonObject both = error("delete_rows", new JsonObject().put("table", "ct_item").put("key", 1)
+        .put("where", new JsonObject().put("column", "id").put("op", "eq").put("value", 1)), "INVALID_ARGUMENTS");
+    assertTrue(both.getString("message").contains("exactly one of key"), both.encode());
+    assertEquals(3, count("SELECT count(*) FROM public.ct_item WHERE qty <> 1"));
+  }
+
+  @Test
+  void aReadOnlyCallerNeitherSeesNorCallsChangeTools() {
+    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
+      reader.initialize();
+      JsonArray tools = reader.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
+      List<String> names = new ArrayList<>();
+      tools.forEach(t -> names.add(((JsonObject) t).getString("name")));
+      assertFalse(names.contains("insert_rows"), names.toString());
+      JsonObject refused = reader.rpc("tools/call", new JsonObject().put("name", "delete_rows")
+          .put("arguments", new JsonObject().put("table", "ct_item").put("key", 1)));
+      assertEquals(-32602, refused.getJsonObject("error").getInteger("code"));
+    }
+  }
+}
