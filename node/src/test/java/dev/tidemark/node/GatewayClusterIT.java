@@ -45,7 +45,7 @@ class GatewayClusterIT {
     String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
     Map<ConfigKey, String> onlyGateway = TestNodes.config(infra, cluster, ports[0], members, "gateway");
     onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
-    Map<ConfigKey, String> everything = TestNodes.config(infra, cluster, ports[1], members, "gateway,query,changelog");
+    Map<ConfigKey, String> everything = TestNodes.config(infra, cluster, ports[1], members, "gateway,query,command,changelog");
     everything.put(ConfigKey.NODE_ID, "gateway-b");
     b = TestNodes.start(everything);
     a = TestNodes.start(onlyGateway);
@@ -102,6 +102,27 @@ class GatewayClusterIT {
         assertTrue(Long.parseLong(missed1.getString("_event_id")) > Long.parseLong(lastSeen));
         assertTrue(Long.parseLong(missed2.getString("_event_id")) > Long.parseLong(missed1.getString("_event_id")));
         assertNull(onB.await("notifications/resources/updated", 1_000), "each change is announced once, though both gateways hear it");
+      }
+    }
+  }
+
+  @Test
+  void aChangeMadeThroughTidemarkOnBReachesTheSubscriberOnA(SharedInfra infra) throws Exception {
+    startBoth(infra);
+    try (McpHttpClient subscriber = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN);
+         McpHttpClient writer = new McpHttpClient(TestNodes.mcpUrl(b), TestNodes.READ_WRITE_TOKEN)) {
+      subscriber.initialize();
+      subscriber.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://row/customers/3"));
+      try (SseStream onA = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(a), streamHeaders(subscriber, null), null)) {
+        writer.initialize();
+        JsonObject change = new JsonObject().put("table", "customers").put("key", 3)
+            .put("set", new JsonObject().put("notes", "changed through node B"));
+        String planId = writer.callTool("update_rows", change).getJsonObject("structuredContent").getString("plan_id");
+        JsonObject committed = writer.callTool("update_rows", change.copy().put("plan_id", planId).put("idempotency_key", "cluster-it-3"));
+        assertNull(committed.getValue("isError"), committed.encode());
+        JsonObject heard = onA.await("notifications/resources/updated", 15_000);
+        assertNotNull(heard, "the subscriber on A hears a change committed through B");
+        assertEquals("tidemark://row/customers/3", heard.getJsonObject("params").getString("uri"));
       }
     }
   }

@@ -255,6 +255,11 @@ class TransportIT {
           .getJsonObject("result").getJsonArray("messages").getJsonObject(0).getJsonObject("content").getString("text");
       assertTrue(text.contains("change nothing") && text.contains("describe_table") && text.contains("orders"), text);
       assertEquals(-32602, c.rpc("prompts/get", new JsonObject().put("name", "no-such-prompt")).getJsonObject("error").getInteger("code"));
+      String safe = c.rpc("prompts/get", new JsonObject().put("name", "safe-change").put("arguments", new JsonObject().put("change", "close ticket 7")))
+          .getJsonObject("result").getJsonArray("messages").getJsonObject(0).getJsonObject("content").getString("text");
+      assertTrue(safe.contains("close ticket 7") && safe.contains("plan_id") && safe.contains("idempotency_key") && safe.contains("confirm"), safe);
+      assertEquals(-32602, c.rpc("prompts/get", new JsonObject().put("name", "safe-change")).getJsonObject("error").getInteger("code"),
+          "the change argument is required");
       JsonObject tables = c.rpc("completion/complete", new JsonObject()
           .put("ref", new JsonObject().put("type", "ref/prompt").put("name", "explore-database"))
           .put("argument", new JsonObject().put("name", "table").put("value", "cust"))).getJsonObject("result");

@@ -49,9 +49,14 @@ public final class McpHttpClient implements AutoCloseable {
 
   /** initialize + notifications/initialized; returns the initialize result. */
   public JsonObject initialize() {
+    return initialize(new JsonObject());
+  }
+
+  /** As {@link #initialize()}, declaring the given client capabilities (elicitation, sampling). */
+  public JsonObject initialize(JsonObject capabilities) {
     Reply init = post(request("initialize", new JsonObject()
         .put("protocolVersion", PROTOCOL_VERSION)
-        .put("capabilities", new JsonObject())
+        .put("capabilities", capabilities)
         .put("clientInfo", new JsonObject().put("name", "tidemark-tests").put("version", "1"))));
     if (init.status() != 200) {
       throw new AssertionError("initialize answered " + init.status() + ": " + init.body());

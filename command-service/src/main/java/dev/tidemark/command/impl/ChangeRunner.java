@@ -141,7 +141,7 @@ public final class ChangeRunner {
                   throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + changes.describe()
                       + "), so it cannot be committed without a plan: plan it (call without idempotency_key), show the plan to the user,"
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
-                      new JsonObject().put("reason", "removes_data").put("message", "Allow this change? It " + changes.describe() + "."));
+                      new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + changes.describe() + "."));
                 }
                 JsonObject out = body(changes, "commit").put("idempotency_key", key).put("replayed", false);
                 if (planId != null) {
@@ -166,7 +166,7 @@ public final class ChangeRunner {
     return new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + what + "). Show the plan to the user and"
         + " commit again with confirm: true only if they agree. Nothing was written.",
         new JsonObject().put("reason", "removes_data").put("tool", tool).put("totals", totals)
-            .put("message", "Allow " + tool + "? It " + what + "; removed rows cannot be restored by Tidemark."));
+            .put("question", "Allow " + tool + "? It " + what + "; removed rows cannot be restored by Tidemark."));
   }
 
   // ---- shared ----

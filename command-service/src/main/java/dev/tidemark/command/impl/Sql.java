@@ -101,7 +101,7 @@ final class Sql {
                 "The where matches every row of " + table.qualified() + ", so this would " + verb + " them all. If that is what the user"
                     + " wants, ask them and send confirm: true; otherwise narrow the where. Nothing was written.",
                 new JsonObject().put("argument", "where").put("reason", "every_row")
-                    .put("message", "Allow " + verb + " every row of " + table.qualified() + "?")))
+                    .put("question", "Allow " + verb + " every row of " + table.qualified() + "?")))
             : Future.succeededFuture());
   }
 

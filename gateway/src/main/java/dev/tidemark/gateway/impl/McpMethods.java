@@ -223,19 +223,90 @@ final class McpMethods {
           long seconds = (System.nanoTime() - started) / 1_000_000_000L;
           context.progress(seconds, null, tool.name() + " has run for " + seconds + " s");
         });
-    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), call.database()), request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
-        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))))
-        .map(reply -> {
-          if (reply.isError()) {
-            context.log("warning", tool.name() + " failed: " + reply.error().getString("code"));
-          }
-          return ResultRenderer.render(tool.name(), reply);
-        })
+    return send(tool, call, request, options)
+        .compose(reply -> needsConsent(tool, arguments, reply)
+            ? askConsent(call, tool, arguments, reply, context)
+            : Future.succeededFuture(render(tool, reply, context)))
         .eventually(() -> {
           vertx.cancelTimer(heartbeat);
           return Future.succeededFuture();
         });
+  }
+
+  private Future<ToolReply> send(ToolDescriptor tool, Call call, ToolRequest request, DeliveryOptions options) {
+    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), call.database()), request.toJson(), options)
+        .map(msg -> ToolReply.fromJson(msg.body()))
+        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+  }
+
+  private static JsonObject render(ToolDescriptor tool, ToolReply reply, CallContext context) {
+    if (reply.isError()) {
+      context.log("warning", tool.name() + " failed: " + reply.error().getString("code"));
+    }
+    return ResultRenderer.render(tool.name(), reply);
+  }
+
+  // ---- consent to a change that removes data ----
+
+  /** A commit the user has to allow: the command service said so, and the call did not carry confirm. */
+  private static boolean needsConsent(ToolDescriptor tool, JsonObject arguments, ToolReply reply) {
+    return tool.service() == Service.COMMAND && reply.isError()
+        && ErrorCode.DECISION_REQUIRED.code().equals(reply.error().getString("code"))
+        && !Boolean.TRUE.equals(arguments.getValue("confirm"));
+  }
+
+  static final String CONSENT_KEY = "confirm";
+
+  private static JsonObject consentRequest(ToolReply refused) {
+    String question = refused.error().getString("question", "Allow this change?");
+    return new JsonObject().put("mode", "form").put("message", question)
+        .put("requestedSchema", new JsonObject().put("type", "object")
+            .put("properties", new JsonObject().put(CONSENT_KEY, new JsonObject().put("type", "boolean")
+                .put("title", "Allow the change").put("description", "Removed rows cannot be restored by Tidemark.").put("default", false)))
+            .put("required", new JsonArray().add(CONSENT_KEY)));
+  }
+
+  private static boolean allowed(JsonObject answer) {
+    return answer != null && "accept".equals(answer.getString("action"))
+        && answer.getValue("content") instanceof JsonObject content && Boolean.TRUE.equals(content.getValue(CONSENT_KEY));
+  }
+
+  /**
+   * Asks the user whether the removal may go ahead: an elicitation on the call's stream on
+   * 2025-11-25, an input_required result on 2026-07-28. Only a clear yes commits, with confirm
+   * set; no transaction is open while the user decides. Without a way to ask, the refusal stands.
+   */
+  private Future<JsonObject> askConsent(Call call, ToolDescriptor tool, JsonObject arguments, ToolReply refused, CallContext context) {
+    if (!call.clientCan("elicitation")) {
+      return Future.succeededFuture(render(tool, refused, context));
+    }
+    Future<JsonObject> answer;
+    if (call.modern()) {
+      JsonObject given = call.inputResponses() == null ? null : call.inputResponses().getJsonObject(CONSENT_KEY);
+      if (given == null) {
+        JsonObject inputRequired = new JsonObject().put("resultType", "input_required")
+            .put("inputRequests", new JsonObject().put(CONSENT_KEY, new JsonObject().put("method", "elicitation/create")
+                .put("params", consentRequest(refused))))
+            .put("requestState", java.util.Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(("consent:" + tool.name()).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        return Future.succeededFuture(inputRequired);
+      }
+      answer = Future.succeededFuture(given);
+    } else {
+      answer = serverRequests.send(call.channel(), "elicitation/create", consentRequest(refused), CLIENT_REQUEST_TIMEOUT_MS)
+          .otherwise(err -> null);
+    }
+    return answer.compose(a -> {
+      if (!allowed(a)) {
+        context.log("info", tool.name() + ": the user did not allow the change");
+        return Future.succeededFuture(render(tool, ToolReply.failed(new ToolException(ErrorCode.DECISION_REQUIRED,
+            "The user did not allow the change; nothing was written.", refused.error().copy().put("declined", true))), context));
+      }
+      ToolRequest allowedRequest = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool.name(),
+          arguments.copy().put("confirm", true), call.caller());
+      return send(tool, call, allowedRequest, new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
+          .setSendTimeout(config.busSendTimeoutMs())).map(reply -> render(tool, reply, context));
+    });
   }
 
   private ToolException busFailure(ToolDescriptor tool, Throwable err) {
@@ -246,6 +317,10 @@ final class McpMethods {
     }
     if (err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
       return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service is running in the cluster. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    if (err instanceof ReplyException re && re.failureType() != ReplyFailure.RECIPIENT_FAILURE) {
+      // the message never reached a live service, or the node went away while it ran
+      return new ToolException(ErrorCode.UNAVAILABLE, "The " + service + " service could not be reached. " + ErrorCode.UNAVAILABLE.hint());
     }
     LOG.warn("tool {} failed on the event bus: {}", tool.name(), err.toString());
     return new ToolException(ErrorCode.INTERNAL, "The service failed while running the tool. " + ErrorCode.INTERNAL.hint());
