@@ -37,8 +37,22 @@ class ChangeConsentIT {
   void start(SharedInfra infra) {
     this.infra = infra;
     TestNodes.prepareDatabase(infra);
+    // a table of its own, so that removals here never change what other tests count
+    sql("CREATE TABLE IF NOT EXISTS consent_notes (id int PRIMARY KEY, body text NOT NULL)");
+    sql("GRANT SELECT, INSERT, UPDATE, DELETE ON consent_notes TO tidemark_writer");
+    sql("GRANT SELECT ON consent_notes TO tidemark_reader");
+    sql("DELETE FROM consent_notes");
+    sql("INSERT INTO consent_notes SELECT g, 'note ' || g FROM generate_series(1, 10) g");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of());
     url = TestNodes.mcpUrl(node);
+  }
+
+  private void sql(String statement) {
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+      conn.createStatement().execute(statement);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @AfterAll
@@ -48,14 +62,14 @@ class ChangeConsentIT {
 
   private boolean ticketExists(int id) throws Exception {
     try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
-         ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM support_tickets WHERE id = " + id)) {
+         ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM consent_notes WHERE id = " + id)) {
       rs.next();
       return rs.getInt(1) == 1;
     }
   }
 
   private static JsonObject deletion(int id) {
-    return new JsonObject().put("table", "support_tickets").put("key", id);
+    return new JsonObject().put("table", "consent_notes").put("key", id);
   }
 
   private String plan(McpHttpClient c, int id) {
@@ -89,15 +103,38 @@ class ChangeConsentIT {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize(new JsonObject().put("elicitation", new JsonObject()));
 
-      JsonObject yes = commitAnswering(c, 291, plan(c, 291), new JsonObject().put("action", "accept").put("content", new JsonObject().put("confirm", true)));
+      JsonObject yes = commitAnswering(c, 1, plan(c, 1), new JsonObject().put("action", "accept").put("content", new JsonObject().put("confirm", true)));
       assertEquals(null, yes.getValue("isError"), yes.encode());
       assertEquals("commit", yes.getJsonObject("structuredContent").getString("mode"));
-      assertTrue(!ticketExists(291), "the user allowed it: the row is gone");
+      assertTrue(!ticketExists(1), "the user allowed it: the row is gone");
 
-      JsonObject no = commitAnswering(c, 292, plan(c, 292), new JsonObject().put("action", "decline"));
+      JsonObject no = commitAnswering(c, 2, plan(c, 2), new JsonObject().put("action", "decline"));
       assertEquals(true, no.getBoolean("isError"));
       assertEquals("DECISION_REQUIRED", no.getJsonObject("structuredContent").getJsonObject("error").getString("code"));
-      assertTrue(ticketExists(292), "declined: nothing was written");
+      assertTrue(ticketExists(2), "declined: nothing was written");
+    }
+  }
+
+  @Test
+  void aChangeThatKeepsHittingSerializationFailuresEndsInConflictAndWritesNothing() throws Exception {
+    sql("CREATE TABLE IF NOT EXISTS conflict_always (id int PRIMARY KEY)");
+    sql("GRANT SELECT, INSERT ON conflict_always TO tidemark_writer");
+    sql("CREATE OR REPLACE FUNCTION conflict_always_fail() RETURNS trigger LANGUAGE plpgsql AS "
+        + "$$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'serialization_failure'; END $$");
+    sql("DROP TRIGGER IF EXISTS conflict_always_fail ON conflict_always");
+    sql("CREATE TRIGGER conflict_always_fail BEFORE INSERT ON conflict_always FOR EACH ROW EXECUTE FUNCTION conflict_always_fail()");
+    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonObject result = c.callTool("insert_rows", new JsonObject().put("table", "conflict_always")
+          .put("rows", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", 1))));
+      JsonObject error = result.getJsonObject("structuredContent").getJsonObject("error");
+      assertEquals("CONFLICT", error.getString("code"), result.encode());
+      assertEquals(true, error.getBoolean("retriable"));
+    }
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+         ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM conflict_always")) {
+      rs.next();
+      assertEquals(0, rs.getInt(1));
     }
   }
 
@@ -105,13 +142,13 @@ class ChangeConsentIT {
   void aClientThatCannotBeAskedGetsDecisionRequiredUnlessItConfirms() throws Exception {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
-      String planId = plan(c, 293);
-      JsonObject refused = c.callTool("delete_rows", deletion(293).put("plan_id", planId).put("idempotency_key", "consent-293"));
+      String planId = plan(c, 3);
+      JsonObject refused = c.callTool("delete_rows", deletion(3).put("plan_id", planId).put("idempotency_key", "consent-3"));
       assertEquals("DECISION_REQUIRED", refused.getJsonObject("structuredContent").getJsonObject("error").getString("code"));
-      assertTrue(ticketExists(293));
-      JsonObject confirmed = c.callTool("delete_rows", deletion(293).put("plan_id", planId).put("idempotency_key", "consent-293").put("confirm", true));
+      assertTrue(ticketExists(3));
+      JsonObject confirmed = c.callTool("delete_rows", deletion(3).put("plan_id", planId).put("idempotency_key", "consent-3").put("confirm", true));
       assertEquals(null, confirmed.getValue("isError"), confirmed.encode());
-      assertTrue(!ticketExists(293));
+      assertTrue(!ticketExists(3));
     }
   }
 
@@ -119,8 +156,8 @@ class ChangeConsentIT {
   void onTheModernEraConsentIsAnInputRequiredResultAndTheRetryCarriesTheAnswer() throws Exception {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
-      String planId = plan(c, 294);
-      JsonObject arguments = deletion(294).put("plan_id", planId).put("idempotency_key", "consent-294");
+      String planId = plan(c, 4);
+      JsonObject arguments = deletion(4).put("plan_id", planId).put("idempotency_key", "consent-4");
       JsonObject meta = new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
           .put("io.modelcontextprotocol/clientCapabilities", new JsonObject().put("elicitation", new JsonObject()));
       MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
@@ -131,14 +168,14 @@ class ChangeConsentIT {
           .toBuffer(), headers).json().getJsonObject("result");
       assertEquals("input_required", first.getString("resultType"), first.encode());
       assertEquals("elicitation/create", first.getJsonObject("inputRequests").getJsonObject("confirm").getString("method"));
-      assertTrue(ticketExists(294), "nothing is written while the user decides");
+      assertTrue(ticketExists(4), "nothing is written while the user decides");
       JsonObject retry = params.copy().put("requestState", first.getString("requestState"))
           .put("inputResponses", new JsonObject().put("confirm", new JsonObject().put("action", "accept").put("content", new JsonObject().put("confirm", true))));
       JsonObject done = c.send("POST", new JsonObject().put("jsonrpc", "2.0").put("id", 2).put("method", "tools/call").put("params", retry)
           .toBuffer(), headers).json().getJsonObject("result");
       assertEquals("complete", done.getString("resultType"));
       assertEquals(null, done.getValue("isError"), done.encode());
-      assertTrue(!ticketExists(294));
+      assertTrue(!ticketExists(4));
     }
   }
 }

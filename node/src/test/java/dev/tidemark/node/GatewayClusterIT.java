@@ -128,6 +128,34 @@ class GatewayClusterIT {
   }
 
   @Test
+  void theAnswerToAnElicitationMayArriveOnTheOtherGateway(SharedInfra infra) throws Exception {
+    startBoth(infra);
+    sql(infra, "CREATE TABLE IF NOT EXISTS cluster_consent (id int PRIMARY KEY)");
+    sql(infra, "GRANT SELECT, INSERT, UPDATE, DELETE ON cluster_consent TO tidemark_writer");
+    sql(infra, "INSERT INTO cluster_consent VALUES (1) ON CONFLICT DO NOTHING");
+    try (McpHttpClient onB = new McpHttpClient(TestNodes.mcpUrl(b), TestNodes.READ_WRITE_TOKEN)) {
+      onB.initialize(new JsonObject().put("elicitation", new JsonObject()));
+      JsonObject removal = new JsonObject().put("table", "cluster_consent").put("key", 1);
+      String planId = onB.callTool("delete_rows", removal).getJsonObject("structuredContent").getString("plan_id");
+      JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "remove-1").put("method", "tools/call").put("params",
+          new JsonObject().put("name", "delete_rows").put("arguments", removal.copy().put("plan_id", planId).put("idempotency_key", "cluster-consent-1")));
+      MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+          .add("Content-Type", "application/json").add("Accept", "application/json, text/event-stream")
+          .add("Mcp-Session-Id", onB.sessionId()).add("MCP-Protocol-Version", "2025-11-25");
+      try (SseStream stream = SseStream.open(HttpMethod.POST, TestNodes.mcpUrl(b), headers, call.toBuffer())) {
+        JsonObject ask = stream.await("elicitation/create", 15_000);
+        assertNotNull(ask, "the call on B asks the user");
+        onB.at(TestNodes.mcpUrl(a));
+        assertEquals(202, onB.post(new JsonObject().put("jsonrpc", "2.0").put("id", ask.getValue("id")).put("result",
+            new JsonObject().put("action", "accept").put("content", new JsonObject().put("confirm", true)))).status(), "the answer goes to A");
+        JsonObject response = stream.await("response", 15_000);
+        assertNotNull(response, "the answer reached the call waiting on B");
+        assertNull(response.getJsonObject("result").getValue("isError"), response.encode());
+      }
+    }
+  }
+
+  @Test
   void aStatelessClientMayAlternateGatewaysOnEveryRequest(SharedInfra infra) {
     startBoth(infra);
     try (McpHttpClient client = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN)) {
