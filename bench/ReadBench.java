@@ -83,14 +83,20 @@ public class ReadBench {
       th.setDaemon(true);
       th.start();
     }
-    Thread.sleep(Math.max(0, (measureFrom - System.nanoTime()) / 1_000_000));
-    cpuBefore[0] = cpuTicks(pid);
-    long pgBefore = postmaster < 0 ? 0 : pgTicks(postmaster);
-    long cpuFrom = System.nanoTime();
-    Thread.sleep(Math.max(0, (measureTo - System.nanoTime()) / 1_000_000));
-    long cpuAfter = cpuTicks(pid);
-    long pgAfter = postmaster < 0 ? 0 : pgTicks(postmaster);
-    long cpuTo = System.nanoTime();
+    // CPU is read at the edges of the measured window: {server ticks, PostgreSQL ticks, when}
+    java.util.concurrent.ScheduledExecutorService clock = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    java.util.concurrent.Callable<long[]> snapshot = () -> new long[] {cpuTicks(pid), postmaster < 0 ? 0 : pgTicks(postmaster), System.nanoTime()};
+    var atFrom = clock.schedule(snapshot, Math.max(0, measureFrom - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+    var atTo = clock.schedule(snapshot, Math.max(0, measureTo - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+    long[] from = atFrom.get();
+    long[] to = atTo.get();
+    clock.shutdown();
+    cpuBefore[0] = from[0];
+    long pgBefore = from[1];
+    long cpuFrom = from[2];
+    long cpuAfter = to[0];
+    long pgAfter = to[1];
+    long cpuTo = to[2];
     done.await();
 
     int total = 0;

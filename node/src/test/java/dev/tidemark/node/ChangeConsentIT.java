@@ -12,7 +12,6 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -48,7 +47,7 @@ class ChangeConsentIT {
   }
 
   private void sql(String statement) {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+    try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(e);
@@ -61,7 +60,7 @@ class ChangeConsentIT {
   }
 
   private boolean ticketExists(int id) throws Exception {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+    try (Connection conn = TestNodes.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM consent_notes WHERE id = " + id)) {
       rs.next();
       return rs.getInt(1) == 1;
@@ -131,7 +130,7 @@ class ChangeConsentIT {
       assertEquals("CONFLICT", error.getString("code"), result.encode());
       assertEquals(true, error.getBoolean("retriable"));
     }
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+    try (Connection conn = TestNodes.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM conflict_always")) {
       rs.next();
       assertEquals(0, rs.getInt(1));

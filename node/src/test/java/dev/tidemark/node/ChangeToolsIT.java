@@ -98,19 +98,11 @@ class ChangeToolsIT {
   // ---- helpers ----
 
   private JsonObject ok(String tool, JsonObject args) {
-    JsonObject result = client.callTool(tool, args);
-    assertNull(result.getValue("isError"), () -> tool + " failed: " + result.encode());
-    JsonObject s = result.getJsonObject("structuredContent");
-    OutputSchemas.assertFits(tool, s);
-    return s;
+    return ToolResults.ok(client, tool, args);
   }
 
   private JsonObject error(String tool, JsonObject args, String code) {
-    JsonObject result = client.callTool(tool, args);
-    assertEquals(true, result.getBoolean("isError"), () -> tool + " should fail: " + result.encode());
-    JsonObject e = result.getJsonObject("structuredContent").getJsonObject("error");
-    assertEquals(code, e.getString("code"), e::encode);
-    return e;
+    return ToolResults.error(client, tool, args, code);
   }
 
   private static JsonObject perTable(JsonObject plan, String table) {

@@ -9,7 +9,6 @@ import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -42,7 +41,7 @@ class CursorStaleIT {
   }
 
   private void sql(String statement) throws Exception {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+    try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
     }
   }

@@ -15,7 +15,6 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -64,7 +63,7 @@ class GatewayClusterIT {
   }
 
   private static void sql(SharedInfra infra, String statement) throws Exception {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+    try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
     }
   }

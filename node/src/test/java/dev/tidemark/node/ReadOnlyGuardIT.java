@@ -12,7 +12,6 @@ import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -58,7 +57,7 @@ class ReadOnlyGuardIT {
   }
 
   private Connection jdbc() throws Exception {
-    return DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+    return TestNodes.jdbc(infra);
   }
 
   /** A fingerprint of everything the refused statements could touch. */

@@ -12,7 +12,6 @@ import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -57,23 +56,15 @@ class ReadToolsIT {
   }
 
   private Connection jdbc() throws Exception {
-    return DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+    return TestNodes.jdbc(infra);
   }
 
   private JsonObject ok(String tool, JsonObject args) {
-    JsonObject result = client.callTool(tool, args);
-    assertNull(result.getValue("isError"), () -> tool + " failed: " + result.encode());
-    JsonObject s = result.getJsonObject("structuredContent");
-    OutputSchemas.assertFits(tool, s);
-    return s;
+    return ToolResults.ok(client, tool, args);
   }
 
   private JsonObject error(String tool, JsonObject args, String code) {
-    JsonObject result = client.callTool(tool, args);
-    assertEquals(true, result.getBoolean("isError"), () -> tool + " should fail: " + result.encode());
-    JsonObject e = result.getJsonObject("structuredContent").getJsonObject("error");
-    assertEquals(code, e.getString("code"), e::encode);
-    return e;
+    return ToolResults.error(client, tool, args, code);
   }
 
   private static String text(JsonObject result) {

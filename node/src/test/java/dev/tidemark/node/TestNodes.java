@@ -81,6 +81,11 @@ final class TestNodes {
     }
   }
 
+  /** A JDBC connection to the suite's test database as the superuser, for fixtures a caller cannot make. */
+  static java.sql.Connection jdbc(SharedInfra infra) throws java.sql.SQLException {
+    return java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DATABASE), infra.postgres().user(), infra.postgres().password());
+  }
+
   static String mcpUrl(TidemarkNode node) {
     return "http://127.0.0.1:" + node.httpPort() + "/mcp";
   }

@@ -23,7 +23,6 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -98,7 +97,7 @@ class TransportIT {
   }
 
   private long activeSleeps() {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password());
+    try (Connection conn = TestNodes.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery(
              "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()")) {
       rs.next();
@@ -290,7 +289,7 @@ class TransportIT {
 
   @Test
   void aSubscriptionToATableTheCallerCannotReadIsRefused() throws Exception {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+    try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
           + "THEN CREATE ROLE it_nobody NOLOGIN; END IF; END $$");
       conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
@@ -382,7 +381,7 @@ class TransportIT {
       assertEquals("sub-7", params.getJsonObject("_meta").getString("io.modelcontextprotocol/subscriptionId"));
       assertEquals(new JsonArray().add("tidemark://table/customers"), params.getJsonObject("notifications").getJsonArray("resourceSubscriptions"),
           "only what the server honours is acknowledged");
-      try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
+      try (Connection conn = TestNodes.jdbc(infra)) {
         conn.createStatement().execute("UPDATE customers SET notes = 'listen test' WHERE id = 2");
       }
       JsonObject updated = stream.await("notifications/resources/updated", 15_000);

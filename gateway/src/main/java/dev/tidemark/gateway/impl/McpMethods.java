@@ -210,9 +210,6 @@ final class McpMethods {
 
   private Future<JsonObject> callService(Call call, ToolDescriptor tool, JsonObject arguments) {
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool.name(), arguments, call.caller());
-    DeliveryOptions options = new DeliveryOptions()
-        .addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-        .setSendTimeout(config.busSendTimeoutMs());
     call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
         new JsonObject().put("request_id", request.requestId())));
     CallContext context = new CallContext(call);
@@ -223,7 +220,7 @@ final class McpMethods {
           long seconds = (System.nanoTime() - started) / 1_000_000_000L;
           context.progress(seconds, null, tool.name() + " has run for " + seconds + " s");
         });
-    return send(tool, call, request, options)
+    return send(tool, call, request)
         .compose(reply -> needsConsent(tool, arguments, reply)
             ? askConsent(call, tool, arguments, reply, context)
             : Future.succeededFuture(render(tool, reply, context)))
@@ -233,7 +230,9 @@ final class McpMethods {
         });
   }
 
-  private Future<ToolReply> send(ToolDescriptor tool, Call call, ToolRequest request, DeliveryOptions options) {
+  private Future<ToolReply> send(ToolDescriptor tool, Call call, ToolRequest request) {
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
+        .setSendTimeout(config.busSendTimeoutMs());
     return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), call.database()), request.toJson(), options)
         .map(msg -> ToolReply.fromJson(msg.body()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
@@ -304,8 +303,7 @@ final class McpMethods {
       }
       ToolRequest allowedRequest = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool.name(),
           arguments.copy().put("confirm", true), call.caller());
-      return send(tool, call, allowedRequest, new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-          .setSendTimeout(config.busSendTimeoutMs())).map(reply -> render(tool, reply, context));
+      return send(tool, call, allowedRequest).map(reply -> render(tool, reply, context));
     });
   }
 
@@ -364,10 +362,7 @@ final class McpMethods {
   /** Runs a read tool as the caller over the bus and hands back its reply. */
   private Future<ToolReply> readTool(Call call, String tool, JsonObject arguments) {
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool, arguments, call.caller());
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(config.busSendTimeoutMs());
-    return vertx.eventBus().<JsonObject>request(Addresses.query(call.database()), request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
-        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(ToolCatalog.find(tool).orElseThrow(), err))));
+    return send(ToolCatalog.find(tool).orElseThrow(), call, request);
   }
 
   /** The tool reply for a database resource; null when {@code uri} is not one. */
@@ -562,20 +557,15 @@ final class McpMethods {
 
   /** Table names the caller can read, asked of the query service as the caller. */
   private Future<List<String>> tableNames(Call call) {
-    ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), call.database(), ToolCatalog.LIST_TABLES, new JsonObject(), call.caller());
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(config.busSendTimeoutMs());
-    return vertx.eventBus().<JsonObject>request(Addresses.query(call.database()), request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
-        .map(reply -> {
-          List<String> names = new ArrayList<>();
-          if (!reply.isError()) {
-            for (Object t : reply.structured().getJsonArray("tables")) {
-              names.add(((JsonObject) t).getString("name"));
-            }
-          }
-          return names;
-        })
-        .otherwise(List.of());
+    return readTool(call, ToolCatalog.LIST_TABLES, new JsonObject()).map(reply -> {
+      List<String> names = new ArrayList<>();
+      if (!reply.isError()) {
+        for (Object t : reply.structured().getJsonArray("tables")) {
+          names.add(((JsonObject) t).getString("name"));
+        }
+      }
+      return names;
+    });
   }
 
   /** The columns of {@code table} as the caller sees them. */

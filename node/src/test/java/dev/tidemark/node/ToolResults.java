@@ -1,0 +1,29 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import dev.tidemark.testsupport.McpHttpClient;
+import io.vertx.core.json.JsonObject;
+
+/** Tool calls that must succeed (their structured content fits the output schema) or fail with a given code. */
+final class ToolResults {
+
+  private ToolResults() {}
+
+  static JsonObject ok(McpHttpClient client, String tool, JsonObject args) {
+    JsonObject result = client.callTool(tool, args);
+    assertNull(result.getValue("isError"), () -> tool + " failed: " + result.encode());
+    JsonObject s = result.getJsonObject("structuredContent");
+    OutputSchemas.assertFits(tool, s);
+    return s;
+  }
+
+  static JsonObject error(McpHttpClient client, String tool, JsonObject args, String code) {
+    JsonObject result = client.callTool(tool, args);
+    assertEquals(true, result.getBoolean("isError"), () -> tool + " should fail: " + result.encode());
+    JsonObject e = result.getJsonObject("structuredContent").getJsonObject("error");
+    assertEquals(code, e.getString("code"), e::encode);
+    return e;
+  }
+}
