@@ -28,13 +28,18 @@ public final class Tokens {
 
   /** A hash is enough (no salt or stretching): tokens are long random strings, not passwords. */
   public static String hash(String token) {
+    // every request hashes its token; looking the algorithm up each time cost more than hashing
+    byte[] digest = SHA256.get().digest(token.getBytes(StandardCharsets.UTF_8));
+    return HexFormat.of().formatHex(digest);
+  }
+
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest);
+      return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is missing from this JVM", e);
     }
-  }
+  });
 
   /** A token as a user may pass it on the command line; refuses what could never be valid. */
   public static String requireWellFormed(String token) {

@@ -30,6 +30,12 @@ public final class Addresses {
    */
   public static final String CANCEL_V1 = "tidemark.cancel.v1";
 
+  /**
+   * Published by the gateway that changed or ended a session, with its id as {@code {"id": ...}}:
+   * every gateway drops its copy of that session.
+   */
+  public static final String SESSION_CHANGED_V1 = "tidemark.session-changed.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 

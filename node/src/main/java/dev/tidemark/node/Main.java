@@ -7,7 +7,18 @@ public final class Main {
 
   private Main() {}
 
+  /**
+   * The JDK's common pool gets one thread per core less one. Below two threads, asynchronous
+   * completions in Hazelcast (every cluster-map read: sessions, the event log, subscriptions) run
+   * on a new thread each, hundreds per second under load; measured, that cost more CPU than the
+   * rest of a read tool call. An operator's own setting wins.
+   */
+  static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+
   public static void main(String[] args) {
+    if (System.getProperty(COMMON_POOL_PARALLELISM) == null) {
+      System.setProperty(COMMON_POOL_PARALLELISM, String.valueOf(Math.max(2, Runtime.getRuntime().availableProcessors())));
+    }
     int code = TidemarkCommand.commandLine().execute(args);
     if (code != 0) {
       System.exit(code);

@@ -13,13 +13,27 @@ public final class Pools {
   private Pools() {}
 
   public static Pool create(Vertx vertx, DatabaseConfig db) {
+    return create(vertx, db, false);
+  }
+
+  /**
+   * A pool whose connections keep their statements prepared, for reads whose statements Tidemark
+   * writes and which leave nothing behind on the session (so no {@code DISCARD ALL} follows them):
+   * PostgreSQL then parses and plans each statement once per connection instead of once per call.
+   */
+  public static Pool createPreparing(Vertx vertx, DatabaseConfig db) {
+    return create(vertx, db, true);
+  }
+
+  private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
     PgConnectOptions connect = new PgConnectOptions()
         .setHost(db.host())
         .setPort(db.port())
         .setDatabase(db.dbname())
         .setUser(db.user())
         .setPassword(db.password())
-        .addProperty("application_name", "tidemark");
+        .addProperty("application_name", "tidemark")
+        .setCachePreparedStatements(keepPrepared);
     return PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(db.poolSize()))
         .connectingTo(connect)

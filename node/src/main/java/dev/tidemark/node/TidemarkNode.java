@@ -85,7 +85,8 @@ public final class TidemarkNode {
 
       List<Future<String>> deployments = new ArrayList<>();
       if (roles.contains(Role.QUERY)) {
-        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, new ChangelogStaleness(pool))));
+        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, Pools.createPreparing(vertx, config.database()),
+            new ChangelogStaleness(pool))));
       }
       if (roles.contains(Role.COMMAND)) {
         deployments.add(vertx.deployVerticle(new CommandVerticle(info, config, pool)));

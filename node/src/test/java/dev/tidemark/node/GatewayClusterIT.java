@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
+import dev.tidemark.gateway.impl.SessionStore;
+import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
@@ -15,6 +17,7 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -102,6 +105,23 @@ class GatewayClusterIT {
         assertTrue(Long.parseLong(missed2.getString("_event_id")) > Long.parseLong(missed1.getString("_event_id")));
         assertNull(onB.await("notifications/resources/updated", 1_000), "each change is announced once, though both gateways hear it");
       }
+    }
+  }
+
+  @Test
+  void aSessionEndedOnOneGatewayEndsOnTheOtherThoughItKeptACopy(SharedInfra infra) {
+    startBoth(infra);
+    try (McpHttpClient client = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_ONLY_TOKEN)) {
+      client.initialize();
+      client.at(TestNodes.mcpUrl(b));
+      assertEquals(200, client.post(client.request("ping", null)).status(), "B served the session, so B keeps a copy of it");
+      client.at(TestNodes.mcpUrl(a));
+      assertEquals(200, client.delete().status(), "the session ended on A");
+      client.at(TestNodes.mcpUrl(b));
+      // B hears of the end over the event bus; its copy would expire only LOCAL_MILLIS after B read
+      // it, so a 404 well within that comes from the message
+      assertTrue(Await.until(() -> client.post(client.request("ping", null)).status() == 404,
+          Duration.ofMillis(SessionStore.LOCAL_MILLIS / 2)), "B refuses the ended session");
     }
   }
 

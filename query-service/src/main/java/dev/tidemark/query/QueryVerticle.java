@@ -11,6 +11,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.impl.CatalogCache;
 import dev.tidemark.query.impl.CursorCodec;
 import dev.tidemark.query.impl.DescribeTableTool;
 import dev.tidemark.query.impl.ExplainTool;
@@ -39,21 +40,29 @@ public final class QueryVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
+  private final Pool preparingPool;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
   private MessageConsumer<JsonObject> cancels;
+  private MessageConsumer<JsonObject> schemaChanges;
 
   private final StalenessCheck staleness;
 
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
-    this(node, config, pool, StalenessCheck.NEVER);
+    this(node, config, pool, pool, StalenessCheck.NEVER);
   }
 
-  /** {@code staleness} decides when a page cursor is CURSOR_STALE; the changelog provides it. */
-  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, StalenessCheck staleness) {
+  /**
+   * @param pool connections that are reset after every read
+   * @param preparingPool connections that keep statements prepared, for reads that leave nothing
+   *     behind (see {@code ReadTool.readOnly}); {@code pool} itself when it must not be so
+   * @param staleness decides when a page cursor is CURSOR_STALE; the changelog provides it
+   */
+  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, Pool preparingPool, StalenessCheck staleness) {
     this.node = node;
     this.config = config;
     this.pool = pool;
+    this.preparingPool = preparingPool;
     this.staleness = staleness;
   }
 
@@ -62,24 +71,27 @@ public final class QueryVerticle extends VerticleBase {
     DatabaseConfig db = config.database();
     CursorCodec cursors = new CursorCodec(CursorCodec.secret(config.cursorSecret(),
         db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
+    CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs());
     tools = Map.of(
         ToolCatalog.STATUS, new StatusTool(vertx, node, config),
         ToolCatalog.LIST_TABLES, new ListTablesTool(db),
         ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
-        ToolCatalog.GET_ROW, new GetRowTool(db),
-        ToolCatalog.LIST_ROWS, new ListRowsTool(db, cursors, staleness),
+        ToolCatalog.GET_ROW, new GetRowTool(db, catalog, preparingPool),
+        ToolCatalog.LIST_ROWS, new ListRowsTool(db, catalog, preparingPool, cursors, staleness),
         ToolCatalog.QUERY, new QueryTool(db, cursors, staleness),
         ToolCatalog.EXPLAIN, new ExplainTool(db),
         ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
     cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
         msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
+    // a gateway on this node hears every schema change from the changelog; elsewhere entries expire
+    schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> catalog.clear());
     return Future.all(consumer.completion(), cancels.completion());
   }
 
   @Override
   public Future<?> stop() {
-    return consumer == null ? Future.succeededFuture() : Future.all(consumer.unregister(), cancels.unregister());
+    return consumer == null ? Future.succeededFuture() : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister());
   }
 
   private void onMessage(Message<JsonObject> msg) {

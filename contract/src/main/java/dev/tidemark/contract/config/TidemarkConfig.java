@@ -45,7 +45,8 @@ public record TidemarkConfig(
       String password,
       int poolSize,
       List<String> schemas,
-      long statementTimeoutMs) {
+      long statementTimeoutMs,
+      long catalogCacheMs) {
 
     @Override
     public String toString() {
@@ -121,7 +122,8 @@ public record TidemarkConfig(
             v.str(ConfigKey.DATABASE_PASSWORD),
             (int) v.positiveLong(ConfigKey.DATABASE_POOL_SIZE),
             v.list(ConfigKey.DATABASE_SCHEMAS),
-            v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS)),
+            v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
+            v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS)),
         new KafkaConfig(
             v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
             v.str(ConfigKey.KAFKA_TOPIC_PREFIX),

@@ -109,13 +109,14 @@ public final class McpEndpoint {
         cancel.run();
       }
     });
-    return cancelConsumer.completion().compose(v -> notifier.start());
+    return cancelConsumer.completion().compose(v -> sessions.start()).compose(v -> notifier.start());
   }
 
   /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
   public Future<Void> stop() {
     new ArrayList<>(openStreams.values()).forEach(Runnable::run);
-    return notifier.stop().compose(v -> cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister());
+    return notifier.stop().compose(v -> sessions.stop())
+        .compose(v -> cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister());
   }
 
   // ---- guards: each either refuses the request or hands it on ----

@@ -10,6 +10,8 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,9 +19,14 @@ import java.util.List;
 public final class GetRowTool implements ReadTool {
 
   private final DatabaseConfig database;
+  private final CatalogCache catalog;
+  /** Used when the table runs no user code on reading, so its statements may stay prepared. */
+  private final Pool preparingPool;
 
-  public GetRowTool(DatabaseConfig database) {
+  public GetRowTool(DatabaseConfig database, CatalogCache catalog, Pool preparingPool) {
     this.database = database;
+    this.catalog = catalog;
+    this.preparingPool = preparingPool;
   }
 
   @Override
@@ -27,42 +34,45 @@ public final class GetRowTool implements ReadTool {
     String tableArg = request.arguments().getString("table");
     Object keyArg = request.arguments().getValue("key");
     JsonArray key = keyArg instanceof JsonArray a ? a : new JsonArray().add(keyArg);
-    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
-        conn -> TableCatalog.resolve(conn, database.schemas(), tableArg).compose(table -> {
-          List<String> pk = table.primaryKey();
-          if (pk.isEmpty()) {
-            throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
-                + " has no primary key, so get_row cannot name one row; use list_rows with a where filter instead.",
-                new JsonObject().put("argument", "table"));
-          }
-          if (key.size() != pk.size()) {
-            throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "The primary key of " + table.qualified() + " is ("
-                + String.join(", ", pk) + "): key needs " + pk.size() + (pk.size() == 1 ? " value" : " values, as an array in that order")
-                + ", got " + key.size() + ".", new JsonObject().put("argument", "key").put("primary_key", new JsonArray(pk)));
-          }
-          SqlParams params = new SqlParams();
-          List<String> conditions = new ArrayList<>();
-          for (int i = 0; i < pk.size(); i++) {
-            Column c = table.columns().get(pk.get(i));
-            Object v = key.getValue(i);
-            if (v == null || v instanceof JsonObject || v instanceof JsonArray) {
-              throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "key value " + i + " must be a string, number or boolean.",
-                  new JsonObject().put("argument", "key"));
-            }
-            conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
-          }
-          String sql = "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
-          return conn.preparedQuery(sql).execute(params.tuple())
-              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
-              .map(rows -> {
-            if (rows.size() == 0) {
-              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
-                  new JsonObject().put("argument", "key"));
-            }
-            JsonObject row = PgJson.row(rows.iterator().next());
-            JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
-            return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
-          });
-        }));
+    return catalog.use(tableArg, table -> {
+      List<String> pk = table.primaryKey();
+      if (pk.isEmpty()) {
+        throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
+            + " has no primary key, so get_row cannot name one row; use list_rows with a where filter instead.",
+            new JsonObject().put("argument", "table"));
+      }
+      if (key.size() != pk.size()) {
+        throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "The primary key of " + table.qualified() + " is ("
+            + String.join(", ", pk) + "): key needs " + pk.size() + (pk.size() == 1 ? " value" : " values, as an array in that order")
+            + ", got " + key.size() + ".", new JsonObject().put("argument", "key").put("primary_key", new JsonArray(pk)));
+      }
+      SqlParams params = new SqlParams();
+      List<String> conditions = new ArrayList<>();
+      for (int i = 0; i < pk.size(); i++) {
+        Column c = table.columns().get(pk.get(i));
+        Object v = key.getValue(i);
+        if (v == null || v instanceof JsonObject || v instanceof JsonArray) {
+          throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "key value " + i + " must be a string, number or boolean.",
+              new JsonObject().put("argument", "key"));
+        }
+        conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
+      }
+      String sql = table.shapeTag() + "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
+      boolean plain = table.readRunsNoUserCode();
+      return ReadTool.readOnly(plain ? preparingPool : pool, request, database.statementTimeoutMs(), !plain, conn -> {
+        // both go out together; the row counts only when the caller may read the table
+        Future<Void> readable = catalog.checkReadable(conn, table, tableArg);
+        Future<RowSet<Row>> read = conn.preparedQuery(sql).execute(params.tuple());
+        return readable.compose(ok -> read).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")));
+      }).map(rows -> {
+        if (rows.size() == 0) {
+          throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
+              new JsonObject().put("argument", "key"));
+        }
+        JsonObject row = PgJson.row(rows.iterator().next());
+        JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
+        return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
+      });
+    });
   }
 }

@@ -33,8 +33,14 @@ public final class ListRowsTool implements ReadTool {
   private final CursorCodec cursors;
   private final StalenessCheck staleness;
 
-  public ListRowsTool(DatabaseConfig database, CursorCodec cursors, StalenessCheck staleness) {
+  private final CatalogCache catalog;
+  /** Used when the table runs no user code on reading, so its statements may stay prepared. */
+  private final Pool preparingPool;
+
+  public ListRowsTool(DatabaseConfig database, CatalogCache catalog, Pool preparingPool, CursorCodec cursors, StalenessCheck staleness) {
     this.database = database;
+    this.catalog = catalog;
+    this.preparingPool = preparingPool;
     this.cursors = cursors;
     this.staleness = staleness;
   }
@@ -60,14 +66,14 @@ public final class ListRowsTool implements ReadTool {
           new JsonObject().put("argument", "cursor")));
     }
     Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
-    return position.compose(pos -> ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
-        conn -> TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+    String tableArg = args.getString("table");
+    return position.compose(pos -> catalog.use(tableArg, table -> {
           List<Column> selected = selected(table, args.getJsonArray("columns"));
           List<SortKey> keys = sortKeys(table, args.getJsonArray("order"));
           boolean keyset = !table.primaryKey().isEmpty();
           SqlParams params = new SqlParams();
           String where = FilterCompiler.compile(args.getJsonObject("where"), table, params);
-          StringBuilder sql = new StringBuilder("SELECT ");
+          StringBuilder sql = new StringBuilder(table.shapeTag()).append("SELECT ");
           List<String> items = new ArrayList<>();
           selected.forEach(c -> items.add(ReadTool.quoteIdent(c.name())));
           for (int i = 0; i < keys.size(); i++) {
@@ -92,8 +98,13 @@ public final class ListRowsTool implements ReadTool {
             sql.append(" OFFSET ").append(params.add(offset));
           }
           long pageOffset = offset;
-          return conn.preparedQuery(sql.toString()).execute(params.tuple())
-              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
+          boolean plain = table.readRunsNoUserCode();
+          return ReadTool.readOnly(plain ? preparingPool : pool, request, database.statementTimeoutMs(), !plain, conn -> {
+                // both go out together; the rows count only when the caller may read the table
+                Future<Void> readable = catalog.checkReadable(conn, table, tableArg);
+                Future<io.vertx.sqlclient.RowSet<Row>> read = conn.preparedQuery(sql.toString()).execute(params.tuple());
+                return readable.compose(ok -> read).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")));
+              })
               .map(rows -> {
                 List<JsonObject> fetched = new ArrayList<>();
                 List<JsonArray> lastKeys = new ArrayList<>();
@@ -121,7 +132,7 @@ public final class ListRowsTool implements ReadTool {
                 out.put("paging", keyset ? "keyset" : "offset");
                 return ToolReply.ok("list_rows: " + page.describe(" of " + table.qualified()), out, page.rows());
               });
-        })));
+        }));
   }
 
   private static List<Column> selected(Table table, JsonArray columns) {

@@ -34,6 +34,17 @@ public interface ReadTool {
    * the next call never sees this one.
    */
   static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
+    return readOnly(pool, request, timeoutMs, true, work);
+  }
+
+  /**
+   * Like {@link #readOnly(Pool, ToolRequest, long, Function)}; {@code resetSession} false skips
+   * {@code DISCARD ALL}, for work whose statements Tidemark wrote and which runs no code anyone else
+   * wrote (see {@link TableCatalog.Table#readRunsNoUserCode()}): the role and the timeout are SET
+   * LOCAL and end with the rollback, and nothing else can be left behind.
+   */
+  static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
+      Function<SqlConnection, Future<T>> work) {
     String setup = "BEGIN READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
         + "; SET LOCAL statement_timeout = " + timeoutMs;
     return pool.getConnection().compose(conn -> {
@@ -54,7 +65,7 @@ public interface ReadTool {
       result.onComplete(done -> {
         RunningStatements.finish(request.requestId());
         Future<?> rolledBack = conn.query("ROLLBACK").execute();
-        Future<?> reset = resetSession(conn);
+        Future<?> reset = resetSession ? resetSession(conn) : Future.succeededFuture();
         Future.join(rolledBack, reset).onComplete(x -> conn.close());
       });
       return result;

@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
@@ -42,6 +43,24 @@ public final class TableCatalog {
       return schema + "." + name;
     }
 
+    /**
+     * Reading this relation runs no code that someone wrote: a table, partitioned table or
+     * materialized view without row-level security. A view, a foreign table or a policy may call
+     * functions, and a function may leave state on the session (a setting, a lock, a LISTEN).
+     */
+    public boolean readRunsNoUserCode() {
+      return !rowLevelSecurity && ("table".equals(kind) || "partitioned_table".equals(kind) || "materialized_view".equals(kind));
+    }
+
+    /**
+     * A comment naming this shape, to begin a statement built from it: a statement kept prepared
+     * for one shape of the table is then never reused for another (PostgreSQL refuses to run a
+     * prepared statement whose result type changed, and the same text would find the same one).
+     */
+    public String shapeTag() {
+      return "/* " + oid + "." + Integer.toHexString(java.util.Objects.hash(primaryKey, columns)) + " */ ";
+    }
+
     /** The quoted name to put into SQL. */
     public String sql() {
       return ReadTool.quoteIdent(schema) + "." + ReadTool.quoteIdent(name);
@@ -60,7 +79,7 @@ public final class TableCatalog {
     }
   }
 
-  private static final String TABLE_SQL = """
+  private static final String TABLE_SQL_ANY_ROLE = """
       SELECT c.oid::int8 AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
              obj_description(c.oid, 'pg_class') AS comment, c.relrowsecurity AS rls,
              CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated_rows,
@@ -83,9 +102,15 @@ public final class TableCatalog {
        WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
          AND n.nspname = ANY($1::text[]) AND n.nspname <> 'tidemark'
          AND c.relname = $2::text
-         AND has_table_privilege(c.oid, 'SELECT')
+       %s
        ORDER BY array_position($1::text[], n.nspname::text)
        LIMIT 1""";
+
+  /** The lookup as the caller's role: only what it may read. */
+  private static final String TABLE_SQL = TABLE_SQL_ANY_ROLE.formatted("AND has_table_privilege(c.oid, 'SELECT')");
+
+  /** The lookup of a table's shape alone, for {@link CatalogCache}; who may read it is checked per call. */
+  private static final String SHAPE_SQL = TABLE_SQL_ANY_ROLE.formatted("");
 
   private TableCatalog() {}
 
@@ -94,6 +119,18 @@ public final class TableCatalog {
    * NOT_FOUND when it does not exist, is not served, is Tidemark's own, or the role may not read it.
    */
   public static Future<Table> resolve(SqlConnection conn, List<String> schemas, String table) {
+    return lookup(conn, TABLE_SQL, schemas, table);
+  }
+
+  /**
+   * The table's shape whoever asks: run as Tidemark's login, so the result may be shared by every
+   * caller, and the caller's right to read the table must be checked separately.
+   */
+  static Future<Table> shape(SqlClient client, List<String> schemas, String table) {
+    return lookup(client, SHAPE_SQL, schemas, table);
+  }
+
+  private static Future<Table> lookup(SqlClient client, String sql, List<String> schemas, String table) {
     String schema = null;
     String name = table;
     int dot = table.indexOf('.');
@@ -111,7 +148,7 @@ public final class TableCatalog {
       return Future.failedFuture(notFound(table, schemas));
     }
     String bare = name;
-    return conn.preparedQuery(TABLE_SQL).execute(Tuple.of(searched.toArray(new String[0]), name)).compose(rows -> {
+    return client.preparedQuery(sql).execute(Tuple.of(searched.toArray(new String[0]), name)).compose(rows -> {
       if (rows.size() == 0) {
         return Future.failedFuture(notFound(table, schemas));
       }
@@ -135,7 +172,7 @@ public final class TableCatalog {
     return value == null ? new JsonArray() : new JsonArray(String.valueOf(value));
   }
 
-  private static ToolException notFound(String table, List<String> schemas) {
+  static ToolException notFound(String table, List<String> schemas) {
     return new ToolException(ErrorCode.NOT_FOUND,
         "No table or view named '" + table + "' that you may read in the served schemas ("
             + String.join(", ", schemas.stream().filter(s -> !OWN_SCHEMA.equals(s)).toList()) + "). "

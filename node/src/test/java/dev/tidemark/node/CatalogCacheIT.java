@@ -1,0 +1,135 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * get_row and list_rows reuse a table's shape, yet a change to the table made with plain SQL is
+ * seen by the very next call. The node keeps shapes for ten minutes and runs no changelog role, so
+ * neither expiry nor a schema change notice helps: only the per-call checks and the second look-up
+ * after a statement that no longer fits can make these pass.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CatalogCacheIT {
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private McpHttpClient reader;
+
+  @BeforeAll
+  void start(SharedInfra infra) throws Exception {
+    this.infra = infra;
+    TestNodes.prepareDatabase(infra);
+    node = TestNodes.startAlone(infra, "gateway,query", Map.of(ConfigKey.DATABASE_CATALOG_CACHE_MS, "600000"));
+    reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
+    reader.initialize();
+  }
+
+  @AfterAll
+  void stop() {
+    if (reader != null) {
+      reader.close();
+    }
+    TestNodes.stop(node);
+  }
+
+  private void sql(String... statements) throws Exception {
+    try (Connection conn = TestNodes.jdbc(infra)) {
+      for (String s : statements) {
+        conn.createStatement().execute(s);
+      }
+    }
+  }
+
+  private JsonObject row(String table, Object key) {
+    return ToolResults.ok(reader, "get_row", new JsonObject().put("table", table).put("key", key)).getJsonObject("row");
+  }
+
+  /** Each call twice, so that the shape is cached and the statement prepared on more than one connection. */
+  private JsonObject rowTwice(String table, Object key) {
+    row(table, key);
+    return row(table, key);
+  }
+
+  @Test
+  void aColumnWhoseTypeChangedIsReadWithItsNewTypeAtOnce() throws Exception {
+    sql("DROP TABLE IF EXISTS public.it_cc_type",
+        "CREATE TABLE public.it_cc_type (id int PRIMARY KEY, v int)",
+        "INSERT INTO public.it_cc_type VALUES (1, 7)",
+        "GRANT SELECT ON public.it_cc_type TO tidemark_reader");
+    assertEquals(7, rowTwice("it_cc_type", 1).getInteger("v"));
+    sql("ALTER TABLE public.it_cc_type ALTER COLUMN v TYPE text USING 'seven'");
+    assertEquals("seven", rowTwice("it_cc_type", 1).getString("v"));
+  }
+
+  @Test
+  void aTableDroppedAndCreatedAgainIsReadByItsNewKeyAtOnce() throws Exception {
+    sql("DROP TABLE IF EXISTS public.it_cc_again",
+        "CREATE TABLE public.it_cc_again (id int PRIMARY KEY, n int)",
+        "INSERT INTO public.it_cc_again VALUES (1, 10)",
+        "GRANT SELECT ON public.it_cc_again TO tidemark_reader");
+    assertEquals(10, rowTwice("it_cc_again", 1).getInteger("n"));
+    sql("DROP TABLE public.it_cc_again",
+        "CREATE TABLE public.it_cc_again (code text PRIMARY KEY, n int)",
+        "INSERT INTO public.it_cc_again VALUES ('a', 20)",
+        "GRANT SELECT ON public.it_cc_again TO tidemark_reader");
+    JsonObject again = rowTwice("it_cc_again", "a");
+    assertEquals("a", again.getString("code"));
+    assertEquals(20, again.getInteger("n"));
+    assertFalse(again.containsKey("id"));
+  }
+
+  @Test
+  void aTableWhoseReadRightWasRevokedIsNotFoundAtOnceAndReadableOnceGrantedAgain() throws Exception {
+    sql("DROP TABLE IF EXISTS public.it_cc_revoke",
+        "CREATE TABLE public.it_cc_revoke (id int PRIMARY KEY)",
+        "INSERT INTO public.it_cc_revoke VALUES (1)",
+        "GRANT SELECT ON public.it_cc_revoke TO tidemark_reader");
+    assertEquals(1, rowTwice("it_cc_revoke", 1).getInteger("id"));
+    sql("REVOKE SELECT ON public.it_cc_revoke FROM tidemark_reader");
+    JsonObject refused = ToolResults.error(reader, "get_row", new JsonObject().put("table", "it_cc_revoke").put("key", 1), "NOT_FOUND");
+    assertEquals("table", refused.getString("argument"));
+    ToolResults.error(reader, "list_rows", new JsonObject().put("table", "it_cc_revoke"), "NOT_FOUND");
+    sql("GRANT SELECT ON public.it_cc_revoke TO tidemark_reader");
+    assertEquals(1, row("it_cc_revoke", 1).getInteger("id"));
+  }
+
+  @Test
+  void aColumnAddedCanBeFilteredOnAtOnceAndADroppedOneIsGoneAtOnce() throws Exception {
+    sql("DROP TABLE IF EXISTS public.it_cc_columns",
+        "CREATE TABLE public.it_cc_columns (id int PRIMARY KEY, old text)",
+        "INSERT INTO public.it_cc_columns VALUES (1, 'x'), (2, 'y')",
+        "GRANT SELECT ON public.it_cc_columns TO tidemark_reader");
+    JsonObject all = new JsonObject().put("table", "it_cc_columns");
+    ToolResults.ok(reader, "list_rows", all);
+    assertEquals(2, ToolResults.ok(reader, "list_rows", all).getJsonArray("rows").size());
+
+    sql("ALTER TABLE public.it_cc_columns ADD COLUMN added int", "UPDATE public.it_cc_columns SET added = id * 100");
+    JsonObject filtered = ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "it_cc_columns")
+        .put("where", new JsonObject().put("column", "added").put("op", "eq").put("value", 200)));
+    JsonArray rows = filtered.getJsonArray("rows");
+    assertEquals(1, rows.size(), filtered::encode);
+    assertEquals(2, rows.getJsonObject(0).getInteger("id"));
+
+    sql("ALTER TABLE public.it_cc_columns DROP COLUMN old");
+    JsonObject after = ToolResults.ok(reader, "list_rows", all);
+    assertEquals(new JsonArray().add("id").add("added"), after.getJsonArray("columns"));
+    assertTrue(after.getJsonArray("rows").stream().map(JsonObject.class::cast).noneMatch(r -> r.containsKey("old")));
+  }
+}

@@ -1,0 +1,135 @@
+package dev.tidemark.query.impl;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.impl.TableCatalog.Table;
+import io.vertx.core.Future;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * What {@code get_row} and {@code list_rows} know of a table's shape (columns, types, primary key),
+ * shared by every caller on this node for a short while. Looking a table up in PostgreSQL's catalog
+ * costs more than reading a row by its key, and a read resets the session afterwards, so the
+ * lookup could never stay prepared: without this cache it was most of a call's database time.
+ *
+ * <p>Three things keep a reused shape honest. Every call checks, as the caller's role and in the
+ * same round trip as its statement, that the caller may read the table and that the table is still
+ * the one looked up (same OID): so who may read what is never cached. A schema change notice drops
+ * every entry. And a statement that fails because the table changed shape (a column or type that
+ * is gone, or a column the caller names that the cached shape lacks) looks the table up again and
+ * runs once more. What is left is a short window, at most {@code database.catalog-cache-ms}, in
+ * which a primary key redefined on the same table is not yet known.
+ */
+public final class CatalogCache {
+
+  /** NULL when no relation has this OID any more: the table was dropped, perhaps recreated. */
+  private static final String READABLE = "SELECT has_table_privilege($1::int8::oid, 'SELECT')";
+
+  /** SQLSTATEs of a statement built from a shape that no longer holds. */
+  private static final Set<String> SHAPE_CHANGED = Set.of(
+      "42P01", // undefined_table
+      "42703", // undefined_column
+      "42804", // datatype_mismatch
+      "42883", // undefined_function (a cast to a type that changed)
+      "42846", // cannot_coerce
+      "0A000"); // feature_not_supported: "cached plan must not change result type"
+
+  private record Entry(Future<Table> table, long loadedAtNanos) {}
+
+  /** The cached shape no longer matches the database. */
+  private static final class ShapeChanged extends RuntimeException {
+    ShapeChanged() {
+      super("the table changed since it was looked up", null, false, false);
+    }
+  }
+
+  private final Pool pool;
+  private final List<String> schemas;
+  private final long ttlNanos;
+  private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+
+  public CatalogCache(Pool pool, List<String> schemas, long ttlMs) {
+    this.pool = pool;
+    this.schemas = List.copyOf(schemas);
+    this.ttlNanos = ttlMs * 1_000_000L;
+  }
+
+  /** Forgets every table: the schema changed. */
+  public void clear() {
+    entries.clear();
+  }
+
+  /**
+   * Runs {@code work} with the shape of {@code name}. When the shape came from the cache and the
+   * work fails because it no longer holds, the table is looked up again and the work runs once more.
+   */
+  public <T> Future<T> use(String name, Function<Table, Future<T>> work) {
+    Entry cached = fresh(name);
+    if (cached == null) {
+      return load(name).table().compose(work);
+    }
+    return cached.table().compose(work).recover(err -> {
+      if (!shapeChanged(err)) {
+        return Future.failedFuture(err);
+      }
+      entries.remove(name, cached);
+      return load(name).table().compose(work);
+    });
+  }
+
+  /**
+   * Sends, on the caller's connection inside its read transaction, the check that the caller may
+   * read {@code table} and that it is still the same relation. Send it before the statement that
+   * reads the table, so that both go out together; NOT_FOUND (as the catalog lookup as the caller
+   * would answer) when the caller may not read it.
+   */
+  public Future<Void> checkReadable(SqlConnection conn, Table table, String name) {
+    return conn.preparedQuery(READABLE).execute(Tuple.of(table.oid())).compose(rows -> {
+      Boolean readable = rows.iterator().next().getBoolean(0);
+      if (readable == null) {
+        return Future.failedFuture(new ShapeChanged());
+      }
+      return readable ? Future.succeededFuture() : Future.failedFuture(TableCatalog.notFound(name, schemas));
+    });
+  }
+
+  private Entry fresh(String name) {
+    if (ttlNanos == 0) {
+      return null;
+    }
+    Entry e = entries.get(name);
+    if (e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos || e.table().failed()) {
+      return null;
+    }
+    return e;
+  }
+
+  private Entry load(String name) {
+    Entry e = new Entry(TableCatalog.shape(pool, schemas, name), System.nanoTime());
+    if (ttlNanos > 0) {
+      // a lookup that fails (no such table) is not kept: the table may be created at any moment
+      e.table().onSuccess(t -> entries.put(name, e));
+    }
+    return e;
+  }
+
+  private static boolean shapeChanged(Throwable err) {
+    if (err instanceof ShapeChanged) {
+      return true;
+    }
+    if (err instanceof PgException pg) {
+      return SHAPE_CHANGED.contains(pg.getSqlState());
+    }
+    // a column the caller named that the cached shape lacks may have been added since
+    return err instanceof ToolException te && te.code() == ErrorCode.INVALID_ARGUMENTS
+        && te.details() != null && te.details().containsKey("column");
+  }
+}
