@@ -3,13 +3,15 @@
 # `tidemark dev`, side by side with `pgbench -S` on the same embedded PostgreSQL.
 #
 # Usage: bench/read-bench.sh [threads] [warmup-seconds] [seconds]
+# The warm-up (30 s by default) is per tool: a fresh JVM compiles the hot paths during its first
+# half minute, and a shorter warm-up measures the compiler as much as Tidemark.
 # Needs: a JDK 17 `java`, `psql` and `pgbench` on PATH. Set BUILD=0 to reuse node/target/tidemark.jar,
 # JAR=path to run another build (for before/after figures; implies nothing about BUILD).
 # Prints the load average next to every figure: the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS="${1:-16}"
-WARMUP="${2:-5}"
+WARMUP="${2:-30}"
 SECONDS_MEASURED="${3:-20}"
 
 if [[ "${BUILD:-1}" != 0 ]]; then
@@ -55,8 +57,8 @@ echo "[bench] load before pgbench: $(cut -d' ' -f1-3 /proc/loadavg)"
 pgbench -S -n -c "$THREADS" -j 2 -T "$SECONDS_MEASURED" "$base/tm_pgbench" 2>&1 \
   | grep -E 'number of transactions actually processed|latency average|^tps' | sed 's/^/[bench] pgbench -S: /'
 # the statements of one get_row call, sent by pgbench over the same connection count: the ceiling
-# PostgreSQL alone puts on get_row (simple protocol, one round trip per statement)
+# PostgreSQL alone puts on get_row (prepared, as Tidemark keeps them, but one round trip per statement)
 echo "[bench] load before pgbench -f get_row statements: $(cut -d' ' -f1-3 /proc/loadavg)"
-pgbench -n -f bench/pgbench-get-row.sql -c "$THREADS" -j 2 -T "$SECONDS_MEASURED" "$pg" 2>&1 \
+pgbench -n -M prepared -f bench/pgbench-get-row.sql -c "$THREADS" -j 2 -T "$SECONDS_MEASURED" "$pg" 2>&1 \
   | grep -E 'number of transactions actually processed|latency average|^tps' | sed 's/^/[bench] pgbench -f get_row statements: /'
 echo "[bench] load after: $(cut -d' ' -f1-3 /proc/loadavg)"

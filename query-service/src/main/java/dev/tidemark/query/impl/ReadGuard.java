@@ -7,6 +7,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.PreparedStatement;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
@@ -40,19 +42,29 @@ public final class ReadGuard {
 
   private ReadGuard() {}
 
+  /**
+   * Checks one statement. The Parse and the lookup of its parameter types go out together (the
+   * lookup runs after the Parse on the same connection); the EXPLAIN needs the values bound to
+   * those types, so it follows.
+   */
   public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params) {
-    return conn.prepare(sql)
-        .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err))
-        .compose(ps -> conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
-          String[] types = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
-          Tuple tuple = PgParams.bind(types == null ? new String[0] : types, params);
+    Future<PreparedStatement> prepared = conn.prepare(sql)
+        .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
+    // sent behind the Parse on the same connection, so PostgreSQL runs them after it
+    Future<RowSet<Row>> types = conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql));
+    // report the first failure in the order sent: a later one only follows from it
+    return Future.join(prepared, types)
+        .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : types)
+        .compose(rows -> {
+          String[] names = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
+          Tuple tuple = PgParams.bind(names == null ? new String[0] : names, params);
           return conn.preparedQuery("EXPLAIN (FORMAT JSON, VERBOSE) " + sql).execute(tuple)
               .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
                   ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
                       + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
                   : err))
-              .map(plans -> {
-                JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0);
+              .map(planRows -> {
+                JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
                 Set<String> tables = new LinkedHashSet<>();
                 List<String> nodes = new ArrayList<>();
                 walk(plan.getJsonObject("Plan"), tables, nodes);
@@ -68,9 +80,9 @@ public final class ReadGuard {
                         new JsonObject().put("argument", "sql"));
                   }
                 }
-                return new Checked(ps, tuple, plan, tables);
+                return new Checked(prepared.result(), tuple, plan, tables);
               });
-        }));
+        });
   }
 
   /** Relations the plan reads (schema.name) and every node type, depth first. */
