@@ -85,7 +85,9 @@ public class ReadBench {
     }
     // CPU is read at the edges of the measured window: {server ticks, PostgreSQL ticks, when}
     java.util.concurrent.ScheduledExecutorService clock = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-    java.util.concurrent.Callable<long[]> snapshot = () -> new long[] {cpuTicks(pid), postmaster < 0 ? 0 : pgTicks(postmaster), System.nanoTime()};
+    long self = ProcessHandle.current().pid();
+    java.util.concurrent.Callable<long[]> snapshot = () -> new long[] {cpuTicks(pid), postmaster < 0 ? 0 : pgTicks(postmaster), System.nanoTime(),
+        cpuTicks(self)};
     var atFrom = clock.schedule(snapshot, Math.max(0, measureFrom - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
     var atTo = clock.schedule(snapshot, Math.max(0, measureTo - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
     long[] from = atFrom.get();
@@ -121,6 +123,9 @@ public class ReadBench {
       System.out.printf("[bench] %s: PostgreSQL (postmaster %d and its children) CPU %.0f ms = %.3f ms per call (%.0f%% of one core)%n",
           tool, postmaster, pgMs, total == 0 ? 0 : pgMs / total, pgMs / 10.0 / measured);
     }
+    double clientMs = (to[3] - from[3]) * 10.0;
+    System.out.printf("[bench] %s: this load generator (JDK HttpClient, pid %d) CPU %.0f ms = %.3f ms per call (%.0f%% of one core)%n",
+        tool, self, clientMs, total == 0 ? 0 : clientMs / total, clientMs / 10.0 / measured);
     if (firstError[0] != null) {
       System.out.println("[bench] first error: " + firstError[0].substring(0, Math.min(400, firstError[0].length())));
     }

@@ -40,7 +40,7 @@ public final class QueryVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
-  private final Pool preparingPool;
+  private final java.util.function.Supplier<Pool> preparingPoolFactory;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
   private MessageConsumer<JsonObject> cancels;
@@ -49,20 +49,22 @@ public final class QueryVerticle extends VerticleBase {
   private final StalenessCheck staleness;
 
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
-    this(node, config, pool, pool, StalenessCheck.NEVER);
+    this(node, config, pool, () -> pool, StalenessCheck.NEVER);
   }
 
   /**
    * @param pool connections that are reset after every read
-   * @param preparingPool connections that keep statements prepared, for reads that leave nothing
-   *     behind (see {@code ReadTool.readOnly}); {@code pool} itself when it must not be so
+   * @param preparingPool makes connections that keep statements prepared, for reads that leave
+   *     nothing behind (see {@code ReadTool.readOnly}); called once this verticle runs, so that the
+   *     connections live on its event loop and a statement costs no hand-off between threads
    * @param staleness decides when a page cursor is CURSOR_STALE; the changelog provides it
    */
-  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, Pool preparingPool, StalenessCheck staleness) {
+  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, java.util.function.Supplier<Pool> preparingPool,
+      StalenessCheck staleness) {
     this.node = node;
     this.config = config;
     this.pool = pool;
-    this.preparingPool = preparingPool;
+    this.preparingPoolFactory = preparingPool;
     this.staleness = staleness;
   }
 
@@ -71,6 +73,7 @@ public final class QueryVerticle extends VerticleBase {
     DatabaseConfig db = config.database();
     CursorCodec cursors = new CursorCodec(CursorCodec.secret(config.cursorSecret(),
         db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
+    Pool preparingPool = preparingPoolFactory.get();
     CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs());
     tools = Map.of(
         ToolCatalog.STATUS, new StatusTool(vertx, node, config),

@@ -87,7 +87,8 @@ public record TidemarkConfig(
       String kubernetesServiceDns,
       int joinWaitSeconds,
       String eventBusHost,
-      int eventBusPort) {}
+      int eventBusPort,
+      int eventLoops) {}
 
   /** Builds the config from a value for every key; a missing key takes its default. */
   public static TidemarkConfig from(Map<ConfigKey, String> given) {
@@ -138,7 +139,8 @@ public record TidemarkConfig(
             v.str(ConfigKey.CLUSTER_KUBERNETES_SERVICE_DNS),
             (int) v.nonNegativeLong(ConfigKey.CLUSTER_JOIN_WAIT_SECONDS),
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
-            v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT)),
+            v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
+            (int) v.nonNegativeLong(ConfigKey.NODE_EVENT_LOOPS)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         v.str(ConfigKey.CURSOR_SECRET),

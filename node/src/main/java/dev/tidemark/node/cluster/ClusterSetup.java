@@ -34,7 +34,11 @@ public final class ClusterSetup {
     EventBusOptions bus = new EventBusOptions().setPort(cluster.eventBusPort());
     String busHost = cluster.eventBusHost().isEmpty() ? cluster.host() : cluster.eventBusHost();
     bus.setHost(busHost);
-    VertxOptions options = new VertxOptions().setEventBusOptions(bus);
+    // one event loop per core, not Vert.x's two: a tool call crosses the gateway's, the service's and
+    // the connection's loops, and on few cores each extra loop adds hand-offs more than it adds work
+    // done in parallel (measured in docs/performance.md)
+    int loops = cluster.eventLoops() > 0 ? cluster.eventLoops() : Runtime.getRuntime().availableProcessors();
+    VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(loops);
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .map(vertx -> new Clustered(vertx, manager));
   }
