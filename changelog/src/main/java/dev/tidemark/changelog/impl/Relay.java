@@ -236,6 +236,9 @@ public final class Relay {
     Promise<ChangePosition> acked = Promise.promise();
     return sender.executeBlocking(() -> send(toRecords(rows), acked), true)
         .map(last -> {
+          if (mine != session || !active) {
+            return false;  // a hand-over that outlived its tenure: the next one starts from stored progress
+          }
           read = last;
           batchesInFlight++;
           int size = rows.size();
