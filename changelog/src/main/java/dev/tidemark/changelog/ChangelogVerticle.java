@@ -76,8 +76,7 @@ public final class ChangelogVerticle extends VerticleBase {
         .compose(ignored -> vertx.executeBlocking(this::createProducer))
         .compose(created -> {
           producer = created;
-          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), producer, topic(),
-              config.kafka().requestTimeoutMs() * 3);
+          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), producer, topic());
           relay.start();
           reconcileTimer = vertx.setPeriodic(config.changelog().reconcileSeconds() * 1000, t -> reconcile());
           // capture starts with the role; a database that is down now is reconciled on the next round
@@ -117,7 +116,11 @@ public final class ChangelogVerticle extends VerticleBase {
     props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout);
     props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) (timeout * 2));
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 2);
+    // the relay does not flush: a record goes out as soon as the connection has room, and records
+    // handed over while five requests are in flight travel together; a batch of the relay (up
+    // to changelog.relay-batch-size records) then fits in one or two requests, not dozens
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     return new KafkaProducer<>(props);

@@ -3,8 +3,11 @@ package dev.tidemark.changelog.impl;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.config.TidemarkConfig.ChangelogConfig;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
@@ -15,10 +18,10 @@ import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,16 +29,27 @@ import org.slf4j.LoggerFactory;
  * Publishes the changelog table to the database's topic in position order (= commit order).
  *
  * <p>One relay publishes at a time: the one whose connection holds a session advisory lock. A
- * relay that loses its connection loses the lock with it, and a standby takes over. Progress is
- * stored after Kafka acknowledged a whole batch, so a relay killed mid-batch publishes that batch
- * again (never less): consumers drop positions they have already seen. The idempotent producer
- * keeps each attempt gapless and in order within a partition.
+ * relay that loses its connection loses the lock with it, and a standby takes over.
+ *
+ * <p>Batches are pipelined: the relay reads the next batch while Kafka still acknowledges earlier
+ * ones, up to {@link #MAX_BATCHES_IN_FLIGHT}. Every record is handed to the producer by one thread
+ * of the relay's own, in position order, so the topic receives them in that order. Progress is
+ * stored strictly in batch order and only once a batch and every batch before it were
+ * acknowledged, so a relay killed mid-batch publishes again from the first change that was not
+ * (never less): consumers drop positions they have already seen. The idempotent producer keeps
+ * each attempt gapless and in order within a partition.
  */
 public final class Relay {
 
   private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
   /** 'tmrelay!': held for as long as this relay is the one that publishes. */
   static final long RELAY_LOCK = 0x746d72656c617921L;
+  /**
+   * Batches handed to the producer and not yet acknowledged. Reading ahead hides a batch's
+   * acknowledgement and progress update behind the next batch's read; the bound keeps memory and
+   * the work repeated after a crash small.
+   */
+  static final int MAX_BATCHES_IN_FLIGHT = 4;
 
   private static final String BATCH = """
       SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
@@ -45,6 +59,8 @@ public final class Relay {
        WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
        ORDER BY k.position, c.id
        LIMIT $3""";
+
+  private static final String STORE = "UPDATE tidemark.changelog_state SET published_commit = $1, published_change = $2";
 
   private static final String PRUNE = """
       WITH old AS (
@@ -60,17 +76,34 @@ public final class Relay {
       RETURNING last.position""";
 
   private final Vertx vertx;
+  private final Context context;
   private final PgConnectOptions connectOptions;
   private final ChangelogConfig config;
   private final Producer<String, String> producer;
   private final String topic;
-  private final long sendTimeoutMs;
+  /**
+   * One thread of the relay's own for the producer: send() may block (metadata, a full buffer),
+   * and on the shared worker pool the relay's turn waited behind every other blocking task of the
+   * node (cluster-map calls of the gateway), seconds under load.
+   */
+  private final WorkerExecutor sender;
 
   private PgConnection conn;
   private byte[] key;
+  /** Counts sessions (lock tenures), so that callbacks of a lost session change nothing. */
+  private long session;
+  /** The last position handed to the producer: where the next read starts. */
+  private ChangePosition read = ChangePosition.START;
+  /** The last position stored as published. */
   private ChangePosition published = ChangePosition.START;
+  /** The last position acknowledged with every position before it; stored next. */
+  private ChangePosition acknowledged = ChangePosition.START;
+  /** Completes when every batch handed over so far is acknowledged, in batch order. */
+  private Future<Void> acknowledgements = Future.succeededFuture();
+  private int batchesInFlight;
   private boolean stopped;
-  private boolean pumping;
+  private boolean reading;
+  private boolean storing;
   private boolean wakeAgain;
   private long pollTimer = -1;
   private long pruneTimer = -1;
@@ -78,14 +111,16 @@ public final class Relay {
   private volatile boolean active;
   private volatile long publishedCount;
 
+  /** Call on the changelog role's context: the relay's callbacks run there. */
   public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Producer<String, String> producer,
-      String topic, long sendTimeoutMs) {
+      String topic) {
     this.vertx = vertx;
+    this.context = vertx.getOrCreateContext();
     this.connectOptions = connectOptions;
     this.config = config;
     this.producer = producer;
     this.topic = topic;
-    this.sendTimeoutMs = sendTimeoutMs;
+    this.sender = vertx.createSharedWorkerExecutor("tidemark-relay-" + topic, 1);
   }
 
   /** Starts trying to become the publishing relay; never fails. */
@@ -105,7 +140,7 @@ public final class Relay {
   public Future<Void> stop() {
     stopped = true;
     vertx.cancelTimer(retryTimer);
-    return release();
+    return release().compose(x -> sender.close());
   }
 
   private void attempt() {
@@ -133,6 +168,7 @@ public final class Relay {
 
   private Future<Void> takeOver() {
     PgConnection c = conn;
+    session++;
     c.closeHandler(v -> {
       if (conn == c && !stopped) {
         failed(new IllegalStateException("the relay's PostgreSQL connection closed"));
@@ -145,6 +181,13 @@ public final class Relay {
           Row r = rows.iterator().next();
           key = r.getString("secret").getBytes(StandardCharsets.UTF_8);
           published = new ChangePosition(r.getLong("published_commit"), r.getLong("published_change"));
+          // a new session starts from what is stored: batches of a lost session may be sent again
+          read = published;
+          acknowledged = published;
+          acknowledgements = Future.succeededFuture();
+          batchesInFlight = 0;
+          reading = false;
+          storing = false;
           active = true;
           LOG.info("this node's relay publishes {} from position {}", topic, published);
           pollTimer = vertx.setPeriodic(config.relayPollMs(), t -> pump());
@@ -154,37 +197,117 @@ public final class Relay {
         });
   }
 
-  /** Publishes until the changelog is drained; a call while a batch runs asks for one more round. */
+  /**
+   * Reads the next batch and hands it to the producer, and goes on while batches are full and
+   * fewer than {@link #MAX_BATCHES_IN_FLIGHT} wait for Kafka. A call while a read runs, or while
+   * the pipeline is full, asks for one more round when that ends.
+   */
   private void pump() {
     if (!active) {
       return;
     }
-    if (pumping) {
+    if (reading || batchesInFlight >= MAX_BATCHES_IN_FLIGHT) {
       wakeAgain = true;
       return;
     }
-    pumping = true;
+    reading = true;
     wakeAgain = false;
-    PgConnection c = conn;
-    c.preparedQuery(BATCH).execute(Tuple.of(published.commit(), published.change(), config.relayBatchSize()))
-        .compose(rows -> publish(toRecords(rows)).compose(last -> last == null
-            ? Future.succeededFuture(false)
-            : c.preparedQuery("UPDATE tidemark.changelog_state SET published_commit = $1, published_change = $2")
-                .execute(Tuple.of(last.position().commit(), last.position().change()))
-                .map(x -> {
-                  published = last.position();
-                  publishedCount += rows.size();
-                  return rows.size() == config.relayBatchSize();
-                })))
-        .onSuccess(full -> {
-          pumping = false;
-          if (full || wakeAgain) {
+    long mine = session;
+    conn.preparedQuery(BATCH).execute(Tuple.of(read.commit(), read.change(), config.relayBatchSize()))
+        .compose(rows -> rows.size() == 0 ? Future.succeededFuture(false) : handOver(mine, rows))
+        .onComplete(ar -> {
+          if (mine != session || !active) {
+            return;
+          }
+          reading = false;
+          if (ar.failed()) {
+            failed(ar.cause());
+          } else if (ar.result() || wakeAgain) {
             pump();
           }
-        })
-        .onFailure(err -> {
-          pumping = false;
-          failed(err);
+        });
+  }
+
+  /**
+   * Hands a batch to the producer on the relay's thread; completes once every record was handed
+   * over (true when the batch was full). Its acknowledgement is chained after the earlier batches'.
+   */
+  private Future<Boolean> handOver(long mine, RowSet<Row> rows) {
+    Promise<ChangePosition> acked = Promise.promise();
+    return sender.executeBlocking(() -> send(toRecords(rows), acked), true)
+        .map(last -> {
+          if (mine != session || !active) {
+            return false;  // a hand-over that outlived its tenure: the next one starts from stored progress
+          }
+          read = last;
+          batchesInFlight++;
+          int size = rows.size();
+          acknowledgements = acknowledgements.compose(x -> acked.future())
+              .onComplete(ar -> {
+                if (mine != session || !active) {
+                  return;
+                }
+                if (ar.failed()) {
+                  failed(ar.cause());
+                  return;
+                }
+                batchesInFlight--;
+                publishedCount += size;
+                acknowledged = ar.result();
+                store(mine);
+                if (wakeAgain) {
+                  pump();
+                }
+              })
+              .mapEmpty();
+          return size == config.relayBatchSize();
+        });
+  }
+
+  /**
+   * On the relay's thread: sends every record and returns the batch's last position. {@code acked}
+   * completes, on the relay's context, once Kafka acknowledged every record of the batch, or fails
+   * with the first error. No flush(): the send callbacks say when each record is in, and flushing
+   * would hold the relay's thread until the whole pipeline drained.
+   */
+  private ChangePosition send(List<ChangelogRecord> records, Promise<ChangePosition> acked) {
+    ChangePosition last = records.get(records.size() - 1).position();
+    AtomicInteger waiting = new AtomicInteger(records.size());
+    AtomicBoolean failed = new AtomicBoolean();
+    for (ChangelogRecord record : records) {
+      producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode()), (metadata, err) -> {
+        // the producer's I/O thread calls back: hand the outcome to the relay's context
+        if (err != null) {
+          if (failed.compareAndSet(false, true)) {
+            context.runOnContext(v -> acked.tryFail(err));
+          }
+        } else if (waiting.decrementAndGet() == 0) {
+          context.runOnContext(v -> acked.tryComplete(last));
+        }
+      });
+    }
+    return last;
+  }
+
+  /** Stores the acknowledged position; one UPDATE at a time, the newest position each time. */
+  private void store(long mine) {
+    if (storing || !acknowledged.isAfter(published)) {
+      return;
+    }
+    storing = true;
+    ChangePosition target = acknowledged;
+    conn.preparedQuery(STORE).execute(Tuple.of(target.commit(), target.change()))
+        .onComplete(ar -> {
+          if (mine != session || !active) {
+            return;
+          }
+          storing = false;
+          if (ar.failed()) {
+            failed(ar.cause());
+            return;
+          }
+          published = target;
+          store(mine);
         });
   }
 
@@ -214,24 +337,6 @@ public final class Relay {
     if (value != null) {
       json.put(field, value);
     }
-  }
-
-  /** Sends a batch and waits for every acknowledgement, on a worker: the producer may block. */
-  private Future<ChangelogRecord> publish(List<ChangelogRecord> records) {
-    if (records.isEmpty()) {
-      return Future.succeededFuture(null);
-    }
-    return vertx.executeBlocking(() -> {
-      List<java.util.concurrent.Future<RecordMetadata>> acks = new ArrayList<>(records.size());
-      for (ChangelogRecord record : records) {
-        acks.add(producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode())));
-      }
-      producer.flush();
-      for (var ack : acks) {
-        ack.get(sendTimeoutMs, TimeUnit.MILLISECONDS);
-      }
-      return records.get(records.size() - 1);
-    }, true);
   }
 
   private void prune() {
