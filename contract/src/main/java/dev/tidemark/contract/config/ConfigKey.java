@@ -30,7 +30,7 @@ public enum ConfigKey {
   DATABASE_USER("database.user", "tidemark", "The login Tidemark connects as; it must be a member of every role callers map to."),
   DATABASE_PASSWORD("database.password", "", "Password of database.user. Prefer database.password-file or the environment."),
   DATABASE_PASSWORD_FILE("database.password-file", "", "A file whose content is the password (a mounted Secret); overrides database.password."),
-  DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per node and database."),
+  DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per pool, node and database; a query node has a second pool of this size whose statements stay prepared."),
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
   DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape; a schema change notice drops it sooner. 0: look it up on every call."),

@@ -54,21 +54,27 @@ final class ChangeNotifier {
         .map(previous -> previous == null);
   }
 
+  /**
+   * A claim is a cluster-map write, which Hazelcast makes a blocking call on a worker thread; one
+   * per change on every gateway filled the worker pools under a steady stream of changes and
+   * delayed everything else queued there. So a gateway first reads whether anyone subscribes to
+   * what changed, and claims only then.
+   */
   private void onChange(ChangeNotice change) {
-    claim(change.position()).compose(mine -> {
-      if (!mine) {
-        return Future.succeededFuture();
-      }
-      String table = change.schema() + "." + change.table();
-      List<Future<Void>> sent = new ArrayList<>();
-      sent.add(subscriptions.resourceUpdated(database, ResourceUris.table(table)));
-      List<String> key = ResourceUris.keyOf(change.key());
-      if (key != null) {
-        sent.add(subscriptions.resourceUpdated(database, ResourceUris.row(table, key)));
-      }
-      sent.add(subscriptions.resourceUpdated(database, ResourceUris.CHANGES));
-      return Future.join(sent).mapEmpty();
-    }).onFailure(err -> LOG.warn("could not notify the change at {}: {}", change.position(), err.toString()));
+    String table = change.schema() + "." + change.table();
+    List<String> uris = new ArrayList<>();
+    uris.add(ResourceUris.table(table));
+    List<String> key = ResourceUris.keyOf(change.key());
+    if (key != null) {
+      uris.add(ResourceUris.row(table, key));
+    }
+    uris.add(ResourceUris.CHANGES);
+    subscriptions.anySubscriber(database, uris)
+        .compose(any -> any ? claim(change.position()) : Future.succeededFuture(false))
+        .compose(mine -> mine
+            ? Future.join(uris.stream().map(uri -> subscriptions.resourceUpdated(database, uri)).toList()).<Void>mapEmpty()
+            : Future.<Void>succeededFuture())
+        .onFailure(err -> LOG.warn("could not notify the change at {}: {}", change.position(), err.toString()));
   }
 
   private void onSchemaChange(SchemaChangeNotice change) {

@@ -86,6 +86,14 @@ public final class Subscriptions {
     }));
   }
 
+  /** Whether anyone subscribes to any of {@code uris}; the reads run side by side. */
+  public Future<Boolean> anySubscriber(String database, List<String> uris) {
+    return map().compose(m -> {
+      List<Future<JsonArray>> reads = uris.stream().map(uri -> m.get(key(database, uri))).toList();
+      return Future.all(reads).map(done -> reads.stream().anyMatch(r -> r.result() != null && !r.result().isEmpty()));
+    });
+  }
+
   /** Sends {@code notifications/resources/updated} to every subscriber of {@code uri} (its canonical form). */
   public Future<Void> resourceUpdated(String database, String uri) {
     return notify(database, uri, subscribed -> new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/updated")
