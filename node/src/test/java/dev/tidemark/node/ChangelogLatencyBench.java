@@ -7,6 +7,8 @@ import dev.tidemark.contract.ChangeNotice;
 import dev.tidemark.contract.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SseStream;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,7 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Not a test (its name matches no test pattern; bench/changelog-latency.sh runs it): measures
- * commit-to-local-bus latency on two gateway nodes at a steady rate, and relay throughput.
+ * commit-to-local-bus latency on two gateway nodes at a steady rate, commit-to-notification
+ * latency for an MCP client subscribed on node B, and relay throughput.
  */
 @ExtendWith(InfraExtension.class)
 class ChangelogLatencyBench {
@@ -38,12 +41,14 @@ class ChangelogLatencyBench {
     int burst = Integer.getInteger("bench.burst", 20_000);
     int warmup = Integer.getInteger("bench.warmup", 5);
     ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB, "DROP TABLE IF EXISTS public.bench", "CREATE TABLE public.bench (id int PRIMARY KEY, v int)");
+    sql(infra, DB, "DROP TABLE IF EXISTS public.bench", "CREATE TABLE public.bench (id int PRIMARY KEY, v int)",
+        "GRANT SELECT ON public.bench TO tidemark_reader");
     String cluster = TestNodes.clusterName();
     int[] ports = FreePorts.allocate(2);
     String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
     TidemarkNode a = TestNodes.start(ChangelogFixtures.config(infra, DB, NAME, cluster, ports[0], members, "gateway,changelog"));
-    TidemarkNode b = TestNodes.start(ChangelogFixtures.config(infra, DB, NAME, cluster, ports[1], members, "gateway"));
+    // node B also runs the query role, which a subscription needs to check that the table is readable
+    TidemarkNode b = TestNodes.start(ChangelogFixtures.config(infra, DB, NAME, cluster, ports[1], members, "gateway,query"));
     try {
       int n = rate * seconds;
       long[] committed = new long[n + burst];
@@ -86,6 +91,29 @@ class ChangelogLatencyBench {
       if (!positioned.await(30, TimeUnit.SECONDS)) {
         throw new AssertionError("the topic reader did not start");
       }
+      // an MCP client on node B: a 2025-11-25 session subscribed to the table, its GET stream open.
+      // Notifications carry no data and a gateway sends at most one per resource per 50 ms, so a
+      // change's latency is the time from its commit to the first notification that arrives after
+      // it: the client's next read, which that notification prompts, sees the change.
+      long[] notified = new long[1 << 20];
+      McpHttpClient subscriber = new McpHttpClient(TestNodes.mcpUrl(b), TestNodes.READ_ONLY_TOKEN);
+      subscriber.initialize();
+      subscriber.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/public.bench"));
+      SseStream stream = SseStream.open(io.vertx.core.http.HttpMethod.GET, TestNodes.mcpUrl(b), io.vertx.core.MultiMap.caseInsensitiveMultiMap()
+          .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN).add("Accept", "text/event-stream")
+          .add("Mcp-Session-Id", subscriber.sessionId()).add("MCP-Protocol-Version", "2025-11-25"), null);
+      int[] notifiedCount = new int[1];
+      Thread notificationReader = new Thread(() -> {
+        try {
+          while (notifiedCount[0] < notified.length && stream.await("notifications/resources/updated", 2_000) != null) {
+            notified[notifiedCount[0]++] = System.nanoTime();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "bench-notification-reader");
+      notificationReader.setDaemon(true);
+      notificationReader.start();
       long gcBefore = gcMillis();
 
       try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.bench VALUES (?, 0)")) {
@@ -114,6 +142,9 @@ class ChangelogLatencyBench {
         if (!steady.await(60, TimeUnit.SECONDS)) {
           throw new AssertionError("not every change reached both nodes");
         }
+        notificationReader.join(60_000);  // it ends 2 s after the last notification
+        stream.close();  // the burst below is about the relay, not about one client's stream
+        subscriber.close();
         // throughput: many changes committed as fast as one writer can, in transactions of 100
         c.setAutoCommit(false);
         long burstStart = System.nanoTime();
@@ -137,6 +168,9 @@ class ChangelogLatencyBench {
         print("node B", minus(arrivedB, committed));
         print("on the topic (plain consumer, fetch.max.wait.ms 5)", minus(onTopic, committed));
         print("topic -> node B's bus", minus(arrivedB, onTopic));
+        System.out.printf("[bench]   MCP notifications received on node B's GET stream during warm-up and steady run: %d%n", notifiedCount[0]);
+        print("MCP client subscribed on node B: commit -> first notifications/resources/updated after it",
+            firstAfter(Arrays.copyOf(notified, notifiedCount[0]), Arrays.copyOf(committed, n)));
         System.out.printf("[bench]   GC time in this JVM during the steady run: %d ms%n", gcSteady);
         perSecond("node B, by second of the run", minus(arrivedB, committed), rate);
         System.out.printf("[bench] burst of %d changes (100 per commit): written in %d ms, on node B's bus after %d ms: %.0f changes/s end to end%n",
@@ -153,6 +187,19 @@ class ChangelogLatencyBench {
     long[] d = new long[later.length];
     for (int i = 0; i < later.length; i++) {
       d[i] = later[i] == 0 ? Long.MAX_VALUE : later[i] - earlier[i];
+    }
+    return d;
+  }
+
+  /** For each commit, the time until the first arrival at or after it; MAX_VALUE when none came. */
+  private static long[] firstAfter(long[] arrivals, long[] commits) {
+    long[] sorted = arrivals.clone();
+    Arrays.sort(sorted);
+    long[] d = new long[commits.length];
+    for (int i = 0; i < commits.length; i++) {
+      int at = Arrays.binarySearch(sorted, commits[i]);
+      int next = at >= 0 ? at : -at - 1;
+      d[i] = next < sorted.length ? sorted[next] - commits[i] : Long.MAX_VALUE;
     }
     return d;
   }

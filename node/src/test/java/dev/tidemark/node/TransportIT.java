@@ -392,6 +392,45 @@ class TransportIT {
   }
 
   @Test
+  void aBurstOfChangesIsFollowedByANotificationAndNotifiedAtMostOncePerIntervalPerResource() throws Exception {
+    try (Connection conn = TestNodes.jdbc(infra)) {
+      conn.createStatement().execute("DROP TABLE IF EXISTS public.it_burst");
+      conn.createStatement().execute("CREATE TABLE public.it_burst (id int PRIMARY KEY, v int)");
+      conn.createStatement().execute("INSERT INTO public.it_burst VALUES (1, 0)");
+      conn.createStatement().execute("GRANT SELECT ON public.it_burst TO tidemark_writer");
+    }
+    JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", "burst").put("method", "subscriptions/listen")
+        .put("params", modernMeta(new JsonObject().put("notifications", new JsonObject()
+            .put("resourceSubscriptions", new JsonArray().add("tidemark://table/it_burst")))));
+    try (SseStream stream = SseStream.open(HttpMethod.POST, url, modernHeaders("subscriptions/listen", null), listen.toBuffer())) {
+      assertEquals("notifications/subscriptions/acknowledged", stream.next(10_000).data().getString("method"));
+      int changes = 60;
+      long firstCommit;
+      long lastCommit;
+      try (Connection conn = TestNodes.jdbc(infra); var update = conn.prepareStatement("UPDATE public.it_burst SET v = ? WHERE id = 1")) {
+        firstCommit = System.nanoTime();
+        for (int i = 1; i <= changes; i++) {
+          update.setInt(1, i);
+          update.executeUpdate();
+        }
+        lastCommit = System.nanoTime();
+      }
+      List<Long> arrivals = new ArrayList<>();
+      // the first may take the relay's and the fan-out's time; then the stream goes quiet
+      long wait = 15_000;
+      while (stream.await("notifications/resources/updated", wait) != null) {
+        arrivals.add(System.nanoTime());
+        wait = 2_000;
+      }
+      assertFalse(arrivals.isEmpty(), "the burst was notified");
+      assertTrue(arrivals.get(arrivals.size() - 1) > lastCommit, "a notification arrives after the last change, so the client's next read sees it");
+      long spanMs = (arrivals.get(arrivals.size() - 1) - firstCommit) / 1_000_000;
+      assertTrue(arrivals.size() <= spanMs / 50 + 2,
+          arrivals.size() + " notifications of " + changes + " changes in " + spanMs + " ms: at most one per 50 ms, plus the first");
+    }
+  }
+
+  @Test
   void aSlowBodyGets408AndTheConnectionCapRefusesExtraConnections() throws Exception {
     try (Socket s = new Socket("127.0.0.1", node.httpPort())) {
       OutputStream out = s.getOutputStream();

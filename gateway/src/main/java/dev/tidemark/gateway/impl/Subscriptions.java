@@ -86,11 +86,20 @@ public final class Subscriptions {
     }));
   }
 
-  /** Whether anyone subscribes to any of {@code uris}; the reads run side by side. */
-  public Future<Boolean> anySubscriber(String database, List<String> uris) {
+  /** Those of {@code uris} that someone subscribes to, in the order given; the reads run side by side. */
+  public Future<List<String>> subscribed(String database, List<String> uris) {
     return map().compose(m -> {
       List<Future<JsonArray>> reads = uris.stream().map(uri -> m.get(key(database, uri))).toList();
-      return Future.all(reads).map(done -> reads.stream().anyMatch(r -> r.result() != null && !r.result().isEmpty()));
+      return Future.all(reads).map(done -> {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < uris.size(); i++) {
+          JsonArray targets = reads.get(i).result();
+          if (targets != null && !targets.isEmpty()) {
+            out.add(uris.get(i));
+          }
+        }
+        return out;
+      });
     });
   }
 
