@@ -55,10 +55,16 @@ final class ChangeNotifier {
     return Future.all(consumers.stream().map(MessageConsumer::completion).toList()).mapEmpty();
   }
 
+  /** Sends what is due at once: no other gateway would, since this one claimed those changes. */
   Future<Void> stop() {
-    due.values().forEach(vertx::cancelTimer);
-    due.clear();
-    return Future.all(consumers.stream().map(MessageConsumer::unregister).toList()).mapEmpty();
+    List<Future<Void>> flushed = new ArrayList<>();
+    for (String uri : List.copyOf(due.keySet())) {
+      Long timer = due.remove(uri);
+      if (timer != null && vertx.cancelTimer(timer)) {
+        flushed.add(subscriptions.resourceUpdated(database, uri).recover(err -> Future.succeededFuture()));
+      }
+    }
+    return Future.join(flushed).transform(x -> Future.all(consumers.stream().map(MessageConsumer::unregister).toList())).mapEmpty();
   }
 
   private Future<Boolean> claim(String position) {
