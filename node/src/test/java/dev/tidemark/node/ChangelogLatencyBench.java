@@ -1,5 +1,7 @@
 package dev.tidemark.node;
 
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpMethod;
 import static dev.tidemark.node.ChangelogFixtures.sql;
 
 import dev.tidemark.contract.Addresses;
@@ -99,7 +101,7 @@ class ChangelogLatencyBench {
       McpHttpClient subscriber = new McpHttpClient(TestNodes.mcpUrl(b), TestNodes.READ_ONLY_TOKEN);
       subscriber.initialize();
       subscriber.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/public.bench"));
-      SseStream stream = SseStream.open(io.vertx.core.http.HttpMethod.GET, TestNodes.mcpUrl(b), io.vertx.core.MultiMap.caseInsensitiveMultiMap()
+      SseStream stream = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(b), MultiMap.caseInsensitiveMultiMap()
           .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN).add("Accept", "text/event-stream")
           .add("Mcp-Session-Id", subscriber.sessionId()).add("MCP-Protocol-Version", "2025-11-25"), null);
       int[] notifiedCount = new int[1];

@@ -1,5 +1,6 @@
 package dev.tidemark.query;
 
+import java.util.function.Supplier;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
@@ -40,7 +41,7 @@ public final class QueryVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
-  private final java.util.function.Supplier<Pool> preparingPoolFactory;
+  private final Supplier<Pool> preparingPoolFactory;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
   private MessageConsumer<JsonObject> cancels;
@@ -59,7 +60,7 @@ public final class QueryVerticle extends VerticleBase {
    *     connections live on its event loop and a statement costs no hand-off between threads
    * @param staleness decides when a page cursor is CURSOR_STALE; the changelog provides it
    */
-  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, java.util.function.Supplier<Pool> preparingPool,
+  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, Supplier<Pool> preparingPool,
       StalenessCheck staleness) {
     this.node = node;
     this.config = config;

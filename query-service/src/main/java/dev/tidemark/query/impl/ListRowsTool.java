@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import io.vertx.sqlclient.RowSet;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -102,7 +103,7 @@ public final class ListRowsTool implements ReadTool {
           return ReadTool.readOnly(plain ? preparingPool : pool, request, database.statementTimeoutMs(), !plain, conn -> {
                 // both go out together; the rows count only when the caller may read the table
                 Future<Void> readable = catalog.checkReadable(conn, table, tableArg);
-                Future<io.vertx.sqlclient.RowSet<Row>> read = conn.preparedQuery(sql.toString()).execute(params.tuple());
+                Future<RowSet<Row>> read = conn.preparedQuery(sql.toString()).execute(params.tuple());
                 return readable.compose(ok -> read).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")));
               })
               .map(rows -> {

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import java.util.Objects;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.Future;
@@ -58,7 +59,7 @@ public final class TableCatalog {
      * prepared statement whose result type changed, and the same text would find the same one).
      */
     public String shapeTag() {
-      return "/* " + oid + "." + Integer.toHexString(java.util.Objects.hash(primaryKey, columns)) + " */ ";
+      return "/* " + oid + "." + Integer.toHexString(Objects.hash(primaryKey, columns)) + " */ ";
     }
 
     /** The quoted name to put into SQL. */
