@@ -5,9 +5,7 @@
 -- `tidemark dev`'s read-write token.
 \set id random(1, 500)
 BEGIN READ ONLY;
-SET LOCAL ROLE "tidemark_writer";
-SET LOCAL statement_timeout = 5000;
-SELECT set_config('tidemark.caller', 'dev-read-write', true);
+SELECT set_config('role', 'tidemark_writer', true), set_config('statement_timeout', '5000', true), set_config('tidemark.caller', 'dev-read-write', true);
 SELECT has_table_privilege('public.customers'::regclass, 'SELECT');
 SELECT * FROM "public"."customers" WHERE "id" = :id::text::bigint LIMIT 1;
 ROLLBACK;

@@ -12,6 +12,7 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import java.util.function.Function;
 import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 
 /** A read tool: runs inside {@link #readOnly}, so nothing it does outlives the call. */
 public interface ReadTool {
@@ -25,7 +26,7 @@ public interface ReadTool {
    * temporary tables, cursors held open, settings) never reaches the next call on the connection.
    *
    * <p>Round trips are what a read costs most, so the opening and the closing statements are
-   * pipelined: {@code BEGIN READ ONLY} with the role and the timeout (one simple query), the
+   * pipelined: {@code BEGIN READ ONLY}, the {@link #SETUP} of the role, the timeout and the
    * caller tag (bound, never spliced into the text) and the work's first statement go out
    * together, as do {@code ROLLBACK} and {@code DISCARD ALL}. PostgreSQL runs them in the order
    * they were sent on the connection, and a statement after one that failed fails too (the
@@ -40,17 +41,15 @@ public interface ReadTool {
   /**
    * Like {@link #readOnly(Pool, ToolRequest, long, Function)}; {@code resetSession} false skips
    * {@code DISCARD ALL}, for work whose statements Tidemark wrote and which runs no code anyone else
-   * wrote (see {@link TableCatalog.Table#readRunsNoUserCode()}): the role and the timeout are SET
-   * LOCAL and end with the rollback, and nothing else can be left behind.
+   * wrote (see {@link TableCatalog.Table#readRunsNoUserCode()}): the role and the timeout are set
+   * for the transaction only and end with the rollback, and nothing else can be left behind.
    */
   static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
-    String setup = "BEGIN READ ONLY; SET LOCAL ROLE " + quoteIdent(request.caller().pgRole())
-        + "; SET LOCAL statement_timeout = " + timeoutMs;
     return pool.getConnection().compose(conn -> {
       RunningStatements.start(request.requestId(), conn);
-      Future<?> begun = conn.query(setup).execute();
-      Future<?> tagged = conn.preparedQuery(SET_CALLER).execute(io.vertx.sqlclient.Tuple.of(request.caller().name()));
+      Future<?> begun = conn.query("BEGIN READ ONLY").execute();
+      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(request.caller().pgRole(), String.valueOf(timeoutMs), request.caller().name()));
       Future<T> started;
       try {
         started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
@@ -72,8 +71,13 @@ public interface ReadTool {
     });
   }
 
-  /** Tags the transaction with the caller's name, for the changelog and for PostgreSQL's own logs. */
-  String SET_CALLER = "SELECT set_config('tidemark.caller', $1, true)";
+  /**
+   * Takes on the caller's role and the statement timeout for this transaction only (what SET
+   * LOCAL does), and tags it with the caller's name for the changelog and PostgreSQL's own logs.
+   * One statement with bound values: the role name is never spliced into SQL, and on a pool that
+   * keeps statements prepared it is parsed once per connection.
+   */
+  String SETUP = "SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true), set_config('tidemark.caller', $3, true)";
 
   /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
   static Future<Void> resetSession(SqlConnection conn) {
