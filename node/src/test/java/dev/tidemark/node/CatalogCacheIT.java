@@ -19,8 +19,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * get_row and list_rows reuse a table's shape, yet a change to the table made with plain SQL is
- * seen by the very next call. The node keeps shapes for ten minutes and runs no changelog role, so
+ * get_row and list_rows reuse a table's shape, and query the parameter types of a statement, yet a
+ * change to the table made with plain SQL is seen by the very next call. The node keeps shapes for ten minutes and runs no changelog role, so
  * neither expiry nor a schema change notice helps: only the per-call checks and the second look-up
  * after a statement that no longer fits can make these pass.
  */
@@ -131,5 +131,21 @@ class CatalogCacheIT {
     JsonObject after = ToolResults.ok(reader, "list_rows", all);
     assertEquals(new JsonArray().add("id").add("added"), after.getJsonArray("columns"));
     assertTrue(after.getJsonArray("rows").stream().map(JsonObject.class::cast).noneMatch(r -> r.containsKey("old")));
+  }
+
+  @Test
+  void aQueryParameterWhoseColumnChangedTypeIsBoundToTheNewTypeAtOnce() throws Exception {
+    sql("DROP TABLE IF EXISTS public.it_cc_param",
+        "CREATE TABLE public.it_cc_param (id int PRIMARY KEY, code int)",
+        "INSERT INTO public.it_cc_param VALUES (1, 5)",
+        "GRANT SELECT ON public.it_cc_param TO tidemark_reader");
+    String statement = "SELECT id FROM public.it_cc_param WHERE code = $1";
+    JsonObject byNumber = new JsonObject().put("sql", statement).put("params", new JsonArray().add(5));
+    ToolResults.ok(reader, "query", byNumber);
+    assertEquals(1, ToolResults.ok(reader, "query", byNumber).getJsonArray("rows").size(), "the types are remembered by now");
+    sql("ALTER TABLE public.it_cc_param ALTER COLUMN code TYPE text USING 'five'");
+    JsonObject rows = ToolResults.ok(reader, "query", new JsonObject().put("sql", statement).put("params", new JsonArray().add("five")));
+    assertEquals(1, rows.getJsonArray("rows").size(), rows::encode);
+    assertEquals(1, rows.getJsonArray("rows").getJsonObject(0).getInteger("id"));
   }
 }

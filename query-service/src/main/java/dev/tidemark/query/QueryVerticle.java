@@ -13,6 +13,7 @@ import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.CatalogCache;
+import dev.tidemark.query.impl.ParamTypeCache;
 import dev.tidemark.query.impl.CursorCodec;
 import dev.tidemark.query.impl.DescribeTableTool;
 import dev.tidemark.query.impl.ExplainTool;
@@ -75,6 +76,7 @@ public final class QueryVerticle extends VerticleBase {
     CursorCodec cursors = new CursorCodec(CursorCodec.secret(config.cursorSecret(),
         db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
     Pool preparingPool = preparingPoolFactory.get();
+    ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
     CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs());
     tools = Map.of(
         ToolCatalog.STATUS, new StatusTool(vertx, node, config),
@@ -82,14 +84,17 @@ public final class QueryVerticle extends VerticleBase {
         ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
         ToolCatalog.GET_ROW, new GetRowTool(db, catalog, preparingPool),
         ToolCatalog.LIST_ROWS, new ListRowsTool(db, catalog, preparingPool, cursors, staleness),
-        ToolCatalog.QUERY, new QueryTool(db, cursors, staleness),
+        ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
         ToolCatalog.EXPLAIN, new ExplainTool(db),
         ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
     consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
     cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
         msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
     // a gateway on this node hears every schema change from the changelog; elsewhere entries expire
-    schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> catalog.clear());
+    schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
+      catalog.clear();
+      paramTypes.clear();
+    });
     return Future.all(consumer.completion(), cancels.completion());
   }
 

@@ -32,8 +32,11 @@ public final class QueryTool implements ReadTool {
   private final CursorCodec cursors;
   private final StalenessCheck staleness;
 
-  public QueryTool(DatabaseConfig database, CursorCodec cursors, StalenessCheck staleness) {
+  private final ParamTypeCache paramTypes;
+
+  public QueryTool(DatabaseConfig database, ParamTypeCache paramTypes, CursorCodec cursors, StalenessCheck staleness) {
     this.database = database;
+    this.paramTypes = paramTypes;
     this.cursors = cursors;
     this.staleness = staleness;
   }
@@ -59,8 +62,40 @@ public final class QueryTool implements ReadTool {
     }
     long offset = cursor == null ? 0 : cursor.getLong("o", 0L);
     Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
-    return position.compose(pos -> ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
-        conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
+    return position.compose(pos -> {
+      String[] known = paramTypes.get(sql);
+      Future<ToolReply> page = page(pool, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, known);
+      return known == null ? page : page.recover(err -> {
+        if (!mayBeStaleTypes(err)) {
+          return Future.failedFuture(err);
+        }
+        paramTypes.drop(sql);
+        return page(pool, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, null);
+      });
+    });
+  }
+
+  /**
+   * Whether a check with remembered parameter types may have failed because they went stale: a
+   * value that did not convert, a count or type that PostgreSQL or its client refused. A refusal
+   * by the guard, a timeout or a cancellation is final.
+   */
+  private static boolean mayBeStaleTypes(Throwable err) {
+    if (err instanceof ToolException te) {
+      return te.code() == ErrorCode.INVALID_ARGUMENTS;
+    }
+    if (err instanceof io.vertx.pgclient.PgException pg) {
+      String state = pg.getSqlState();
+      return state != null && (state.startsWith("42") || state.startsWith("22"));
+    }
+    return err instanceof io.vertx.core.VertxException && !(err instanceof io.vertx.sqlclient.ClosedConnectionException);
+  }
+
+  private Future<ToolReply> page(Pool pool, ToolRequest request, String sql, JsonArray params, int limit, String sqlFp,
+      String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
+    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+        conn -> ReadGuard.check(conn, sql, params, knownTypes).compose(checked -> {
+          paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());
           return skip(portal, offset).compose(v -> portal.read(limit + 1)).map(rows -> {
             if (rows.columnDescriptors() == null || rows.columnDescriptors().isEmpty()) {
@@ -84,7 +119,7 @@ public final class QueryTool implements ReadTool {
             JsonObject out = page.into(new JsonObject().put("columns", columns), next);
             return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : ""), out, page.rows());
           });
-        })));
+        }));
   }
 
   /** Reads and drops {@code n} rows: the portal has no other way to move. */

@@ -34,7 +34,9 @@ import java.util.Set;
 public final class ReadGuard {
 
   /** A statement that passed the guard: the prepared statement, its bound values, its plan and the tables it reads. */
-  public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables) {}
+  public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables, String[] types) {}
+
+  private static final String EXPLAIN = "EXPLAIN (FORMAT JSON, VERBOSE) ";
 
   private static final String PARAM_TYPES_SQL = """
       SELECT parameter_types::text[] AS types FROM pg_prepared_statements
@@ -48,40 +50,70 @@ public final class ReadGuard {
    * those types, so it follows.
    */
   public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params) {
+    return check(conn, sql, params, null);
+  }
+
+  /**
+   * Like {@link #check(SqlConnection, String, JsonArray)}; with {@code knownTypes}, the parameter
+   * types PostgreSQL gave this very text before, the lookup is skipped and the EXPLAIN goes out
+   * with the Parse, in one round trip. Types that no longer hold make the check fail (a value
+   * that does not convert, a parameter count or type PostgreSQL refuses); the caller then checks
+   * again without them. The EXPLAIN never runs the statement, and the Parse refuses several
+   * statements in one text, the EXPLAIN's included.
+   */
+  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
     Future<PreparedStatement> prepared = conn.prepare(sql)
         .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
+    if (knownTypes != null) {
+      Tuple tuple;
+      try {
+        tuple = PgParams.bind(knownTypes, params);
+      } catch (ToolException e) {
+        return prepared.transform(x -> Future.failedFuture(e));
+      }
+      Future<RowSet<Row>> plans = conn.preparedQuery(EXPLAIN + sql).execute(tuple);
+      // report the first failure in the order sent: a later one only follows from it
+      return Future.join(prepared, plans)
+          .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : plans)
+          .compose(planRows -> classify(prepared.result(), tuple, knownTypes, Future.succeededFuture(planRows)));
+    }
     // sent behind the Parse on the same connection, so PostgreSQL runs them after it
     Future<RowSet<Row>> types = conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql));
-    // report the first failure in the order sent: a later one only follows from it
     return Future.join(prepared, types)
         .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : types)
         .compose(rows -> {
-          String[] names = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
-          Tuple tuple = PgParams.bind(names == null ? new String[0] : names, params);
-          return conn.preparedQuery("EXPLAIN (FORMAT JSON, VERBOSE) " + sql).execute(tuple)
-              .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
-                  ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
-                      + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
-                  : err))
-              .map(planRows -> {
-                JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
-                Set<String> tables = new LinkedHashSet<>();
-                List<String> nodes = new ArrayList<>();
-                walk(plan.getJsonObject("Plan"), tables, nodes);
-                if (nodes.contains("ModifyTable")) {
-                  throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
-                }
-                if (nodes.contains("LockRows")) {
-                  throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE); reads here never lock.");
-                }
-                for (String table : tables) {
-                  if (table.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
-                    throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
-                        new JsonObject().put("argument", "sql"));
-                  }
-                }
-                return new Checked(prepared.result(), tuple, plan, tables);
-              });
+          String[] found = rows.size() == 0 ? null : rows.iterator().next().getArrayOfStrings("types");
+          String[] names = found == null ? new String[0] : found;
+          Tuple tuple = PgParams.bind(names, params);
+          return classify(prepared.result(), tuple, names, conn.preparedQuery(EXPLAIN + sql).execute(tuple));
+        });
+  }
+
+  /** Refuses what the plan shows is not a plain read of served tables. */
+  private static Future<Checked> classify(PreparedStatement prepared, Tuple tuple, String[] types, Future<RowSet<Row>> plans) {
+    return plans
+        .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
+            ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
+                + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
+            : err))
+        .map(planRows -> {
+          JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
+          Set<String> tables = new LinkedHashSet<>();
+          List<String> nodes = new ArrayList<>();
+          walk(plan.getJsonObject("Plan"), tables, nodes);
+          if (nodes.contains("ModifyTable")) {
+            throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
+          }
+          if (nodes.contains("LockRows")) {
+            throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE); reads here never lock.");
+          }
+          for (String table : tables) {
+            if (table.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
+              throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
+                  new JsonObject().put("argument", "sql"));
+            }
+          }
+          return new Checked(prepared, tuple, plan, tables, types);
         });
   }
 

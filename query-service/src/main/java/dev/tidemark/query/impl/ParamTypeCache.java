@@ -1,0 +1,51 @@
+package dev.tidemark.query.impl;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The parameter types PostgreSQL inferred for a {@code query} statement, by its text, shared on
+ * the node for as long as table shapes are ({@code database.catalog-cache-ms}) and dropped on a
+ * schema change notice. Looking them up costs as much PostgreSQL time as the guard's EXPLAIN, and
+ * knowing them lets the EXPLAIN go out with the Parse. Types that went stale only make the check
+ * fail, and {@link QueryTool} then checks again with fresh ones, so a stale entry costs a retry,
+ * never a wrong answer: the statement itself still runs with the types PostgreSQL gives it.
+ */
+public final class ParamTypeCache {
+
+  /** Statements remembered at most; past it the cache starts again empty. */
+  static final int MAX_STATEMENTS = 10_000;
+
+  private record Entry(String[] types, long loadedAtNanos) {}
+
+  private final long ttlNanos;
+  private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+
+  public ParamTypeCache(long ttlMs) {
+    this.ttlNanos = ttlMs * 1_000_000L;
+  }
+
+  /** The types last seen for {@code sql}, or null. */
+  String[] get(String sql) {
+    Entry e = entries.get(sql);
+    return e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos ? null : e.types();
+  }
+
+  void put(String sql, String[] types) {
+    if (ttlNanos == 0) {
+      return;
+    }
+    if (entries.size() >= MAX_STATEMENTS) {
+      entries.clear();
+    }
+    entries.put(sql, new Entry(types.clone(), System.nanoTime()));
+  }
+
+  void drop(String sql) {
+    entries.remove(sql);
+  }
+
+  public void clear() {
+    entries.clear();
+  }
+}
