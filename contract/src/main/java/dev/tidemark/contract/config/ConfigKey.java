@@ -33,7 +33,7 @@ public enum ConfigKey {
   DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per pool, node and database; a query node has a second pool of this size whose statements stay prepared."),
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
-  DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape; a schema change notice drops it sooner. 0: look it up on every call."),
+  DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape, and query a statement's parameter types; a schema change notice drops them sooner. 0: look them up on every call."),
 
   KAFKA_BOOTSTRAP_SERVERS("kafka.bootstrap-servers", "127.0.0.1:9092", "Kafka brokers, as host:port pairs separated by commas."),
   KAFKA_TOPIC_PREFIX("kafka.topic-prefix", "tidemark.changelog.", "Prefix of each database's changelog topic; the database name follows it."),
