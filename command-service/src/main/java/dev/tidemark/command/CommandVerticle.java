@@ -7,18 +7,12 @@ import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.PlanCodec;
 import dev.tidemark.command.impl.TransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
-import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolCatalog;
-import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.ToolReply;
-import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.impl.ToolMessages;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -86,37 +80,6 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<JsonObject> msg) {
-    String action = msg.headers().get(Addresses.ACTION_HEADER);
-    if (Actions.HEALTH.equals(action)) {
-      pool.query("SELECT 1").execute()
-          .map(rows -> new ServiceHealth(node.nodeId(), true, null))
-          .otherwise(err -> new ServiceHealth(node.nodeId(), false, "PostgreSQL: " + err.getMessage()))
-          .onSuccess(h -> msg.reply(h.toJson()));
-      return;
-    }
-    if (!Actions.TOOL_CALL.equals(action)) {
-      msg.fail(400, "unknown action " + action);
-      return;
-    }
-    ToolRequest request;
-    try {
-      request = ToolRequest.fromJson(msg.body());
-    } catch (RuntimeException e) {
-      msg.fail(400, "malformed tool request: " + e.getMessage());
-      return;
-    }
-    Future<ToolReply> reply;
-    try {
-      reply = runner.run(request);
-    } catch (RuntimeException e) {
-      reply = Future.failedFuture(e);
-    }
-    reply.recover(err -> Future.succeededFuture(ToolReply.failed(err instanceof ToolException te ? te : ReadTool.toToolException(err))))
-        .onSuccess(r -> {
-          if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
-            LOG.warn("tool {} failed for request {}", request.tool(), request.requestId());
-          }
-          msg.reply(r.toJson());
-        });
+    ToolMessages.answer(msg, node, pool, runner::run, LOG);
   }
 }

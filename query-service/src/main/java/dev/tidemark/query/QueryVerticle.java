@@ -1,19 +1,16 @@
 package dev.tidemark.query;
 
 import java.util.function.Supplier;
-import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.ToolReply;
-import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.CatalogCache;
 import dev.tidemark.query.impl.ParamTypeCache;
+import dev.tidemark.query.impl.ToolMessages;
 import dev.tidemark.query.impl.CursorCodec;
 import dev.tidemark.query.impl.DescribeTableTool;
 import dev.tidemark.query.impl.ExplainTool;
@@ -77,13 +74,13 @@ public final class QueryVerticle extends VerticleBase {
         db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
     Pool preparingPool = preparingPoolFactory.get();
     ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
-    CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs());
+    CatalogCache catalog = new CatalogCache(pool, preparingPool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
     tools = Map.of(
         ToolCatalog.STATUS, new StatusTool(vertx, node, config),
         ToolCatalog.LIST_TABLES, new ListTablesTool(db),
         ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
-        ToolCatalog.GET_ROW, new GetRowTool(db, catalog, preparingPool),
-        ToolCatalog.LIST_ROWS, new ListRowsTool(db, catalog, preparingPool, cursors, staleness),
+        ToolCatalog.GET_ROW, new GetRowTool(catalog),
+        ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
         ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
         ToolCatalog.EXPLAIN, new ExplainTool(db),
         ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
@@ -104,35 +101,11 @@ public final class QueryVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<JsonObject> msg) {
-    String action = msg.headers().get(Addresses.ACTION_HEADER);
-    if (Actions.HEALTH.equals(action)) {
-      pool.query("SELECT 1").execute()
-          .map(rows -> new ServiceHealth(node.nodeId(), true, null))
-          .otherwise(err -> new ServiceHealth(node.nodeId(), false, "PostgreSQL: " + err.getMessage()))
-          .onSuccess(h -> msg.reply(h.toJson()));
-      return;
-    }
-    if (!Actions.TOOL_CALL.equals(action)) {
-      msg.fail(400, "unknown action " + action);
-      return;
-    }
-    ToolRequest request;
-    try {
-      request = ToolRequest.fromJson(msg.body());
-    } catch (RuntimeException e) {
-      msg.fail(400, "malformed tool request: " + e.getMessage());
-      return;
-    }
-    ReadTool tool = tools.get(request.tool());
-    Future<ToolReply> reply = tool == null
-        ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))
-        : tool.run(pool, request);
-    reply.recover(err -> Future.succeededFuture(ToolReply.failed(ReadTool.toToolException(err))))
-        .onSuccess(r -> {
-          if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
-            LOG.warn("tool {} failed for request {}", request.tool(), request.requestId());
-          }
-          msg.reply(r.toJson());
-        });
+    ToolMessages.answer(msg, node, pool, request -> {
+      ReadTool tool = tools.get(request.tool());
+      return tool == null
+          ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))
+          : tool.run(pool, request);
+    }, LOG);
   }
 }

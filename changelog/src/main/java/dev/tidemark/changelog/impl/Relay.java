@@ -216,7 +216,7 @@ public final class Relay {
     conn.preparedQuery(BATCH).execute(Tuple.of(read.commit(), read.change(), config.relayBatchSize()))
         .compose(rows -> rows.size() == 0 ? Future.succeededFuture(false) : handOver(mine, rows))
         .onComplete(ar -> {
-          if (mine != session || !active) {
+          if (outlived(mine)) {
             return;
           }
           reading = false;
@@ -228,6 +228,11 @@ public final class Relay {
         });
   }
 
+  /** A callback of tenure {@code mine} that ended (the lock was lost or the relay stopped) changes nothing. */
+  private boolean outlived(long mine) {
+    return mine != session || !active;
+  }
+
   /**
    * Hands a batch to the producer on the relay's thread; completes once every record was handed
    * over (true when the batch was full). Its acknowledgement is chained after the earlier batches'.
@@ -236,7 +241,7 @@ public final class Relay {
     Promise<ChangePosition> acked = Promise.promise();
     return sender.executeBlocking(() -> send(toRecords(rows), acked), true)
         .map(last -> {
-          if (mine != session || !active) {
+          if (outlived(mine)) {
             return false;  // a hand-over that outlived its tenure: the next one starts from stored progress
           }
           read = last;
@@ -244,7 +249,7 @@ public final class Relay {
           int size = rows.size();
           acknowledgements = acknowledgements.compose(x -> acked.future())
               .onComplete(ar -> {
-                if (mine != session || !active) {
+                if (outlived(mine)) {
                   return;
                 }
                 if (ar.failed()) {
@@ -298,7 +303,7 @@ public final class Relay {
     ChangePosition target = acknowledged;
     conn.preparedQuery(STORE).execute(Tuple.of(target.commit(), target.change()))
         .onComplete(ar -> {
-          if (mine != session || !active) {
+          if (outlived(mine)) {
             return;
           }
           storing = false;

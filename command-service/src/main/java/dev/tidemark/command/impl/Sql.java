@@ -29,18 +29,7 @@ final class Sql {
     if (value == null) {
       return "NULL";
     }
-    if (column.isArray() && value instanceof JsonArray a) {
-      String[] texts = new String[a.size()];
-      for (int i = 0; i < a.size(); i++) {
-        Object v = a.getValue(i);
-        texts[i] = v == null ? null : PgJson.text(v);
-      }
-      return params.add(texts) + "::text[]::" + column.castType();
-    }
-    if ((value instanceof JsonObject || value instanceof JsonArray) && !column.castType().startsWith("json")) {
-      throw fault(argument, pointer, "a string, number or boolean for column " + column.name() + " (" + column.type() + ")");
-    }
-    return params.add(PgJson.text(value)) + "::text::" + column.castType();
+    return params.addFor(value, column, argument, pointer);
   }
 
   /**
@@ -106,8 +95,6 @@ final class Sql {
   }
 
   static ToolException fault(String argument, String pointer, String expected) {
-    return new ToolException(ErrorCode.INVALID_ARGUMENTS, "Argument " + argument + " does not fit at " + pointer + ": expected " + expected + ".",
-        new JsonObject().put("argument", argument)
-            .put("faults", new JsonArray().add(new JsonObject().put("pointer", pointer).put("expected", expected))));
+    return SqlParams.fault(argument, pointer, expected);
   }
 }

@@ -6,7 +6,9 @@ import dev.tidemark.query.impl.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.SqlConnection;
+import dev.tidemark.contract.ToolRequest;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.List;
 import java.util.Map;
@@ -52,12 +54,21 @@ public final class CatalogCache {
   }
 
   private final Pool pool;
+  private final Pool preparingPool;
+  private final long timeoutMs;
   private final List<String> schemas;
   private final long ttlNanos;
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
 
-  public CatalogCache(Pool pool, List<String> schemas, long ttlMs) {
+  /**
+   * @param pool looks tables up, and reads tables whose reading may run someone's code
+   * @param preparingPool reads the other tables, keeping statements prepared
+   * @param timeoutMs the statement timeout of a read
+   */
+  public CatalogCache(Pool pool, Pool preparingPool, List<String> schemas, long ttlMs, long timeoutMs) {
     this.pool = pool;
+    this.preparingPool = preparingPool;
+    this.timeoutMs = timeoutMs;
     this.schemas = List.copyOf(schemas);
     this.ttlNanos = ttlMs * 1_000_000L;
   }
@@ -86,18 +97,25 @@ public final class CatalogCache {
   }
 
   /**
-   * Sends, on the caller's connection inside its read transaction, the check that the caller may
-   * read {@code table} and that it is still the same relation. Send it before the statement that
-   * reads the table, so that both go out together; NOT_FOUND (as the catalog lookup as the caller
-   * would answer) when the caller may not read it.
+   * Runs {@code sql} on {@code table} (looked up as {@code name}) in the caller's read transaction.
+   * A table whose reading runs no code anyone else wrote goes to the pool that keeps statements
+   * prepared and needs no session reset; any other to the resetting pool. The check that the
+   * caller may read the table, and that it is still the relation looked up, goes out in the same
+   * round trip, before the statement: NOT_FOUND, as the catalog lookup as the caller would answer,
+   * when the caller may not read it.
    */
-  public Future<Void> checkReadable(SqlConnection conn, Table table, String name) {
-    return conn.preparedQuery(READABLE).execute(Tuple.of(table.oid())).compose(rows -> {
-      Boolean readable = rows.iterator().next().getBoolean(0);
-      if (readable == null) {
-        return Future.failedFuture(new ShapeChanged());
-      }
-      return readable ? Future.succeededFuture() : Future.failedFuture(TableCatalog.notFound(name, schemas));
+  public Future<RowSet<Row>> read(ToolRequest request, Table table, String name, String sql, Tuple params) {
+    boolean plain = table.readRunsNoUserCode();
+    return ReadTool.readOnly(plain ? preparingPool : pool, request, timeoutMs, !plain, conn -> {
+      Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
+      Future<RowSet<Row>> rows = conn.preparedQuery(sql).execute(params);
+      return readable.compose(r -> {
+        Boolean may = r.iterator().next().getBoolean(0);
+        if (may == null) {
+          return Future.failedFuture(new ShapeChanged());
+        }
+        return may ? rows : Future.failedFuture(TableCatalog.notFound(name, schemas));
+      });
     });
   }
 

@@ -1,6 +1,5 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import dev.tidemark.query.impl.TableCatalog.Table;
@@ -117,32 +116,14 @@ public final class FilterCompiler {
           case "gt" -> " > ";
           default -> " >= ";
         };
-        return col + operator + bind(value, column, pointer + "/value", params);
+        return col + operator + params.addFor(value, column, "where", pointer + "/value");
       }
       default:
         throw fault(pointer + "/op", "one of eq, ne, lt, lte, gt, gte, in, like, ilike, is_null");
     }
   }
 
-  /** Binds one value for {@code column}: its text form, cast to the column's type. */
-  static String bind(Object value, Column column, String pointer, SqlParams params) {
-    if (column.isArray() && value instanceof JsonArray a) {
-      String[] texts = new String[a.size()];
-      for (int i = 0; i < a.size(); i++) {
-        Object v = a.getValue(i);
-        texts[i] = v == null ? null : PgJson.text(v);
-      }
-      return params.add(texts) + "::text[]::" + column.castType();
-    }
-    if ((value instanceof JsonObject || value instanceof JsonArray) && !column.castType().startsWith("json")) {
-      throw fault(pointer, "a string, number or boolean for column " + column.name() + " (" + column.type() + ")");
-    }
-    return params.add(PgJson.text(value)) + "::text::" + column.castType();
-  }
-
   private static ToolException fault(String pointer, String expected) {
-    return new ToolException(ErrorCode.INVALID_ARGUMENTS, "Argument where does not fit at " + pointer + ": expected " + expected + ".",
-        new JsonObject().put("argument", "where")
-            .put("faults", new JsonArray().add(new JsonObject().put("pointer", pointer).put("expected", expected))));
+    return SqlParams.fault("where", pointer, expected);
   }
 }

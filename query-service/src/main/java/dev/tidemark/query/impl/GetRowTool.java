@@ -4,29 +4,21 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
 import java.util.ArrayList;
 import java.util.List;
 
 /** {@code get_row}: one row by its primary key; a composite key is an array in key order. */
 public final class GetRowTool implements ReadTool {
 
-  private final DatabaseConfig database;
   private final CatalogCache catalog;
-  /** Used when the table runs no user code on reading, so its statements may stay prepared. */
-  private final Pool preparingPool;
 
-  public GetRowTool(DatabaseConfig database, CatalogCache catalog, Pool preparingPool) {
-    this.database = database;
+  public GetRowTool(CatalogCache catalog) {
     this.catalog = catalog;
-    this.preparingPool = preparingPool;
   }
 
   @Override
@@ -58,21 +50,17 @@ public final class GetRowTool implements ReadTool {
         conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
       }
       String sql = table.shapeTag() + "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
-      boolean plain = table.readRunsNoUserCode();
-      return ReadTool.readOnly(plain ? preparingPool : pool, request, database.statementTimeoutMs(), !plain, conn -> {
-        // both go out together; the row counts only when the caller may read the table
-        Future<Void> readable = catalog.checkReadable(conn, table, tableArg);
-        Future<RowSet<Row>> read = conn.preparedQuery(sql).execute(params.tuple());
-        return readable.compose(ok -> read).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")));
-      }).map(rows -> {
-        if (rows.size() == 0) {
-          throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
-              new JsonObject().put("argument", "key"));
-        }
-        JsonObject row = PgJson.row(rows.iterator().next());
-        JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
-        return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
-      });
+      return catalog.read(request, table, tableArg, sql, params.tuple())
+          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
+          .map(rows -> {
+            if (rows.size() == 0) {
+              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
+                  new JsonObject().put("argument", "key"));
+            }
+            JsonObject row = PgJson.row(rows.iterator().next());
+            JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
+            return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
+          });
     });
   }
 }

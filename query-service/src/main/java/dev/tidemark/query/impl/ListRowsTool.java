@@ -1,11 +1,9 @@
 package dev.tidemark.query.impl;
 
-import io.vertx.sqlclient.RowSet;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.StalenessCheck;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import dev.tidemark.query.impl.TableCatalog.Table;
@@ -30,18 +28,12 @@ public final class ListRowsTool implements ReadTool {
 
   static final String KIND = "l";
 
-  private final DatabaseConfig database;
+  private final CatalogCache catalog;
   private final CursorCodec cursors;
   private final StalenessCheck staleness;
 
-  private final CatalogCache catalog;
-  /** Used when the table runs no user code on reading, so its statements may stay prepared. */
-  private final Pool preparingPool;
-
-  public ListRowsTool(DatabaseConfig database, CatalogCache catalog, Pool preparingPool, CursorCodec cursors, StalenessCheck staleness) {
-    this.database = database;
+  public ListRowsTool(CatalogCache catalog, CursorCodec cursors, StalenessCheck staleness) {
     this.catalog = catalog;
-    this.preparingPool = preparingPool;
     this.cursors = cursors;
     this.staleness = staleness;
   }
@@ -99,13 +91,8 @@ public final class ListRowsTool implements ReadTool {
             sql.append(" OFFSET ").append(params.add(offset));
           }
           long pageOffset = offset;
-          boolean plain = table.readRunsNoUserCode();
-          return ReadTool.readOnly(plain ? preparingPool : pool, request, database.statementTimeoutMs(), !plain, conn -> {
-                // both go out together; the rows count only when the caller may read the table
-                Future<Void> readable = catalog.checkReadable(conn, table, tableArg);
-                Future<RowSet<Row>> read = conn.preparedQuery(sql.toString()).execute(params.tuple());
-                return readable.compose(ok -> read).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")));
-              })
+          return catalog.read(request, table, tableArg, sql.toString(), params.tuple())
+              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
               .map(rows -> {
                 List<JsonObject> fetched = new ArrayList<>();
                 List<JsonArray> lastKeys = new ArrayList<>();

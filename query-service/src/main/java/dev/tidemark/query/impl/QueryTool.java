@@ -9,6 +9,9 @@ import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.VertxException;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -84,11 +87,11 @@ public final class QueryTool implements ReadTool {
     if (err instanceof ToolException te) {
       return te.code() == ErrorCode.INVALID_ARGUMENTS;
     }
-    if (err instanceof io.vertx.pgclient.PgException pg) {
+    if (err instanceof PgException pg) {
       String state = pg.getSqlState();
       return state != null && (state.startsWith("42") || state.startsWith("22"));
     }
-    return err instanceof io.vertx.core.VertxException && !(err instanceof io.vertx.sqlclient.ClosedConnectionException);
+    return err instanceof VertxException && !(err instanceof ClosedConnectionException);
   }
 
   private Future<ToolReply> page(Pool pool, ToolRequest request, String sql, JsonArray params, int limit, String sqlFp,
