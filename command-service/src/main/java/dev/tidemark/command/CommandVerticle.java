@@ -5,6 +5,8 @@ import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.PlanCodec;
+import dev.tidemark.query.CallerPools;
+import dev.tidemark.query.KeyRingSource;
 import dev.tidemark.command.impl.TransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
 import dev.tidemark.contract.Addresses;
@@ -37,6 +39,7 @@ public final class CommandVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
+  private CallerPools callers;
   private ChangeRunner runner;
   private MessageConsumer<JsonObject> consumer;
   private long pruneTimer = -1;
@@ -50,23 +53,25 @@ public final class CommandVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     DatabaseConfig db = config.database();
-    PlanCodec plans = new PlanCodec(PlanCodec.secret(config.command().planSecret(),
-        db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
-    runner = new ChangeRunner(pool, db, config.command(), plans, Map.of(
-        ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
-        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
-        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
-        ToolCatalog.EXECUTE, new ExecuteTool(),
-        ToolCatalog.TRANSACTION, new TransactionTool()));
-    pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
-    consumer = vertx.eventBus().consumer(Addresses.command(config.database().name()), this::onMessage);
-    return consumer.completion();
+    return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
+      callers = new CallerPools(vertx, db, keys, false);
+      runner = new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
+          ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
+          ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
+          ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
+          ToolCatalog.EXECUTE, new ExecuteTool(),
+          ToolCatalog.TRANSACTION, new TransactionTool()));
+      pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
+      consumer = vertx.eventBus().consumer(Addresses.command(config.database().name()), this::onMessage);
+      return consumer.completion();
+    });
   }
 
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
-    return consumer == null ? Future.succeededFuture() : consumer.unregister();
+    Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
+    return consumer == null ? closed : consumer.unregister().compose(x -> closed);
   }
 
   private void prune() {

@@ -1,6 +1,8 @@
 package dev.tidemark.conformance;
 
+import dev.tidemark.auth.Tokens;
 import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.TidemarkNode;
@@ -38,6 +40,7 @@ public final class ConformanceServer implements AutoCloseable {
     v.put(ConfigKey.DATABASE_URL, postgresUrl);
     v.put(ConfigKey.DATABASE_USER, user);
     v.put(ConfigKey.DATABASE_PASSWORD, password);
+    v.put(ConfigKey.DATABASE_CALLER_PASSWORDS, DevSetup.READER_ROLE + ":" + READER_PASSWORD + "," + DevSetup.WRITER_ROLE + ":" + WRITER_PASSWORD);
     v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, kafka);
     v.put(ConfigKey.CLUSTER_NAME, "tidemark-conformance-" + clusterPort);
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
@@ -47,9 +50,28 @@ public final class ConformanceServer implements AutoCloseable {
     return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx)));
   }
 
+  /** New for every run, like dev mode's: the caller roles' logins serve only this run's node. */
+  private static final String READER_PASSWORD = Tokens.generate();
+  private static final String WRITER_PASSWORD = Tokens.generate();
+
+  /** Tidemark's schema and the caller roles' logins, which every node needs before it starts. */
+  public static Future<Void> prepare(String postgresUrl, String user, String password) {
+    Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
+    v.put(ConfigKey.DATABASE_URL, postgresUrl);
+    v.put(ConfigKey.DATABASE_USER, user);
+    v.put(ConfigKey.DATABASE_PASSWORD, password);
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    io.vertx.sqlclient.Pool pool = dev.tidemark.node.Pools.create(vertx, TidemarkConfig.from(v).database());
+    return DevSetup.prepare(pool, Tokens.generate(), Tokens.generate(),
+            Map.of(DevSetup.READER_ROLE, READER_PASSWORD, DevSetup.WRITER_ROLE, WRITER_PASSWORD))
+        .eventually(() -> vertx.close());
+  }
+
   public static ConformanceServer startWithOwnParts(int httpPort) throws Exception {
     DevEnvironment env = DevEnvironment.start(null);
     try {
+      prepare(env.postgres().url(DevEnvironment.DEMO_DATABASE), env.postgres().user(), env.postgres().password())
+          .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
       TidemarkNode node = startNode(env.postgres().url(DevEnvironment.DEMO_DATABASE), env.postgres().user(), env.postgres().password(),
           env.kafka().bootstrapServers(), httpPort).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
       return new ConformanceServer(env, node);

@@ -21,17 +21,8 @@ final class FixtureNode {
   static TidemarkNode start(SharedInfra infra) throws Exception {
     infra.postgres().createDatabaseIfMissing(DATABASE);
     String url = infra.postgres().url(DATABASE);
-    Vertx vertx = Vertx.vertx();
-    try {
-      Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
-      v.put(ConfigKey.DATABASE_URL, url);
-      v.put(ConfigKey.DATABASE_USER, infra.postgres().user());
-      v.put(ConfigKey.DATABASE_PASSWORD, infra.postgres().password());
-      DevSetup.prepare(Pools.create(vertx, TidemarkConfig.from(v).database()), "tmk_conformanceReadWrite00000000000", "tmk_conformanceReadOnly000000000000")
-          .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
-    } finally {
-      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
+    ConformanceServer.prepare(url, infra.postgres().user(), infra.postgres().password())
+        .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     return ConformanceServer.startNode(url, infra.postgres().user(), infra.postgres().password(), infra.kafkaBootstrapServers(), 0)
         .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
   }

@@ -85,8 +85,7 @@ public final class TidemarkNode {
 
       List<Future<String>> deployments = new ArrayList<>();
       if (roles.contains(Role.QUERY)) {
-        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, () -> Pools.createPreparing(vertx, config.database()),
-            new ChangelogStaleness(pool))));
+        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, new ChangelogStaleness(pool))));
       }
       if (roles.contains(Role.COMMAND)) {
         deployments.add(vertx.deployVerticle(new CommandVerticle(info, config, pool)));

@@ -46,7 +46,8 @@ class BrokerOutageIT {
     try {
       Map<ConfigKey, String> db = Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DATABASE),
           ConfigKey.DATABASE_USER, infra.postgres().user(), ConfigKey.DATABASE_PASSWORD, infra.postgres().password());
-      DevSetup.prepare(Pools.create(setup, TidemarkConfig.from(db).database()), "tmk_outageReadWrite000000000000000", "tmk_outageReadOnly0000000000000000")
+      DevSetup.prepare(Pools.create(setup, TidemarkConfig.from(db).database()), "tmk_outageReadWrite000000000000000", "tmk_outageReadOnly0000000000000000",
+          TestNodes.CALLER_PASSWORDS)
           .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } finally {
       setup.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -185,8 +185,10 @@ class ChangeCrashSafetyIT {
     assertEquals(COMMANDS, count(infra, "SELECT count(DISTINCT command) FROM public.cr_log"));
     assertEquals(COMMANDS, count(infra, "SELECT n FROM public.cr_counter WHERE id = 1"));
     assertEquals(COMMANDS, count(infra, "SELECT count(*) FROM tidemark.idempotency WHERE key LIKE 'crash-%'"));
-    assertEquals(2L * COMMANDS, count(infra, "SELECT count(*) FROM tidemark.changelog WHERE idempotency_key LIKE 'crash-%'"));
-    assertEquals(0, count(infra, "SELECT count(*) FROM (SELECT idempotency_key FROM tidemark.changelog WHERE idempotency_key LIKE 'crash-%'"
-        + " GROUP BY idempotency_key HAVING count(*) <> 2) x"), "the changelog agrees: each command's two changes once");
+    assertEquals(2L * COMMANDS, count(infra, "SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
+        + " WHERE a.idempotency_key LIKE 'crash-%'"));
+    assertEquals(0, count(infra, "SELECT count(*) FROM (SELECT a.idempotency_key FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
+        + " WHERE a.idempotency_key LIKE 'crash-%'"
+        + " GROUP BY a.idempotency_key HAVING count(*) <> 2) x"), "the changelog agrees: each command's two changes once");
   }
 }

@@ -117,7 +117,8 @@ class ChangeToolsClusterIT {
       pool.shutdownNow();
     }
     assertEquals(1, count("SELECT count(*) FROM public.cc_event WHERE name = 'once'"));
-    assertEquals(1, count("SELECT count(*) FROM tidemark.changelog WHERE table_name = 'cc_event' AND idempotency_key = 'cluster-once'"));
+    assertEquals(1, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
+        + " WHERE c.table_name = 'cc_event' AND a.idempotency_key = 'cluster-once'"));
     assertEquals(1, count("SELECT count(*) FROM tidemark.idempotency WHERE key = 'cluster-once'"));
   }
 }

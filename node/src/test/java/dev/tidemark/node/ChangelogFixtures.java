@@ -40,7 +40,7 @@ final class ChangelogFixtures {
       Map<ConfigKey, String> v = TestNodes.config(infra, "prepare", 0, "", "query");
       v.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
       Pool pool = Pools.create(vertx, TidemarkConfig.from(v).database());
-      TestNodes.await(DevSetup.prepare(pool, TestNodes.READ_WRITE_TOKEN, TestNodes.READ_ONLY_TOKEN)
+      TestNodes.await(DevSetup.prepare(pool, TestNodes.READ_WRITE_TOKEN, TestNodes.READ_ONLY_TOKEN, TestNodes.CALLER_PASSWORDS)
           .toCompletionStage().toCompletableFuture());
     } finally {
       TestNodes.await(vertx.close().toCompletionStage().toCompletableFuture());

@@ -97,28 +97,27 @@ class ChangelogIT {
 
   @Test
   @Order(1)
-  void aChangeMadeWithPlainSqlIsCapturedWithKeyImagesAndTheCallerSettings() throws Exception {
+  void aChangeMadeWithPlainSqlIsCapturedWithKeyAndImagesAndNoSettingCanClaimWhoMadeIt() throws Exception {
     try (Connection c = ChangelogFixtures.jdbc(infra, DB)) {
       c.setAutoCommit(false);
+      // settings a caller's SQL can make are not attribution: only Tidemark's signed record is
       c.createStatement().execute("SELECT set_config('tidemark.caller', 'alice', true), set_config('tidemark.tool', 'insert_rows', true)");
       c.createStatement().execute("SET LOCAL ROLE tidemark_writer");
       c.createStatement().execute("INSERT INTO public.z VALUES (100, 1)");
       c.createStatement().execute("UPDATE public.z SET v = 2 WHERE id = 100");
-      // the transaction reads back what it captured, before it ends, without rights on schema tidemark
-      ResultSet own = c.createStatement().executeQuery(
-          "SELECT op, key::text, after->>'v' FROM tidemark.changes_of_current_transaction()");
-      assertTrue(own.next());
-      assertEquals("INSERT", own.getString(1));
-      assertEquals("[100]", own.getString(2));
-      assertTrue(own.next());
-      assertEquals("UPDATE", own.getString(1));
-      assertEquals("2", own.getString(3));
+      // without the server's MAC over this transaction, it cannot read back what it captured
+      java.sql.Savepoint before = c.setSavepoint();
+      java.sql.SQLException refused = org.junit.jupiter.api.Assertions.assertThrows(java.sql.SQLException.class,
+          () -> c.createStatement().executeQuery("SELECT * FROM tidemark.changes_of_current_transaction(repeat('0', 64))"));
+      assertEquals("42501", refused.getSQLState());
+      c.rollback(before);
       c.commit();
     }
     sql(infra, DB, "INSERT INTO public.no_pk VALUES (1, 'x')", "TRUNCATE public.no_pk");
     try (Connection c = ChangelogFixtures.jdbc(infra, DB);
-        ResultSet r = c.createStatement().executeQuery("SELECT c.table_name, c.op, c.key::text, c.before::text, c.caller, c.tool "
+        ResultSet r = c.createStatement().executeQuery("SELECT c.table_name, c.op, c.key::text, c.before::text, a.caller, a.tool "
             + "FROM tidemark.changelog c JOIN tidemark.changelog_commit k ON k.xid = c.xid "
+            + "LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid "
             + "WHERE c.table_name IN ('z', 'no_pk') AND c.op <> 'DDL' ORDER BY k.position DESC, c.id DESC LIMIT 4")) {
       List<String> rows = new ArrayList<>();
       while (r.next()) {
@@ -127,8 +126,8 @@ class ChangelogIT {
       assertEquals(List.of(
           "no_pk TRUNCATE null null null null",
           "no_pk INSERT {\"a\": 1, \"b\": \"x\"} null null null",
-          "z UPDATE [100] {\"v\": 1, \"id\": 100} alice insert_rows",
-          "z INSERT [100] null alice insert_rows"), rows);
+          "z UPDATE [100] {\"v\": 1, \"id\": 100} null null",
+          "z INSERT [100] null null null"), rows);
     }
   }
 

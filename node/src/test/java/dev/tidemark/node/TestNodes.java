@@ -18,6 +18,9 @@ final class TestNodes {
   static final String DATABASE = "tidemark_it";
   static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
   static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";
+  /** Login passwords of the caller roles tests use; each role a test's token maps to needs one. */
+  static final Map<String, String> CALLER_PASSWORDS = Map.of(
+      DevSetup.WRITER_ROLE, "it-writer-password", DevSetup.READER_ROLE, "it-reader-password", "it_nobody", "it-nobody-password");
 
   private static boolean prepared;
 
@@ -32,7 +35,7 @@ final class TestNodes {
     Vertx vertx = Vertx.vertx();
     try {
       Pool pool = Pools.create(vertx, TidemarkConfig.from(config(infra, "prepare", 0, "", "query")).database());
-      await(DevSetup.prepare(pool, READ_WRITE_TOKEN, READ_ONLY_TOKEN).toCompletionStage().toCompletableFuture());
+      await(DevSetup.prepare(pool, READ_WRITE_TOKEN, READ_ONLY_TOKEN, CALLER_PASSWORDS).toCompletionStage().toCompletableFuture());
     } finally {
       await(vertx.close().toCompletionStage().toCompletableFuture());
     }
@@ -54,6 +57,8 @@ final class TestNodes {
     v.put(ConfigKey.DATABASE_URL, infra.postgres().url(DATABASE));
     v.put(ConfigKey.DATABASE_USER, infra.postgres().user());
     v.put(ConfigKey.DATABASE_PASSWORD, infra.postgres().password());
+    v.put(ConfigKey.DATABASE_CALLER_PASSWORDS, String.join(",", CALLER_PASSWORDS.entrySet().stream()
+        .map(e -> e.getKey() + ":" + e.getValue()).sorted().toList()));
     v.put(ConfigKey.DATABASE_POOL_SIZE, "4");
     v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, infra.kafkaBootstrapServers());
     v.put(ConfigKey.CLUSTER_NAME, clusterName);
@@ -84,6 +89,21 @@ final class TestNodes {
   /** A JDBC connection to the suite's test database as the superuser, for fixtures a caller cannot make. */
   static java.sql.Connection jdbc(SharedInfra infra) throws java.sql.SQLException {
     return java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DATABASE), infra.postgres().user(), infra.postgres().password());
+  }
+
+  /** The key ring of database {@code db}, read as the superuser, for tests that make cursors or plan ids of their own. */
+  static dev.tidemark.contract.KeyRing keyRing(SharedInfra infra, String db) {
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(),
+        infra.postgres().password()); java.sql.ResultSet rs = c.createStatement().executeQuery(
+        "SELECT id, secret FROM tidemark.key_ring WHERE retires_at IS NULL OR retires_at > now()")) {
+      java.util.List<dev.tidemark.contract.KeyRing.Key> keys = new java.util.ArrayList<>();
+      while (rs.next()) {
+        keys.add(new dev.tidemark.contract.KeyRing.Key(rs.getInt(1), rs.getBytes(2), 0, Long.MAX_VALUE));
+      }
+      return new dev.tidemark.contract.KeyRing(keys);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   static String mcpUrl(TidemarkNode node) {

@@ -291,7 +291,7 @@ class TransportIT {
   void aSubscriptionToATableTheCallerCannotReadIsRefused() throws Exception {
     try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
-          + "THEN CREATE ROLE it_nobody NOLOGIN; END IF; END $$");
+          + "THEN CREATE ROLE it_nobody LOGIN; END IF; END $$");
       conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
           + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
           + "ON CONFLICT (name) DO NOTHING");

@@ -1,6 +1,5 @@
 package dev.tidemark.query;
 
-import java.util.function.Supplier;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
@@ -39,65 +38,64 @@ public final class QueryVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
-  private final Supplier<Pool> preparingPoolFactory;
+  private final StalenessCheck staleness;
+  private CallerPools callers;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<JsonObject> schemaChanges;
 
-  private final StalenessCheck staleness;
-
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
-    this(node, config, pool, () -> pool, StalenessCheck.NEVER);
+    this(node, config, pool, StalenessCheck.NEVER);
   }
 
   /**
-   * @param pool connections that are reset after every read
-   * @param preparingPool makes connections that keep statements prepared, for reads that leave
-   *     nothing behind (see {@code ReadTool.readOnly}); called once this verticle runs, so that the
-   *     connections live on its event loop and a statement costs no hand-off between threads
+   * @param pool Tidemark's own login: the catalog, the changelog and the key ring. Callers'
+   *     statements run on pools of their own role's login, made once this verticle runs, so that
+   *     their connections live on its event loop and a statement costs no hand-off between threads
    * @param staleness decides when a page cursor is CURSOR_STALE; the changelog provides it
    */
-  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, Supplier<Pool> preparingPool,
-      StalenessCheck staleness) {
+  public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool, StalenessCheck staleness) {
     this.node = node;
     this.config = config;
     this.pool = pool;
-    this.preparingPoolFactory = preparingPool;
     this.staleness = staleness;
   }
 
   @Override
   public Future<?> start() {
     DatabaseConfig db = config.database();
-    CursorCodec cursors = new CursorCodec(CursorCodec.secret(config.cursorSecret(),
-        db.host() + ":" + db.port() + "/" + db.dbname() + "\u0000" + db.user() + "\u0000" + db.password()));
-    Pool preparingPool = preparingPoolFactory.get();
-    ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
-    CatalogCache catalog = new CatalogCache(pool, preparingPool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
-    tools = Map.of(
-        ToolCatalog.STATUS, new StatusTool(vertx, node, config),
-        ToolCatalog.LIST_TABLES, new ListTablesTool(db),
-        ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
-        ToolCatalog.GET_ROW, new GetRowTool(catalog),
-        ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
-        ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
-        ToolCatalog.EXPLAIN, new ExplainTool(db),
-        ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db));
-    consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
-    cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
-        msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
-    // a gateway on this node hears every schema change from the changelog; elsewhere entries expire
-    schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
-      catalog.clear();
-      paramTypes.clear();
+    return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
+      callers = new CallerPools(vertx, db, keys, true);
+      CursorCodec cursors = new CursorCodec(keys::ring);
+      ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
+      CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
+      tools = Map.of(
+          ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
+          ToolCatalog.LIST_TABLES, new ListTablesTool(db),
+          ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
+          ToolCatalog.GET_ROW, new GetRowTool(catalog),
+          ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
+          ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
+          ToolCatalog.EXPLAIN, new ExplainTool(db),
+          ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool));
+      consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
+      cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
+          msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
+      // a gateway on this node hears every schema change from the changelog; elsewhere entries expire
+      schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
+        catalog.clear();
+        paramTypes.clear();
+      });
+      return Future.all(consumer.completion(), cancels.completion());
     });
-    return Future.all(consumer.completion(), cancels.completion());
   }
 
   @Override
   public Future<?> stop() {
-    return consumer == null ? Future.succeededFuture() : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister());
+    Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
+    return consumer == null ? closed
+        : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister()).compose(x -> closed);
   }
 
   private void onMessage(Message<JsonObject> msg) {
@@ -105,7 +103,7 @@ public final class QueryVerticle extends VerticleBase {
       ReadTool tool = tools.get(request.tool());
       return tool == null
           ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))
-          : tool.run(pool, request);
+          : tool.run(callers.forCaller(request.caller()), request);
     }, LOG);
   }
 }

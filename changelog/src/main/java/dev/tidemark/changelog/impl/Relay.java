@@ -53,9 +53,11 @@ public final class Relay {
 
   private static final String BATCH = """
       SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
-             c.before, c.after, c.caller, c.tool, c.idempotency_key, c.plan_id
+             c.before, c.after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
+             coalesce(a.idempotency_key, c.idempotency_key) AS idempotency_key, coalesce(a.plan_id, c.plan_id) AS plan_id
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
+        LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
        WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
        ORDER BY k.position, c.id
        LIMIT $3""";
@@ -69,6 +71,8 @@ public final class Relay {
         RETURNING k.position, k.xid),
       gone AS (
         DELETE FROM tidemark.changelog c USING old WHERE c.xid = old.xid RETURNING old.position, c.id),
+      attributed AS (
+        DELETE FROM tidemark.change_attribution a WHERE a.created_at < now() - make_interval(secs => $1)),
       last AS (SELECT position, id FROM gone ORDER BY position DESC, id DESC LIMIT 1)
       UPDATE tidemark.changelog_state s SET pruned_commit = last.position, pruned_change = last.id
         FROM last

@@ -7,6 +7,9 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig.CommandConfig;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.contract.KeyRing;
+import dev.tidemark.query.CallerPools;
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.query.impl.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -19,38 +22,43 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * Plan, then commit. A plan runs the change as the caller's role in a transaction that is rolled
- * back and reads what the database did from the capture triggers. A commit, in one transaction:
- * takes an advisory lock on (caller, idempotency_key), so that concurrent calls with one key, on any
- * node, run one after the other; returns the stored outcome when the key was used; verifies the
- * plan id; runs the change again; and commits only when the fingerprint of the touched rows'
- * before-images equals the plan's, writing the outcome under the key in the same transaction.
+ * Plan, then commit. A plan runs the change on a connection logged in as the caller's role, in a
+ * transaction that is rolled back, and reads what the database did from the capture triggers. A
+ * commit first looks the idempotency key up (as Tidemark's login) and returns the stored outcome
+ * when the key was used; then verifies the plan id, runs the change again as the caller, and
+ * commits only when the fingerprint of the touched rows' before-images equals the plan's. The
+ * outcome goes under the key, with who made the change, in the change's own transaction, through
+ * {@code tidemark.record_commit}, which takes only a MAC of the server over the transaction id:
+ * the unique key makes two concurrent commits with one key, on any node, wait for each other, and
+ * the one that comes second runs again and replays the first one's outcome.
  */
 public final class ChangeRunner {
 
   /** Attempts of a commit that fails with a serialization failure or deadlock before CONFLICT. */
   public static final int MAX_ATTEMPTS = 3;
 
-  private static final String LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7445337230418421611))";
   private static final String LOOKUP_SQL = "SELECT input_hash, outcome FROM tidemark.idempotency "
       + "WHERE caller = $1 AND key = $2 AND created_at > now() - make_interval(hours => $3::int)";
   private static final String PLAN_USED_SQL = "SELECT 1 FROM tidemark.idempotency WHERE plan_hash = $1";
-  private static final String RECORD_SQL = "INSERT INTO tidemark.idempotency (caller, key, input_hash, plan_hash, outcome) "
-      + "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (caller, key) DO UPDATE "
-      + "SET input_hash = EXCLUDED.input_hash, plan_hash = EXCLUDED.plan_hash, outcome = EXCLUDED.outcome, created_at = now() "
-      + "WHERE tidemark.idempotency.created_at <= now() - make_interval(hours => $6::int)";
-  private static final String SETTINGS_SQL = "SELECT set_config('tidemark.caller', $1, true), set_config('tidemark.tool', $2, true), "
-      + "set_config('tidemark.idempotency_key', $3, true), set_config('tidemark.plan_id', $4, true)";
+  private static final String RECORD_SQL = "SELECT tidemark.record_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+  private static final String WHO_SQL = "SELECT current_user::text, pg_current_xact_id()::text";
   public static final String PRUNE_SQL = "DELETE FROM tidemark.idempotency WHERE created_at <= now() - make_interval(hours => $1::int)";
 
   private final Pool pool;
+  private final CallerPools callers;
   private final DatabaseConfig database;
   private final CommandConfig config;
   private final PlanCodec plans;
   private final Map<String, ChangeTool> tools;
 
-  public ChangeRunner(Pool pool, DatabaseConfig database, CommandConfig config, PlanCodec plans, Map<String, ChangeTool> tools) {
+  /**
+   * @param pool Tidemark's login: idempotency lookups and the classification of failures
+   * @param callers the connections of each caller role, on which every change runs
+   */
+  public ChangeRunner(Pool pool, CallerPools callers, DatabaseConfig database, CommandConfig config, PlanCodec plans,
+      Map<String, ChangeTool> tools) {
     this.pool = pool;
+    this.callers = callers;
     this.database = database;
     this.config = config;
     this.plans = plans;
@@ -80,10 +88,11 @@ public final class ChangeRunner {
   // ---- plan ----
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
-    return inTransaction(conn -> asCaller(conn, request, "", "")
+    CallerDb db = callers.forCaller(request.caller());
+    return inTransaction(db, conn -> asCaller(conn, db, request)
         .compose(v -> tool.apply(conn, request.arguments()))
-        .compose(affected -> captured(conn, request, affected))
-        .map(changes -> new Result<>(changes, false)))
+        .compose(affected -> captured(conn, db, request, affected))
+        .map(captured -> new Result<>(captured.changes(), false)))
         .map(changes -> {
           long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
           String planId = plans.encode(new PlanCodec.Plan(request.caller().id(), request.tool(),
@@ -105,8 +114,8 @@ public final class ChangeRunner {
     String inputHash = Canonical.inputHash(request.tool(), args);
     boolean confirmed = Boolean.TRUE.equals(args.getBoolean("confirm"));
     int retentionHours = (int) Math.min(config.idempotencyRetentionHours(), Integer.MAX_VALUE);
-    return inTransaction(conn -> conn.preparedQuery(LOCK_SQL).execute(Tuple.of(caller.id().length() + ":" + caller.id() + key))
-        .compose(v -> conn.preparedQuery(LOOKUP_SQL).execute(Tuple.of(caller.id(), key, retentionHours)))
+    String planHash = planId == null ? null : PlanCodec.planHash(planId);
+    return pool.preparedQuery(LOOKUP_SQL).execute(Tuple.of(caller.id(), key, retentionHours))
         .compose(stored -> {
           if (stored.size() > 0) {
             var row = stored.iterator().next();
@@ -115,23 +124,23 @@ public final class ChangeRunner {
                   + " use a new key for a new change. Nothing was written.", new JsonObject().put("argument", "idempotency_key"));
             }
             JsonObject outcome = (JsonObject) row.getValue("outcome");
-            return Future.succeededFuture(new Result<>(ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of"
-                + " this idempotency_key; nothing was changed again)", outcome.getJsonObject("structured").put("replayed", true)), false));
+            return Future.succeededFuture(ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of"
+                + " this idempotency_key; nothing was changed again)", outcome.getJsonObject("structured").put("replayed", true)));
           }
           PlanCodec.Plan plan = planId == null ? null
               : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
           if (plan != null && plan.removes() && !confirmed) {
             throw decisionRequired(request.tool(), ChangeSet.describeTotals(plan.totals()), plan.totals());
           }
-          String planHash = planId == null ? null : PlanCodec.planHash(planId);
           Future<Void> unused = planHash == null ? Future.succeededFuture()
-              : conn.preparedQuery(PLAN_USED_SQL).execute(Tuple.of(planHash)).compose(used -> used.size() > 0
+              : pool.preparedQuery(PLAN_USED_SQL).execute(Tuple.of(planHash)).compose(used -> used.size() > 0
                   ? Future.failedFuture(ChangeErrors.planAlreadyCommitted()) : Future.succeededFuture());
-          return unused
-              .compose(v -> asCaller(conn, request, key, planId == null ? "" : planId))
+          CallerDb db = callers.forCaller(caller);
+          return unused.compose(u -> inTransaction(db, conn -> asCaller(conn, db, request)
               .compose(v -> tool.apply(conn, args))
-              .compose(affected -> captured(conn, request, affected))
-              .compose(changes -> {
+              .compose(affected -> captured(conn, db, request, affected))
+              .compose(captured -> {
+                ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
                   throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
                       + " now touch other rows); nothing was written. Plan the change again, show it to the user, and commit the new plan.",
@@ -148,18 +157,39 @@ public final class ChangeRunner {
                   out.put("plan_id", planId);
                 }
                 String summary = request.tool() + ": committed — the change " + changes.describe() + ".";
-                JsonObject outcome = new JsonObject().put("summary", summary).put("structured", out);
-                return conn.query("SET LOCAL ROLE NONE").execute()
-                    .compose(x -> conn.preparedQuery(RECORD_SQL).execute(Tuple.of(caller.id(), key, inputHash, planHash, outcome, retentionHours)))
-                    .map(x -> new Result<>(ToolReply.ok(summary, out.copy()), true));
-              });
-        }))
+                String outcome = new JsonObject().put("summary", summary).put("structured", out).encode();
+                String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
+                StringBuilder message = new StringBuilder("record|").append(captured.xid());
+                for (String f : fields) {
+                  message.append('|').append(KeyRing.sha256Hex(f));
+                }
+                message.append('|').append(retentionHours);
+                Tuple record = Tuple.tuple();
+                for (String f : fields) {
+                  record.addString(f);
+                }
+                record.addInteger(retentionHours).addString(db.keys().ring().sqlMac(message.toString()));
+                return conn.preparedQuery(RECORD_SQL).execute(record).map(rows -> switch (rows.iterator().next().getString(0)) {
+                  case "recorded" -> new Result<>(ToolReply.ok(summary, out.copy()), true);
+                  case "plan_used" -> throw ChangeErrors.planAlreadyCommitted();
+                  // a concurrent commit took the key first and committed: running again replays it
+                  default -> throw new KeyTaken();
+                });
+              })));
+        })
         .recover(err -> {
-          if ((ChangeErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
+          if ((err instanceof KeyTaken || ChangeErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
             return commit(request, tool, planId, key, attempt + 1);
           }
           return ChangeErrors.classify(pool, err, attempt).compose(Future::failedFuture);
         });
+  }
+
+  /** A concurrent commit with the same key committed first. */
+  private static final class KeyTaken extends RuntimeException {
+    KeyTaken() {
+      super("a concurrent commit took the idempotency key", null, false, false);
+    }
   }
 
   static ToolException decisionRequired(String tool, String what, JsonObject totals) {
@@ -174,12 +204,16 @@ public final class ChangeRunner {
   /** What a transaction produced, and whether to commit it (otherwise it is rolled back). */
   private record Result<T>(T value, boolean commit) {}
 
+  /** What a transaction captured, and its id, to which the server's MACs are bound. */
+  private record Captured(String xid, ChangeSet changes) {}
+
   /**
-   * Runs {@code work} in a transaction that is committed only when the work says so, and rolled
-   * back otherwise (always for a plan); then resets the session, as the read tools do.
+   * Runs {@code work} in a transaction on a connection of the caller's role that is committed only
+   * when the work says so, and rolled back otherwise (always for a plan); then resets the session,
+   * as the read tools do, so that nothing a statement set outlives the call.
    */
-  private <T> Future<T> inTransaction(Function<SqlConnection, Future<Result<T>>> work) {
-    return pool.withConnection(conn -> conn.begin().compose(tx -> work.apply(conn)
+  private <T> Future<T> inTransaction(CallerDb db, Function<SqlConnection, Future<Result<T>>> work) {
+    return db.pool().withConnection(conn -> conn.begin().compose(tx -> work.apply(conn)
             .compose(result -> finish(tx, result.commit()).map(v -> {
                   if (result.commit()) {
                     CrashPoint.afterCommit();
@@ -194,35 +228,37 @@ public final class ChangeRunner {
     return commit ? tx.commit() : tx.rollback();
   }
 
-  /** The caller's role, the statement timeout and the settings the capture triggers record. */
-  private Future<Void> asCaller(SqlConnection conn, ToolRequest request, String key, String planId) {
-    String setup = "SET LOCAL ROLE " + ReadTool.quoteIdent(request.caller().pgRole())
-        + "; SET LOCAL statement_timeout = " + database.statementTimeoutMs();
-    return conn.query(setup).execute()
-        .compose(v -> conn.preparedQuery(SETTINGS_SQL).execute(Tuple.of(request.caller().name(), request.tool(), key, planId)))
+  /** The statement timeout and the caller's signed identity, for this transaction only. */
+  private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
+    long timeout = database.statementTimeoutMs();
+    return conn.preparedQuery(ReadTool.SETUP).execute(Tuple.of(String.valueOf(timeout), db.identity(conn, request.caller(), timeout)))
         .mapEmpty();
   }
 
   /**
-   * What the change did, read from the capture triggers. The statement ran as the caller's role,
-   * and a role switched inside it (set_config('role', ...) in a function) would make everything it
-   * did suspect, so the role is checked first. A tool that reports changed rows while nothing was
-   * captured means the table has no capture triggers (the changelog role has not reached it).
+   * What the change did, read from the capture triggers. The session user is the caller's role;
+   * a statement that switched to another role it may use (set_config('role', ...)) is refused, so
+   * that a change always ran as the caller's role alone. A tool that reports changed rows while
+   * nothing was captured means the table has no capture triggers (the changelog role has not
+   * reached it).
    */
-  private Future<ChangeSet> captured(SqlConnection conn, ToolRequest request, long affected) {
-    return conn.query("SELECT current_user::text").execute().compose(who -> {
-      if (!request.caller().pgRole().equals(who.iterator().next().getString(0))) {
+  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, long affected) {
+    return conn.query(WHO_SQL).execute().compose(who -> {
+      var row = who.iterator().next();
+      if (!request.caller().pgRole().equals(row.getString(0))) {
         return Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED,
             "The change switched its database role; a change runs only as your role. Nothing was written."));
       }
-      return conn.query(ChangeSet.SQL).execute().map(ChangeSet::of);
-    }).map(changes -> {
-      if (affected > 0 && changes.isEmpty()) {
+      String xid = row.getString(1);
+      return conn.preparedQuery(ChangeSet.SQL).execute(Tuple.of(db.keys().ring().sqlMac("changes|" + xid)))
+          .map(rows -> new Captured(xid, ChangeSet.of(rows)));
+    }).map(captured -> {
+      if (affected > 0 && captured.changes().isEmpty()) {
         throw new ToolException(ErrorCode.UNAVAILABLE, "The change touched rows of a table whose changes are not captured yet, so"
             + " Tidemark cannot show or check what it does. The changelog role puts capture on every served table; retry shortly."
             + " Nothing was written.");
       }
-      return changes;
+      return captured;
     });
   }
 

@@ -19,10 +19,45 @@ public final class ChangeSet {
   /** Before/after images shown per table and operation. */
   public static final int SAMPLES_PER_TABLE_AND_OP = 3;
 
-  /** One captured change. */
-  public record Change(String table, String op, Object key, JsonObject before, JsonObject after) {}
+  /**
+   * One captured change. {@code readable} are the columns the caller's role may SELECT, and
+   * {@code rowSecurity} whether row-level security applies to it on the table: the images are
+   * whole, for the plan's fingerprint, but shown only as far as the caller may see them.
+   */
+  public record Change(String table, String op, Object key, JsonObject before, JsonObject after, java.util.Set<String> readable,
+                       boolean rowSecurity) {
 
-  public static final String SQL = "SELECT schema_name, table_name, op, key, before, after FROM tidemark.changes_of_current_transaction()";
+    public Change(String table, String op, Object key, JsonObject before, JsonObject after) {
+      this(table, op, key, before, after, null, false);
+    }
+
+    /** The image with only the columns the caller may read; null when row-level security hides the table's images. */
+    JsonObject shown(JsonObject image) {
+      if (image == null || rowSecurity) {
+        return null;
+      }
+      if (readable == null) {
+        return image;
+      }
+      JsonObject out = new JsonObject();
+      image.forEach(e -> {
+        if (readable.contains(e.getKey())) {
+          out.put(e.getKey(), e.getValue());
+        }
+      });
+      return out;
+    }
+
+    /** Whether the caller may see the whole image, and so the key taken from it. */
+    boolean wholeShown() {
+      JsonObject image = before != null ? before : after;
+      return !rowSecurity && (readable == null || image == null || readable.containsAll(image.fieldNames()));
+    }
+  }
+
+  /** $1 is the server's MAC over the transaction id: see tidemark.changes_of_current_transaction. */
+  public static final String SQL = "SELECT schema_name, table_name, op, key, before, after, readable_columns, row_security"
+      + " FROM tidemark.changes_of_current_transaction($1)";
 
   private final List<Change> changes;
 
@@ -37,8 +72,10 @@ public final class ChangeSet {
       if ("DDL".equals(op)) {
         continue;
       }
+      String[] readable = r.getArrayOfStrings("readable_columns");
       changes.add(new Change(r.getString("schema_name") + "." + r.getString("table_name"), op, r.getValue("key"),
-          (JsonObject) r.getValue("before"), (JsonObject) r.getValue("after")));
+          (JsonObject) r.getValue("before"), (JsonObject) r.getValue("after"),
+          readable == null ? java.util.Set.of() : java.util.Set.of(readable), Boolean.TRUE.equals(r.getBoolean("row_security"))));
     }
     return new ChangeSet(changes);
   }
@@ -114,14 +151,17 @@ public final class ChangeSet {
         continue;
       }
       JsonObject s = new JsonObject().put("table", c.table()).put("op", c.op());
-      if (c.key() != null) {
+      if (c.key() != null && c.wholeShown()) {
         s.put("key", c.key());
       }
-      if (c.before() != null) {
-        s.put("before", c.before());
+      if (c.shown(c.before()) != null) {
+        s.put("before", c.shown(c.before()));
       }
-      if (c.after() != null) {
-        s.put("after", c.after());
+      if (c.shown(c.after()) != null) {
+        s.put("after", c.shown(c.after()));
+      }
+      if (c.rowSecurity()) {
+        s.put("images", "hidden: row-level security applies to your role on this table");
       }
       out.add(s);
     }

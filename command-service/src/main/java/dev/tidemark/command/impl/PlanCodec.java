@@ -1,15 +1,18 @@
 package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.Signer;
+import dev.tidemark.contract.KeyRing;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.json.JsonObject;
 import java.security.SecureRandom;
 import java.util.Base64;
 
 /**
- * Plan ids: {@code p1.} + base64url(payload JSON) + {@code .} + base64url(HMAC-SHA256 of the
- * payload) under a secret every command node shares, so any node verifies one with no plan store.
+ * Plan ids: {@code p2.} + the payload JSON sealed with the database's key ring (AES-256-GCM), so
+ * any node verifies one with no plan store, nobody alters one, and a rotated key keeps verifying
+ * plans during its grace period.
  * The payload binds the plan to the caller ({@code c}), the tool ({@code t}), the hash of the
  * canonical arguments ({@code a}), the fingerprint of every touched row's before-image ({@code f}),
  * an expiry in epoch milliseconds ({@code x}), whether the change removes data ({@code r}), its
@@ -17,7 +20,8 @@ import java.util.Base64;
  */
 public final class PlanCodec {
 
-  static final String PREFIX = "p1.";
+  static final String PREFIX = "p2.";
+  static final String PURPOSE = "plan";
   private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -25,15 +29,10 @@ public final class PlanCodec {
   public record Plan(String caller, String tool, String inputHash, String fingerprint, long expiresAt, boolean removes,
                      JsonObject totals) {}
 
-  private final Signer signer;
+  private final Supplier<KeyRing> keys;
 
-  public PlanCodec(byte[] secret) {
-    this.signer = new Signer(secret);
-  }
-
-  /** A secret from the configured value, or, when it is empty, from what every node of a cluster shares. */
-  public static byte[] secret(String configured, String derivedFrom) {
-    return Signer.secret(configured, "tidemark-plan-v1", derivedFrom);
+  public PlanCodec(Supplier<KeyRing> keys) {
+    this.keys = keys;
   }
 
   public String encode(Plan plan) {
@@ -42,7 +41,7 @@ public final class PlanCodec {
     JsonObject payload = new JsonObject().put("c", plan.caller()).put("t", plan.tool()).put("a", plan.inputHash())
         .put("f", plan.fingerprint()).put("x", plan.expiresAt()).put("r", plan.removes()).put("s", plan.totals())
         .put("n", B64.encodeToString(nonce));
-    return PREFIX + signer.sign(payload);
+    return PREFIX + keys.get().seal(PURPOSE, "", payload.encode().getBytes(StandardCharsets.UTF_8));
   }
 
   /**
@@ -67,12 +66,13 @@ public final class PlanCodec {
     if (!planId.startsWith(PREFIX)) {
       throw invalid("The plan_id is not one Tidemark issued. " + ErrorCode.INVALID_PLAN.hint());
     }
-    JsonObject p = signer.open(planId.substring(PREFIX.length())).orElseThrow(() ->
+    byte[] plain = keys.get().open(PURPOSE, "", planId.substring(PREFIX.length())).orElseThrow(() ->
         invalid("The plan_id was altered, signed by another cluster, or not issued by Tidemark. " + ErrorCode.INVALID_PLAN.hint()));
     try {
+      JsonObject p = new JsonObject(new String(plain, StandardCharsets.UTF_8));
       return new Plan(p.getString("c"), p.getString("t"), p.getString("a"), p.getString("f"), p.getLong("x"),
           p.getBoolean("r"), p.getJsonObject("s"));
-    } catch (ClassCastException | NullPointerException e) {
+    } catch (ClassCastException | NullPointerException | io.vertx.core.json.DecodeException e) {
       throw invalid("The plan_id is not one Tidemark issued. " + ErrorCode.INVALID_PLAN.hint());
     }
   }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.KeyRing;
+import java.util.List;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -13,7 +15,13 @@ import org.junit.jupiter.api.Test;
 class PlanCodecTest {
 
   private static final long NOW = 1_700_000_000_000L;
-  private final PlanCodec codec = new PlanCodec(PlanCodec.secret("", "db-url\u0000user\u0000password"));
+  private static KeyRing ring(int id) {
+    byte[] secret = new byte[32];
+    java.util.Arrays.fill(secret, (byte) id);
+    return new KeyRing(List.of(new KeyRing.Key(id, secret, 0, Long.MAX_VALUE)));
+  }
+
+  private final PlanCodec codec = new PlanCodec(() -> ring(1));
   private final PlanCodec.Plan plan = new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", "fp", NOW + 60_000, true,
       new JsonObject().put("inserted", 0).put("updated", 0).put("deleted", 3));
 
@@ -25,9 +33,9 @@ class PlanCodecTest {
   }
 
   @Test
-  void aPlanIdVerifiesOnAnyCodecWithTheSameSecret() {
+  void aPlanIdVerifiesOnAnyCodecWithTheSameKeyRing() {
     String id = codec.encode(plan);
-    PlanCodec other = new PlanCodec(PlanCodec.secret("", "db-url\u0000user\u0000password"));
+    PlanCodec other = new PlanCodec(() -> ring(1));
     assertEquals(plan, other.verify(id, "caller-1", "delete_rows", "hash-a", NOW));
   }
 
@@ -43,13 +51,13 @@ class PlanCodecTest {
     chars[10] = chars[10] == 'A' ? 'B' : 'A';
     refused(new String(chars), "caller-1", "delete_rows", "hash-a", NOW);
     refused(id.substring(0, id.length() - 2), "caller-1", "delete_rows", "hash-a", NOW);
-    refused("p1.", "caller-1", "delete_rows", "hash-a", NOW);
+    refused("p2.", "caller-1", "delete_rows", "hash-a", NOW);
     refused("garbage", "caller-1", "delete_rows", "hash-a", NOW);
   }
 
   @Test
   void aPlanIdOfAnotherClusterIsInvalid() {
-    String foreign = new PlanCodec(PlanCodec.secret("configured-secret-of-another-cluster", "")).encode(plan);
+    String foreign = new PlanCodec(() -> ring(2)).encode(plan);
     assertTrue(refused(foreign, "caller-1", "delete_rows", "hash-a", NOW).getMessage().contains("another cluster"));
   }
 

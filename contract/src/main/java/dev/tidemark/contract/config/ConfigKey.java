@@ -27,10 +27,12 @@ public enum ConfigKey {
 
   DATABASE_NAME("database.name", "main", "Name of the database this cluster serves; clients reach it at /mcp and /mcp/{name}."),
   DATABASE_URL("database.url", "postgresql://127.0.0.1:5432/postgres", "PostgreSQL server and database, as postgresql://host:port/dbname."),
-  DATABASE_USER("database.user", "tidemark", "The login Tidemark connects as; it must be a member of every role callers map to."),
+  DATABASE_USER("database.user", "tidemark", "The login Tidemark uses for its own schema (tokens, changelog, idempotency keys, keys). No caller statement ever runs under it: see database.caller-passwords."),
   DATABASE_PASSWORD("database.password", "", "Password of database.user. Prefer database.password-file or the environment."),
   DATABASE_PASSWORD_FILE("database.password-file", "", "A file whose content is the password (a mounted Secret); overrides database.password."),
-  DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per pool, node and database; a query node has a second pool of this size whose statements stay prepared."),
+  DATABASE_CALLER_PASSWORDS("database.caller-passwords", "", "Comma-separated role:password pairs: the login password of each PostgreSQL role callers map to. Caller statements run on connections that log in as the caller's role itself, so no statement can switch to a role with more rights. A password may not contain a comma; prefer database.caller-password-dir."),
+  DATABASE_CALLER_PASSWORD_DIR("database.caller-password-dir", "", "A folder with one file per caller role, named after the role, whose content is that role's login password (a mounted Secret). Read at start; a role named here and in database.caller-passwords takes the file."),
+  DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per pool, node, database and caller role; a query node has a second pool of this size per caller role whose statements stay prepared. docs/security.md works out the connection budget."),
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
   DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape, and query a statement's parameter types; a schema change notice drops them sooner. 0: look them up on every call."),
@@ -50,11 +52,12 @@ public enum ConfigKey {
   CLUSTER_EVENT_BUS_HOST("cluster.event-bus-host", "", "Address of the event-bus server; empty: the cluster member's address."),
   CLUSTER_EVENT_BUS_PORT("cluster.event-bus-port", "0", "Port of the event-bus server; 0 picks a free one."),
 
-  CURSOR_SECRET("cursor.secret", "", "Secret that signs page cursors so that any node accepts them and none can be forged; every node of a cluster needs the same one. Empty: derived from the database URL, user and password, which the nodes share."),
+  KEYS_REFRESH_SECONDS("keys.refresh-seconds", "10", "How often a node reloads the key ring (tidemark.key_ring) that signs and encrypts cursors, plan ids and caller identities; a key added by tidemark keys rotate is used for signing only after twice this long, so that every node knows it first."),
 
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),
+  AUTH_ANONYMOUS_ROLE("auth.anonymous-role", "tidemark_reader", "With auth.enabled false, the PostgreSQL role of the one anonymous read-only caller. It needs a login in database.caller-passwords like every caller role; it is never database.user."),
 
   CHANGELOG_RETENTION_SECONDS("changelog.retention-seconds", "604800", "How long a published change stays in the changelog table; older cursors get CURSOR_EXPIRED."),
   CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),
@@ -62,7 +65,6 @@ public enum ConfigKey {
   CHANGELOG_RELAY_POLL_MS("changelog.relay-poll-ms", "1000", "How often the relay looks for changes when no commit woke it, and how often a standby relay tries to take over."),
   CHANGELOG_RECONCILE_SECONDS("changelog.reconcile-seconds", "30", "How often the changelog role puts capture triggers on new tables, for databases without the DDL event trigger."),
 
-  PLAN_SECRET("plan.secret", "", "Secret that signs plan ids of change tools so that any command node verifies them and none can be forged; every node of a cluster needs the same one. Empty: derived from the database URL, user and password, which the nodes share."),
   PLAN_TTL_SECONDS("plan.ttl-seconds", "600", "How long a plan id may be committed after the plan; later it is INVALID_PLAN."),
   IDEMPOTENCY_RETENTION_HOURS("idempotency.retention-hours", "24", "How long the outcome of a commit is kept under its idempotency key; a retry after that runs as a new commit."),
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");

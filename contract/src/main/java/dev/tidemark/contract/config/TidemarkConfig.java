@@ -20,13 +20,13 @@ public record TidemarkConfig(
     ClusterConfig cluster,
     long busSendTimeoutMs,
     boolean authEnabled,
-    String cursorSecret,
     ChangelogConfig changelog,
-    CommandConfig command) {
+    CommandConfig command,
+    long keysRefreshSeconds,
+    String anonymousRole) {
 
   @Override
   public String toString() {
-    // never print the cursor secret
     return "TidemarkConfig[nodeId=" + nodeId + ", roles=" + roles + ", http=" + http + ", ops=" + ops + ", database=" + database
         + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + "]";
   }
@@ -46,13 +46,23 @@ public record TidemarkConfig(
       int poolSize,
       List<String> schemas,
       long statementTimeoutMs,
-      long catalogCacheMs) {
+      long catalogCacheMs,
+      Map<String, String> callerPasswords) {
+
+    public DatabaseConfig {
+      callerPasswords = Map.copyOf(callerPasswords);
+    }
+
+    /** The login password of caller role {@code role}, or null when none is configured. */
+    public String callerPassword(String role) {
+      return callerPasswords.get(role);
+    }
 
     @Override
     public String toString() {
       // never print the password
       return "DatabaseConfig[name=" + name + ", host=" + host + ", port=" + port + ", dbname=" + dbname
-          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + "]";
+          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + ", callerRoles=" + callerPasswords.keySet() + "]";
     }
   }
 
@@ -66,14 +76,7 @@ public record TidemarkConfig(
 
   /** The changelog role's capture, relay and retention settings. */
   /** The command role: plan ids, idempotency keys and who may commit without a plan. */
-  public record CommandConfig(String planSecret, long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
-
-    @Override
-    public String toString() {
-      // never print the plan secret
-      return "CommandConfig[planTtlSeconds=" + planTtlSeconds + ", idempotencyRetentionHours=" + idempotencyRetentionHours
-          + ", directCommitRoles=" + directCommitRoles + "]";
-    }
+  public record CommandConfig(long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
   }
 
   public record ChangelogConfig(
@@ -124,7 +127,8 @@ public record TidemarkConfig(
             (int) v.positiveLong(ConfigKey.DATABASE_POOL_SIZE),
             v.list(ConfigKey.DATABASE_SCHEMAS),
             v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
-            v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS)),
+            v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
+            v.callerPasswords()),
         new KafkaConfig(
             v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
             v.str(ConfigKey.KAFKA_TOPIC_PREFIX),
@@ -143,7 +147,6 @@ public record TidemarkConfig(
             (int) v.nonNegativeLong(ConfigKey.NODE_EVENT_LOOPS)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
-        v.str(ConfigKey.CURSOR_SECRET),
         new ChangelogConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
@@ -151,10 +154,11 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
             v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)),
         new CommandConfig(
-            v.str(ConfigKey.PLAN_SECRET),
             v.positiveLong(ConfigKey.PLAN_TTL_SECONDS),
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),
-            v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)));
+            v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)),
+        v.positiveLong(ConfigKey.KEYS_REFRESH_SECONDS),
+        v.str(ConfigKey.AUTH_ANONYMOUS_ROLE));
   }
 
   /** Loopback names and addresses: what only this machine can reach. */
@@ -245,6 +249,35 @@ public record TidemarkConfig(
       } catch (IllegalArgumentException e) {
         throw fail(k, "a URL such as postgresql://host:5432/dbname");
       }
+    }
+
+    /** database.caller-passwords, then the files of database.caller-password-dir over them. */
+    Map<String, String> callerPasswords() {
+      Map<String, String> out = new java.util.TreeMap<>();
+      for (String pair : list(ConfigKey.DATABASE_CALLER_PASSWORDS)) {
+        int colon = pair.indexOf(':');
+        if (colon <= 0) {
+          throw fail(ConfigKey.DATABASE_CALLER_PASSWORDS, "role:password pairs separated by commas, such as tidemark_reader:s3cret");
+        }
+        out.put(pair.substring(0, colon).trim(), pair.substring(colon + 1));
+      }
+      String dir = str(ConfigKey.DATABASE_CALLER_PASSWORD_DIR);
+      if (!dir.isEmpty()) {
+        java.nio.file.Path folder = java.nio.file.Path.of(dir);
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(folder)) {
+          for (java.nio.file.Path f : files.sorted().toList()) {
+            String role = f.getFileName().toString();
+            // a mounted Secret also holds ..data and other dot entries: they name no role
+            if (role.startsWith(".") || !java.nio.file.Files.isRegularFile(f)) {
+              continue;
+            }
+            out.put(role, java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8).strip());
+          }
+        } catch (java.io.IOException e) {
+          throw fail(ConfigKey.DATABASE_CALLER_PASSWORD_DIR, "a readable folder (" + e.getMessage() + ")");
+        }
+      }
+      return out;
     }
 
     Set<Role> roles() {

@@ -145,7 +145,7 @@ public final class McpEndpoint {
   /** Completes when the request may go on; otherwise answers 401, 403 or 503 itself and never completes. */
   private Future<Caller> authenticate(RoutingContext ctx) {
     if (authenticator == null) {
-      Caller anonymous = new Caller("anonymous", "anonymous", config.database().user(), Access.READ_ONLY, List.of("*"));
+      Caller anonymous = new Caller("anonymous", "anonymous", config.anonymousRole(), Access.READ_ONLY, List.of("*"));
       ctx.put(CALLER, anonymous);
       return Future.succeededFuture(anonymous);
     }

@@ -91,11 +91,15 @@ final class DevCommand implements Callable<Integer> {
     Vertx vertx = Vertx.vertx();
     try {
       Pool pool = Pools.create(vertx, config(env).database());
-      DevSetup.prepare(pool, readWrite, readOnly).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      DevSetup.prepare(pool, readWrite, readOnly, callerPasswords).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
   }
+
+  /** New on every start: the caller roles' logins exist only for this run's node. */
+  private final Map<String, String> callerPasswords = Map.of(
+      DevSetup.WRITER_ROLE, Tokens.generate(), DevSetup.READER_ROLE, Tokens.generate());
 
   private TidemarkConfig config(DevEnvironment env) {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
@@ -106,6 +110,8 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.DATABASE_URL, env.postgres().url(DevEnvironment.DEMO_DATABASE));
     v.put(ConfigKey.DATABASE_USER, env.postgres().user());
     v.put(ConfigKey.DATABASE_PASSWORD, env.postgres().password());
+    v.put(ConfigKey.DATABASE_CALLER_PASSWORDS, DevSetup.WRITER_ROLE + ":" + callerPasswords.get(DevSetup.WRITER_ROLE) + ","
+        + DevSetup.READER_ROLE + ":" + callerPasswords.get(DevSetup.READER_ROLE));
     v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, env.kafka().bootstrapServers());
     // a cluster of its own, so that two dev processes on one machine never join each other
     byte[] suffix = new byte[4];

@@ -1,6 +1,7 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.node.migrate.CallerRoleCheck;
 import dev.tidemark.node.migrate.Migrator;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -29,6 +30,16 @@ final class MigrateCommand implements Callable<Integer> {
     Vertx vertx = Vertx.vertx();
     try {
       Pool pool = dev.tidemark.node.Pools.create(vertx, cfg.database());
+      List<String> problems = CallerRoleCheck.problems(pool, cfg.database().callerPasswords().keySet(), cfg.database().user(),
+          cfg.database().schemas()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      if (!problems.isEmpty()) {
+        var err = spec.commandLine().getErr();
+        err.println("tidemark migrate: refused, because a caller role could reach past its grants (see docs/security.md):");
+        problems.forEach(p -> err.println("  - " + p));
+        err.println("Fix each one, then run tidemark migrate again. Nothing was changed.");
+        err.flush();
+        return 2;
+      }
       List<Integer> applied = Migrator.migrate(pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
       spec.commandLine().getOut().println("Tidemark schema is at version " + Migrator.latestVersion()
           + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")"));

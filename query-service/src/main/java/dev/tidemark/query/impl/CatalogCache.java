@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.query.impl.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
+import dev.tidemark.query.CallerPools.CallerDb;
 import io.vertx.sqlclient.Pool;
 import dev.tidemark.contract.ToolRequest;
 import io.vertx.sqlclient.Row;
@@ -54,20 +55,18 @@ public final class CatalogCache {
   }
 
   private final Pool pool;
-  private final Pool preparingPool;
   private final long timeoutMs;
   private final List<String> schemas;
   private final long ttlNanos;
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
 
   /**
-   * @param pool looks tables up, and reads tables whose reading may run someone's code
-   * @param preparingPool reads the other tables, keeping statements prepared
+   * @param pool Tidemark's login, which looks tables up (their shape is the same for every caller;
+   *     whether a caller may read one is checked as the caller with every read)
    * @param timeoutMs the statement timeout of a read
    */
-  public CatalogCache(Pool pool, Pool preparingPool, List<String> schemas, long ttlMs, long timeoutMs) {
+  public CatalogCache(Pool pool, List<String> schemas, long ttlMs, long timeoutMs) {
     this.pool = pool;
-    this.preparingPool = preparingPool;
     this.timeoutMs = timeoutMs;
     this.schemas = List.copyOf(schemas);
     this.ttlNanos = ttlMs * 1_000_000L;
@@ -104,9 +103,9 @@ public final class CatalogCache {
    * round trip, before the statement: NOT_FOUND, as the catalog lookup as the caller would answer,
    * when the caller may not read it.
    */
-  public Future<RowSet<Row>> read(ToolRequest request, Table table, String name, String sql, Tuple params) {
+  public Future<RowSet<Row>> read(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
     boolean plain = table.readRunsNoUserCode();
-    return ReadTool.readOnly(plain ? preparingPool : pool, request, timeoutMs, !plain, conn -> {
+    return ReadTool.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
       Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
       Future<RowSet<Row>> rows = conn.preparedQuery(sql).execute(params);
       return readable.compose(r -> {

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
@@ -19,18 +20,35 @@ import java.util.List;
  * tables the caller's role may SELECT. It reads schema tidemark as the login, in one REPEATABLE
  * READ snapshot, so the page and the next cursor agree; the caller's rights are checked with
  * has_table_privilege for the caller's role. A table with row-level security is left out unless
- * the role bypasses it: a change's images could show rows its policies hide.
+ * the role bypasses it: a change's images could show rows its policies hide. Images and keys hold
+ * only the columns the role may SELECT (a key with a column it may not read is left out), and
+ * who made a change comes from {@code tidemark.change_attribution}, which only Tidemark writes.
  */
 public final class ChangesSinceTool implements ReadTool {
 
   static final int DEFAULT_LIMIT = 100;
 
   private static final String PAGE = """
-      SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
-             c.before, c.after, c.caller, c.tool
+      SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op,
+             CASE WHEN t.relid IS NULL THEN NULL
+                  WHEN t.key_columns = '{}' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.key) e
+                WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = e.key AND NOT a.attisdropped
+                                 AND has_column_privilege($3, c.relid, a.attnum, 'SELECT')))
+                  WHEN NOT EXISTS (SELECT 1 FROM unnest(t.key_columns) kc
+                                    WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = kc
+                                                         AND NOT a.attisdropped AND has_column_privilege($3, c.relid, a.attnum, 'SELECT')))
+                  THEN c.key END AS key,
+             (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.before) e
+                WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = e.key AND NOT a.attisdropped
+                                 AND has_column_privilege($3, c.relid, a.attnum, 'SELECT'))) AS before, (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.after) e
+                WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = e.key AND NOT a.attisdropped
+                                 AND has_column_privilege($3, c.relid, a.attnum, 'SELECT'))) AS after,
+             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
         JOIN pg_class cls ON cls.oid = c.relid
+        LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
+        LEFT JOIN tidemark.change_attribution at ON at.xid = c.xid
        WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
          AND c.op <> 'DDL'
          AND c.schema_name = ANY($5)
@@ -43,12 +61,16 @@ public final class ChangesSinceTool implements ReadTool {
   private final DatabaseConfig database;
   private final Changelog changelog = new Changelog();
 
-  public ChangesSinceTool(DatabaseConfig database) {
+  private final Pool pool;
+
+  /** @param pool Tidemark's login: callers have no rights on schema tidemark */
+  public ChangesSinceTool(DatabaseConfig database, Pool pool) {
+    this.pool = pool;
     this.database = database;
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     JsonObject args = request.arguments();
     int limit = args.getInteger("limit", DEFAULT_LIMIT);
     JsonArray tables = args.getJsonArray("tables");

@@ -1,7 +1,8 @@
 package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.Signer;
+import dev.tidemark.contract.KeyRing;
+import java.util.function.Supplier;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -10,33 +11,30 @@ import java.security.MessageDigest;
 import java.util.Base64;
 
 /**
- * Page cursors: a JSON payload, base64url-encoded, a dot, and the base64url HMAC-SHA256 of the
- * payload under a secret every node shares. Any node can check one; none can be forged or
- * altered. The payload is opaque to callers but not secret: it holds hashes and positions only.
+ * Page cursors: the payload JSON sealed with the database's key ring (AES-256-GCM) and bound to
+ * the caller it was issued to. Any node opens one; nobody else can read, alter or use it, and a
+ * rotated key keeps opening cursors during its grace period.
  */
 public final class CursorCodec {
 
   private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+  static final String PURPOSE = "cursor";
 
-  private final Signer signer;
+  private final Supplier<KeyRing> keys;
 
-  public CursorCodec(byte[] secret) {
-    this.signer = new Signer(secret);
+  public CursorCodec(Supplier<KeyRing> keys) {
+    this.keys = keys;
   }
 
-  /** A secret from the configured value, or, when it is empty, from what every node of a cluster shares. */
-  public static byte[] secret(String configured, String derivedFrom) {
-    return Signer.secret(configured, "tidemark-cursor-v1", derivedFrom);
+  public String encode(JsonObject payload, String callerId) {
+    return keys.get().seal(PURPOSE, callerId, payload.encode().getBytes(StandardCharsets.UTF_8));
   }
 
-  public String encode(JsonObject payload) {
-    return signer.sign(payload);
-  }
-
-  /** The payload of a cursor this codec signed for {@code kind}; INVALID_CURSOR for anything else. */
-  public JsonObject decode(String cursor, String kind) {
-    JsonObject payload = signer.open(cursor).orElseThrow(CursorCodec::invalid);
+  /** The payload of a cursor this codec sealed for {@code kind} and {@code callerId}; INVALID_CURSOR for anything else. */
+  public JsonObject decode(String cursor, String kind, String callerId) {
+    byte[] plain = keys.get().open(PURPOSE, callerId, cursor).orElseThrow(CursorCodec::invalid);
     try {
+      JsonObject payload = new JsonObject(new String(plain, StandardCharsets.UTF_8));
       if (!kind.equals(payload.getString("k"))) {
         throw invalid();
       }
@@ -47,7 +45,7 @@ public final class CursorCodec {
             new JsonObject().put("argument", "cursor"));
       }
       return payload;
-    } catch (ClassCastException e) {
+    } catch (ClassCastException | io.vertx.core.json.DecodeException e) {
       throw invalid();
     }
   }

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
@@ -54,8 +55,8 @@ public final class DescribeTableTool implements ReadTool {
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
-    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
         conn -> TableCatalog.resolve(conn, database.schemas(), request.arguments().getString("table")).compose(table -> {
           Tuple oid = Tuple.of(table.oid());
           return conn.preparedQuery(FOREIGN_KEYS_SQL).execute(oid)

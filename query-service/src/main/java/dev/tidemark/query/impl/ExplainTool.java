@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
@@ -19,12 +20,12 @@ public final class ExplainTool implements ReadTool {
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     JsonObject args = request.arguments();
     String sql = args.getString("sql");
     JsonArray params = args.getJsonArray("params", new JsonArray());
     boolean analyze = args.getBoolean("analyze", false);
-    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
         conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
           Future<JsonObject> plan = !analyze
               ? Future.succeededFuture(checked.plan())

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -22,7 +23,7 @@ public final class GetRowTool implements ReadTool {
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     String tableArg = request.arguments().getString("table");
     Object keyArg = request.arguments().getValue("key");
     JsonArray key = keyArg instanceof JsonArray a ? a : new JsonArray().add(keyArg);
@@ -50,7 +51,7 @@ public final class GetRowTool implements ReadTool {
         conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
       }
       String sql = table.shapeTag() + "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
-      return catalog.read(request, table, tableArg, sql, params.tuple())
+      return catalog.read(db, request, table, tableArg, sql, params.tuple())
           .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
           .map(rows -> {
             if (rows.size() == 0) {

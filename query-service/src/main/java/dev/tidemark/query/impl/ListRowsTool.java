@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -42,12 +43,12 @@ public final class ListRowsTool implements ReadTool {
   record SortKey(Column column, boolean descending) {}
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     JsonObject args = request.arguments();
     int limit = args.getInteger("limit", Limits.DEFAULT_ROWS);
     JsonObject cursor;
     try {
-      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND);
+      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND, request.caller().id());
     } catch (ToolException e) {
       return Future.failedFuture(e);
     }
@@ -91,7 +92,7 @@ public final class ListRowsTool implements ReadTool {
             sql.append(" OFFSET ").append(params.add(offset));
           }
           long pageOffset = offset;
-          return catalog.read(request, table, tableArg, sql.toString(), params.tuple())
+          return catalog.read(db, request, table, tableArg, sql.toString(), params.tuple())
               .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
               .map(rows -> {
                 List<JsonObject> fetched = new ArrayList<>();
@@ -112,7 +113,7 @@ public final class ListRowsTool implements ReadTool {
                       .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat"));
                   next = cursors.encode(keyset
                       ? c.put("v", lastKeys.get(page.rows().size() - 1))
-                      : c.put("o", pageOffset + page.rows().size()));
+                      : c.put("o", pageOffset + page.rows().size()), request.caller().id());
                 }
                 JsonArray columns = new JsonArray();
                 selected.forEach(col -> columns.add(col.name()));

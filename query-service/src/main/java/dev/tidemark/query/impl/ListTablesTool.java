@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -48,7 +49,7 @@ public final class ListTablesTool implements ReadTool {
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     List<String> schemas = database.schemas();
     String only = request.arguments().getString("schema");
     if (only != null) {
@@ -60,7 +61,7 @@ public final class ListTablesTool implements ReadTool {
       schemas = List.of(only);
     }
     String[] wanted = schemas.toArray(new String[0]);
-    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
             conn -> conn.preparedQuery(SQL).execute(Tuple.of(wanted)))
         .map(rows -> {
           JsonArray tables = new JsonArray();

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -45,7 +46,7 @@ public final class QueryTool implements ReadTool {
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     JsonObject args = request.arguments();
     String sql = args.getString("sql");
     JsonArray params = args.getJsonArray("params", new JsonArray());
@@ -54,7 +55,7 @@ public final class QueryTool implements ReadTool {
     String paramsFp = CursorCodec.fingerprint(params.encode());
     JsonObject cursor;
     try {
-      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND);
+      cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND, request.caller().id());
     } catch (ToolException e) {
       return Future.failedFuture(e);
     }
@@ -67,13 +68,13 @@ public final class QueryTool implements ReadTool {
     Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
     return position.compose(pos -> {
       String[] known = paramTypes.get(sql);
-      Future<ToolReply> page = page(pool, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, known);
+      Future<ToolReply> page = page(db, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, known);
       return known == null ? page : page.recover(err -> {
         if (!mayBeStaleTypes(err)) {
           return Future.failedFuture(err);
         }
         paramTypes.drop(sql);
-        return page(pool, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, null);
+        return page(db, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, null);
       });
     });
   }
@@ -94,9 +95,9 @@ public final class QueryTool implements ReadTool {
     return err instanceof VertxException && !(err instanceof ClosedConnectionException);
   }
 
-  private Future<ToolReply> page(Pool pool, ToolRequest request, String sql, JsonArray params, int limit, String sqlFp,
+  private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, String sqlFp,
       String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
-    return ReadTool.readOnly(pool, request, database.statementTimeoutMs(),
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
         conn -> ReadGuard.check(conn, sql, params, knownTypes).compose(checked -> {
           paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());
@@ -118,7 +119,7 @@ public final class QueryTool implements ReadTool {
                 .put("o", offset + page.rows().size())
                 .put("t", new JsonArray(List.copyOf(checked.tables())))
                 .put("pos", pos)
-                .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat"))) : null;
+                .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat")), request.caller().id()) : null;
             JsonObject out = page.into(new JsonObject().put("columns", columns), next);
             return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : ""), out, page.rows());
           });

@@ -9,6 +9,7 @@ import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
+import dev.tidemark.query.CallerPools.CallerDb;
 import io.vertx.sqlclient.Pool;
 import java.util.function.Function;
 import io.vertx.sqlclient.SqlConnection;
@@ -17,7 +18,8 @@ import io.vertx.sqlclient.Tuple;
 /** A read tool: runs inside {@link #readOnly}, so nothing it does outlives the call. */
 public interface ReadTool {
 
-  Future<ToolReply> run(Pool pool, ToolRequest request);
+  /** @param db the connections of the caller's own role */
+  Future<ToolReply> run(CallerDb db, ToolRequest request);
 
   /**
    * Runs {@code work} in a READ ONLY transaction as the caller's role, with a statement timeout,
@@ -34,22 +36,22 @@ public interface ReadTool {
    * done; the connection goes back to the pool only once the rollback and the reset have run, so
    * the next call never sees this one.
    */
-  static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
-    return readOnly(pool, request, timeoutMs, true, work);
+  static <T> Future<T> readOnly(CallerDb db, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
+    return readOnly(db, db.pool(), request, timeoutMs, true, work);
   }
 
   /**
-   * Like {@link #readOnly(Pool, ToolRequest, long, Function)}; {@code resetSession} false skips
+   * Like {@link #readOnly(CallerDb, ToolRequest, long, Function)}, on {@code pool} (one of {@code db}'s); {@code resetSession} false skips
    * {@code DISCARD ALL}, for work whose statements Tidemark wrote and which runs no code anyone else
    * wrote (see {@link TableCatalog.Table#readRunsNoUserCode()}): the role and the timeout are set
    * for the transaction only and end with the rollback, and nothing else can be left behind.
    */
-  static <T> Future<T> readOnly(Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
+  static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
     return pool.getConnection().compose(conn -> {
       RunningStatements.start(request.requestId(), conn);
       Future<?> begun = conn.query("BEGIN READ ONLY").execute();
-      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(request.caller().pgRole(), String.valueOf(timeoutMs), request.caller().name()));
+      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(String.valueOf(timeoutMs), db.identity(conn, request.caller(), timeoutMs)));
       Future<T> started;
       try {
         started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
@@ -72,12 +74,12 @@ public interface ReadTool {
   }
 
   /**
-   * Takes on the caller's role and the statement timeout for this transaction only (what SET
-   * LOCAL does), and tags it with the caller's name for the changelog and PostgreSQL's own logs.
-   * One statement with bound values: the role name is never spliced into SQL, and on a pool that
-   * keeps statements prepared it is parsed once per connection.
+   * The statement timeout and the caller's signed identity (what {@code tidemark.caller()} reads),
+   * for this transaction only (what SET LOCAL does). The connection already logged in as the
+   * caller's role, so no role is taken on. One statement with bound values: on a pool that keeps
+   * statements prepared it is parsed once per connection.
    */
-  String SETUP = "SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true), set_config('tidemark.caller', $3, true)";
+  String SETUP = "SELECT set_config('statement_timeout', $1, true), set_config('tidemark.identity', $2, true)";
 
   /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
   static Future<Void> resetSession(SqlConnection conn) {
@@ -116,6 +118,16 @@ public interface ReadTool {
     return err;
   }
 
+  /**
+   * What a refused privilege says, without naming any role: PostgreSQL's text names the role when
+   * a statement tried to take one on ("permission denied to set role ..."), and a refusal never
+   * names another role. Which object was refused (a table, a column) is the caller's to know.
+   */
+  static String privilegeDenied(String message) {
+    return message != null && message.startsWith("permission denied for ") && !message.contains(" role ")
+        ? message : "permission denied: your role lacks a privilege this statement needs";
+  }
+
   /** Double-quotes an identifier so that any name, even an odd one, is taken literally. */
   static String quoteIdent(String name) {
     return "\"" + name.replace("\"", "\"\"") + "\"";
@@ -130,7 +142,8 @@ public interface ReadTool {
       ErrorCode code = SqlStates.classify(pg.getSqlState());
       // a data exception's text quotes the offending value: name the kind of fault instead
       String why = pg.getSqlState() != null && pg.getSqlState().startsWith("22")
-          ? SqlStates.describeDataException(pg.getSqlState()) : pg.getErrorMessage();
+          ? SqlStates.describeDataException(pg.getSqlState())
+          : "42501".equals(pg.getSqlState()) ? privilegeDenied(pg.getErrorMessage()) : pg.getErrorMessage();
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
           + why + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
     }

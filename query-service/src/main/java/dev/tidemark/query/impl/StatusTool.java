@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
@@ -21,19 +22,23 @@ public final class StatusTool implements ReadTool {
   private final TidemarkConfig config;
   private final Changelog changelog = new Changelog();
 
-  public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config) {
+  private final Pool admin;
+
+  /** @param admin Tidemark's login, which reads the changelog's head */
+  public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
+    this.admin = admin;
     this.vertx = vertx;
     this.node = node;
     this.config = config;
   }
 
   @Override
-  public Future<ToolReply> run(Pool pool, ToolRequest request) {
-    Future<String> role = ReadTool.readOnly(pool, request, config.database().statementTimeoutMs(),
+  public Future<ToolReply> run(CallerDb db, ToolRequest request) {
+    Future<String> role = ReadTool.readOnly(db, request, config.database().statementTimeoutMs(),
         conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status
-    Future<String> head = changelog.headCursor(pool).otherwise((String) null);
+    Future<String> head = changelog.headCursor(admin).otherwise((String) null);
     return Future.all(role, kafka, head).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()

@@ -1,0 +1,168 @@
+package dev.tidemark.contract;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import javax.crypto.Cipher;
+import javax.crypto.Mac;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The keys of a database's key ring ({@code tidemark.key_ring}), as one node last loaded them.
+ * The newest key that is active signs and encrypts; every key not yet retired verifies and
+ * decrypts, so a rotation has a grace period in which what the previous key made still holds.
+ *
+ * <p>What callers carry (page cursors, plan ids) is sealed with AES-256-GCM under a key derived
+ * per purpose, with the caller's id as associated data: nobody can read one without the server's
+ * key, alter one, or use one that another caller was given. Each sealed value names its key's id,
+ * so a node finds the key without trying them all.
+ */
+public final class KeyRing {
+
+  /** One key; times in milliseconds since 1970, {@code retiresAtMs} {@link Long#MAX_VALUE} for never. */
+  public record Key(int id, byte[] secret, long activeFromMs, long retiresAtMs) {
+
+    public Key {
+      if (secret.length != 32) {
+        throw new IllegalArgumentException("a key ring secret has 32 bytes");
+      }
+      secret = secret.clone();
+    }
+
+    boolean verifiesAt(long nowMs) {
+      return retiresAtMs > nowMs;
+    }
+  }
+
+  private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+  private static final Base64.Decoder B64D = Base64.getUrlDecoder();
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final byte VERSION = 2;
+  private static final int IV_BYTES = 12;
+  private static final int TAG_BITS = 128;
+
+  private final List<Key> keys;
+
+  /** @param keys in any order; at least one */
+  public KeyRing(List<Key> keys) {
+    if (keys.isEmpty()) {
+      throw new IllegalArgumentException("a key ring needs a key");
+    }
+    this.keys = List.copyOf(keys);
+  }
+
+  public List<Key> keys() {
+    return keys;
+  }
+
+  /** The key that signs now: the newest active one, or the oldest when none is active yet. */
+  public Key signing() {
+    long now = System.currentTimeMillis();
+    Key best = null;
+    for (Key k : keys) {
+      if (k.activeFromMs() <= now && k.verifiesAt(now) && (best == null || k.id() > best.id())) {
+        best = k;
+      }
+    }
+    if (best != null) {
+      return best;
+    }
+    for (Key k : keys) {
+      if (best == null || k.id() < best.id()) {
+        best = k;
+      }
+    }
+    return best;
+  }
+
+  public Optional<Key> byId(int id) {
+    long now = System.currentTimeMillis();
+    return keys.stream().filter(k -> k.id() == id && k.verifiesAt(now)).findFirst();
+  }
+
+  /** HMAC-SHA256 of {@code message} under the signing key's secret, hex: what Tidemark's SQL functions check. */
+  public String sqlMac(String message) {
+    return HexFormat.of().formatHex(hmac(signing().secret(), message.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** Encrypts and authenticates {@code plaintext} for {@code purpose}, bound to {@code boundTo} (a caller's id). */
+  public String seal(String purpose, String boundTo, byte[] plaintext) {
+    Key key = signing();
+    byte[] iv = new byte[IV_BYTES];
+    RANDOM.nextBytes(iv);
+    byte[] header = ByteBuffer.allocate(5).put(VERSION).putInt(key.id()).array();
+    try {
+      Cipher gcm = cipher(Cipher.ENCRYPT_MODE, key, purpose, iv);
+      gcm.updateAAD(header);
+      gcm.updateAAD(boundTo.getBytes(StandardCharsets.UTF_8));
+      byte[] sealed = gcm.doFinal(plaintext);
+      return B64.encodeToString(ByteBuffer.allocate(header.length + iv.length + sealed.length).put(header).put(iv).put(sealed).array());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The plaintext of a value {@link #seal} made for {@code purpose} and {@code boundTo}; empty for anything else. */
+  public Optional<byte[]> open(String purpose, String boundTo, String token) {
+    byte[] raw;
+    try {
+      raw = B64D.decode(token);
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+    if (raw.length < 5 + IV_BYTES + TAG_BITS / 8 || raw[0] != VERSION) {
+      return Optional.empty();
+    }
+    ByteBuffer in = ByteBuffer.wrap(raw);
+    in.get();
+    Optional<Key> key = byId(in.getInt());
+    if (key.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      Cipher gcm = cipher(Cipher.DECRYPT_MODE, key.get(), purpose, java.util.Arrays.copyOfRange(raw, 5, 5 + IV_BYTES));
+      gcm.updateAAD(raw, 0, 5);
+      gcm.updateAAD(boundTo.getBytes(StandardCharsets.UTF_8));
+      return Optional.of(gcm.doFinal(raw, 5 + IV_BYTES, raw.length - 5 - IV_BYTES));
+    } catch (GeneralSecurityException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static Cipher cipher(int mode, Key key, String purpose, byte[] iv) throws GeneralSecurityException {
+    Cipher gcm = Cipher.getInstance("AES/GCM/NoPadding");
+    gcm.init(mode, new SecretKeySpec(subkey(key, purpose), "AES"), new GCMParameterSpec(TAG_BITS, iv));
+    return gcm;
+  }
+
+  /** A key per purpose, so that nothing sealed for one use opens for another; never equal to a SQL MAC's input. */
+  static byte[] subkey(Key key, String purpose) {
+    return hmac(key.secret(), ("tidemark/subkey/" + purpose).getBytes(StandardCharsets.UTF_8));
+  }
+
+  static byte[] hmac(byte[] secret, byte[] message) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+      return mac.doFinal(message);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Hex SHA-256 of a text, as the SQL side computes {@code encode(sha256(convert_to(t, 'UTF8')), 'hex')}. */
+  public static String sha256Hex(String text) {
+    try {
+      return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+          .digest((text == null ? "" : text).getBytes(StandardCharsets.UTF_8)));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.tidemark.node.migrate;
+
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Refuses a setup in which a caller role could reach past its grants: PostgreSQL keeps a caller
+ * inside its role only when the role itself holds nothing that bypasses grants and policies. Each
+ * problem is one line that names the role and the statement that fixes it. See docs/security.md.
+ */
+public final class CallerRoleCheck {
+
+  /** Built-in roles whose members read or write files, run programs, signal backends or bypass grants. */
+  static final List<String> DANGEROUS_MEMBERSHIPS = List.of("pg_read_server_files", "pg_write_server_files",
+      "pg_execute_server_program", "pg_signal_backend", "pg_read_all_data", "pg_write_all_data");
+
+  private static final String TOKEN_ROLES = """
+      SELECT coalesce(array_agg(DISTINCT pg_role), '{}') FROM tidemark.api_token WHERE revoked_at IS NULL""";
+
+  private static final String ROLES = """
+      SELECT r.rolname, r.rolsuper, r.rolbypassrls, r.rolcreaterole, r.rolreplication,
+             ARRAY(SELECT b.rolname::text FROM pg_roles b
+                    WHERE b.rolname = ANY($3) AND pg_has_role(r.oid, b.oid, 'MEMBER') ORDER BY 1) AS dangerous,
+             r.rolname = $2 OR coalesce(pg_has_role(r.oid, (SELECT l.oid FROM pg_roles l WHERE l.rolname = $2), 'MEMBER'), false)
+               AS reaches_login,
+             ARRAY(SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c
+                     JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE c.relowner = r.oid AND c.relrowsecurity AND NOT c.relforcerowsecurity AND n.nspname = ANY($4)
+                    ORDER BY 1) AS unforced
+        FROM pg_roles r WHERE r.rolname = ANY($1) ORDER BY r.rolname""";
+
+  private CallerRoleCheck() {}
+
+  /**
+   * @param configured the roles that have a login in the config (database.caller-passwords)
+   * @param login Tidemark's own login (database.user)
+   * @param schemas the served schemas
+   * @return one line per problem; empty when every caller role is safe
+   */
+  public static Future<List<String>> problems(Pool pool, Set<String> configured, String login, List<String> schemas) {
+    return pool.query("SELECT to_regclass('tidemark.api_token') IS NOT NULL").execute()
+        .compose(rows -> rows.iterator().next().getBoolean(0)
+            ? pool.query(TOKEN_ROLES).execute().map(r -> List.of(r.iterator().next().getArrayOfStrings(0)))
+            : Future.succeededFuture(List.<String>of()))
+        .compose(tokenRoles -> {
+          Set<String> roles = new TreeSet<>(configured);
+          roles.addAll(tokenRoles);
+          return pool.preparedQuery(ROLES).execute(Tuple.of(roles.toArray(new String[0]), login,
+                  DANGEROUS_MEMBERSHIPS.toArray(new String[0]), schemas.toArray(new String[0])))
+              .map(rows -> {
+                List<String> problems = new ArrayList<>();
+                Set<String> found = new TreeSet<>();
+                for (Row r : rows) {
+                  found.add(r.getString("rolname"));
+                  problems.addAll(problemsOf(r));
+                }
+                for (String role : roles) {
+                  if (!found.contains(role)) {
+                    problems.add("caller role " + role + " does not exist: create it (CREATE ROLE " + quote(role)
+                        + " LOGIN PASSWORD '...') or revoke the tokens that name it");
+                  }
+                }
+                return problems;
+              });
+        });
+  }
+
+  private static List<String> problemsOf(Row r) {
+    String role = r.getString("rolname");
+    String q = quote(role);
+    List<String> out = new ArrayList<>();
+    if (r.getBoolean("reaches_login")) {
+      out.add("caller role " + role + " is, or is a member of, Tidemark's own login: give callers a role of their own, or REVOKE"
+          + " the login's role from " + q);
+    }
+    if (r.getBoolean("rolsuper")) {
+      out.add("caller role " + role + " is a superuser, which no grant or policy holds: ALTER ROLE " + q + " NOSUPERUSER");
+    }
+    if (r.getBoolean("rolbypassrls")) {
+      out.add("caller role " + role + " bypasses row-level security: ALTER ROLE " + q + " NOBYPASSRLS");
+    }
+    if (r.getBoolean("rolcreaterole")) {
+      out.add("caller role " + role + " may create and alter roles: ALTER ROLE " + q + " NOCREATEROLE");
+    }
+    if (r.getBoolean("rolreplication")) {
+      out.add("caller role " + role + " may create replication slots and stream the whole database: ALTER ROLE " + q + " NOREPLICATION");
+    }
+    for (String member : r.getArrayOfStrings("dangerous")) {
+      out.add("caller role " + role + " is a member of " + member + ": REVOKE " + member + " FROM " + q
+          + " (or from the role " + role + " inherits it through)");
+    }
+    for (String table : r.getArrayOfStrings("unforced")) {
+      out.add("caller role " + role + " owns " + table + ", whose row-level security does not apply to its owner: ALTER TABLE "
+          + table + " FORCE ROW LEVEL SECURITY, or give the table another owner");
+    }
+    return out;
+  }
+
+  private static String quote(String name) {
+    return name.matches("[a-z_][a-z0-9_]*") ? name : "\"" + name.replace("\"", "\"\"") + "\"";
+  }
+}

@@ -1,0 +1,112 @@
+package dev.tidemark.query;
+
+import dev.tidemark.contract.Caller;
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.KeyRing;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgConnection;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Connections for callers' statements, one set per caller role, each logging in as that role.
+ * PostgreSQL lets a session switch back to its session user, and to any role that user is a
+ * member of, from inside any statement; when the session user is the caller's role itself, that
+ * gains nothing. Tidemark's own login never runs a caller's statement. See docs/security.md.
+ */
+public final class CallerPools {
+
+  /** A caller role's connections: {@code pool} is reset after every call, {@code preparing} keeps statements prepared. */
+  public record CallerDb(Pool pool, Pool preparing, KeyRingSource keys) {
+
+    /**
+     * The value of {@code tidemark.identity} for {@code caller} on {@code conn}: what
+     * {@code tidemark.caller()} returns to row-level-security policies, signed and bound to the
+     * connection's backend, so that a caller's SQL can neither forge it nor use it elsewhere.
+     */
+    public String identity(SqlConnection conn, Caller caller, long timeoutMs) {
+      int pid = PgConnection.cast(conn).processId();
+      long expires = System.currentTimeMillis() + timeoutMs + IDENTITY_SLACK_MS;
+      KeyRing ring = keys.ring();
+      String mac = ring.sqlMac("identity|" + pid + "|" + expires + "|" + caller.name());
+      return "v1|" + pid + "|" + expires + "|" + mac + "|" + caller.name();
+    }
+  }
+
+  /** Added to a call's timeout for the identity's expiry: room for clock skew between a node and PostgreSQL. */
+  static final long IDENTITY_SLACK_MS = 10 * 60 * 1000;
+
+  private final Vertx vertx;
+  private final DatabaseConfig database;
+  private final KeyRingSource keys;
+  private final boolean preparing;
+  private final Map<String, CallerDb> byRole = new ConcurrentHashMap<>();
+
+  /** @param preparing whether each role also gets a pool whose statements stay prepared (the query role) */
+  public CallerPools(Vertx vertx, DatabaseConfig database, KeyRingSource keys, boolean preparing) {
+    this.vertx = vertx;
+    this.database = database;
+    this.keys = keys;
+    this.preparing = preparing;
+  }
+
+  public KeyRingSource keys() {
+    return keys;
+  }
+
+  /** The connections of {@code caller}'s role; PERMISSION_DENIED when Tidemark has no login for it. */
+  public CallerDb forCaller(Caller caller) {
+    String role = caller.pgRole();
+    CallerDb db = byRole.get(role);
+    if (db != null) {
+      return db;
+    }
+    String password = database.callerPassword(role);
+    if (password == null) {
+      throw new ToolException(ErrorCode.PERMISSION_DENIED, "Tidemark has no database login for your role, so no statement can run"
+          + " as you. Nothing was read or changed. Ask whoever runs Tidemark to add your role's login to database.caller-passwords.");
+    }
+    return byRole.computeIfAbsent(role, r -> {
+      Pool reset = build(r, password, false);
+      return new CallerDb(reset, preparing ? build(r, password, true) : reset, keys);
+    });
+  }
+
+  private Pool build(String role, String password, boolean keepPrepared) {
+    PgConnectOptions connect = new PgConnectOptions()
+        .setHost(database.host())
+        .setPort(database.port())
+        .setDatabase(database.dbname())
+        .setUser(role)
+        .setPassword(password)
+        .addProperty("application_name", "tidemark-caller")
+        .setCachePreparedStatements(keepPrepared);
+    return PgBuilder.pool()
+        .with(new PoolOptions().setMaxSize(database.poolSize()))
+        .connectingTo(connect)
+        .using(vertx)
+        .build();
+  }
+
+  public Future<Void> close() {
+    List<Future<Void>> closing = new ArrayList<>();
+    for (CallerDb db : byRole.values()) {
+      closing.add(db.pool().close());
+      if (db.preparing() != db.pool()) {
+        closing.add(db.preparing().close());
+      }
+    }
+    byRole.clear();
+    return Future.join(closing).mapEmpty();
+  }
+}

@@ -1,0 +1,66 @@
+package dev.tidemark.query;
+
+import dev.tidemark.contract.KeyRing;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A database's key ring, read from {@code tidemark.key_ring} as the login and read again every
+ * {@code keys.refresh-seconds}, so that a rotation reaches every node without a restart. A failed
+ * reload keeps the keys last read.
+ */
+public final class KeyRingSource {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KeyRingSource.class);
+
+  static final String SQL = "SELECT id, secret, active_from, retires_at FROM tidemark.key_ring"
+      + " WHERE retires_at IS NULL OR retires_at > now() ORDER BY id";
+
+  private final Pool pool;
+  private volatile KeyRing ring;
+
+  private KeyRingSource(Pool pool, KeyRing ring) {
+    this.pool = pool;
+    this.ring = ring;
+  }
+
+  /** Reads the ring once, then keeps it fresh on a timer of {@code vertx} (cancelled with the caller's verticle). */
+  public static Future<KeyRingSource> start(Vertx vertx, Pool pool, long refreshSeconds) {
+    return read(pool).map(ring -> {
+      KeyRingSource source = new KeyRingSource(pool, ring);
+      vertx.setPeriodic(refreshSeconds * 1000, t -> source.reload());
+      return source;
+    });
+  }
+
+  public KeyRing ring() {
+    return ring;
+  }
+
+  private void reload() {
+    read(pool).onSuccess(r -> ring = r).onFailure(err -> LOG.warn("reading the key ring failed, keeping the keys last read: {}",
+        err.getMessage()));
+  }
+
+  static Future<KeyRing> read(Pool pool) {
+    return pool.query(SQL).execute().compose(rows -> {
+      List<KeyRing.Key> keys = new ArrayList<>();
+      for (Row r : rows) {
+        OffsetDateTime retires = r.getOffsetDateTime("retires_at");
+        keys.add(new KeyRing.Key(r.getInteger("id"), r.getBuffer("secret").getBytes(),
+            r.getOffsetDateTime("active_from").toInstant().toEpochMilli(),
+            retires == null ? Long.MAX_VALUE : retires.toInstant().toEpochMilli()));
+      }
+      return keys.isEmpty()
+          ? Future.failedFuture(new IllegalStateException("tidemark.key_ring holds no key that is not retired; run tidemark keys rotate"))
+          : Future.succeededFuture(new KeyRing(keys));
+    });
+  }
+}
