@@ -28,13 +28,20 @@ public final class ConformanceServer implements AutoCloseable {
 
   /** @param postgresUrl, user, password, kafka: the parts to use; see {@link #startWithOwnParts} to start them too */
   public static Future<TidemarkNode> startNode(String postgresUrl, String user, String password, String kafka, int httpPort) {
+    Map<ConfigKey, String> v = nodeConfig(postgresUrl, user, password, kafka, httpPort);
+    v.put(ConfigKey.AUTH_ENABLED, "false");
+    TidemarkConfig config = TidemarkConfig.from(v);
+    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx)));
+  }
+
+  /** A single node alone in its own cluster, on loopback; authentication as configured by default. */
+  public static Map<ConfigKey, String> nodeConfig(String postgresUrl, String user, String password, String kafka, int httpPort) {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
     int clusterPort = FreePorts.allocate();
     v.put(ConfigKey.HTTP_HOST, "127.0.0.1");
     v.put(ConfigKey.HTTP_PORT, String.valueOf(httpPort));
     v.put(ConfigKey.OPS_HOST, "127.0.0.1");
     v.put(ConfigKey.OPS_PORT, "0");
-    v.put(ConfigKey.AUTH_ENABLED, "false");
     v.put(ConfigKey.DATABASE_URL, postgresUrl);
     v.put(ConfigKey.DATABASE_USER, user);
     v.put(ConfigKey.DATABASE_PASSWORD, password);
@@ -43,8 +50,7 @@ public final class ConformanceServer implements AutoCloseable {
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
     v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
     v.put(ConfigKey.CLUSTER_MEMBERS, "127.0.0.1:" + clusterPort);
-    TidemarkConfig config = TidemarkConfig.from(v);
-    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx)));
+    return v;
   }
 
   public static ConformanceServer startWithOwnParts(int httpPort) throws Exception {

@@ -15,10 +15,29 @@ import java.util.concurrent.TimeUnit;
 final class FixtureNode {
 
   static final String DATABASE = "tidemark_conformance";
+  static final String READ_WRITE_TOKEN = "tmk_conformanceReadWrite00000000000";
 
   private FixtureNode() {}
 
   static TidemarkNode start(SharedInfra infra) throws Exception {
+    prepare(infra);
+    String url = infra.postgres().url(DATABASE);
+    return ConformanceServer.startNode(url, infra.postgres().user(), infra.postgres().password(), infra.kafkaBootstrapServers(), 0)
+        .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  /**
+   * A node without the fixtures and with authentication on, as production runs, so that
+   * {@link #READ_WRITE_TOKEN} sees the change tools (the fixtures' node serves an anonymous reader).
+   */
+  static TidemarkNode startWithAuth(SharedInfra infra) throws Exception {
+    prepare(infra);
+    Map<ConfigKey, String> v = ConformanceServer.nodeConfig(infra.postgres().url(DATABASE), infra.postgres().user(),
+        infra.postgres().password(), infra.kafkaBootstrapServers(), 0);
+    return TidemarkNode.start(TidemarkConfig.from(v)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  private static void prepare(SharedInfra infra) throws Exception {
     infra.postgres().createDatabaseIfMissing(DATABASE);
     String url = infra.postgres().url(DATABASE);
     Vertx vertx = Vertx.vertx();
@@ -27,13 +46,11 @@ final class FixtureNode {
       v.put(ConfigKey.DATABASE_URL, url);
       v.put(ConfigKey.DATABASE_USER, infra.postgres().user());
       v.put(ConfigKey.DATABASE_PASSWORD, infra.postgres().password());
-      DevSetup.prepare(Pools.create(vertx, TidemarkConfig.from(v).database()), "tmk_conformanceReadWrite00000000000", "tmk_conformanceReadOnly000000000000")
+      DevSetup.prepare(Pools.create(vertx, TidemarkConfig.from(v).database()), READ_WRITE_TOKEN, "tmk_conformanceReadOnly000000000000")
           .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
-    return ConformanceServer.startNode(url, infra.postgres().user(), infra.postgres().password(), infra.kafkaBootstrapServers(), 0)
-        .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
   }
 
   /** The suite's DNS-rebinding check needs a localhost URL. */
