@@ -101,7 +101,7 @@ final class ToolsPage {
         `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
         `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
         trigger) and `idempotentHint: false` (a retry is made safe by `idempotency_key`, not by the
-        tool). Every tool carries its title in the annotations too.
+        tool). A tool's title is its top-level `title`; the annotations do not repeat it.
       """;
 
   /** Arguments that mean the same for every tool, described here rather than in each tools/list entry. */
