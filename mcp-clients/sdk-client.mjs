@@ -1,19 +1,82 @@
 // Drives a Tidemark endpoint with the official MCP TypeScript SDK client, as a real agent would:
 // connect, list tools, call one, subscribe to a resource, receive an update, end the session.
 // Usage: node sdk-client.mjs <url> <tool> <resourceUri> <triggerTool> [token]
+//        node sdk-client.mjs errors <url> [token]
+// The second form provokes every tool error a client can against the demo database and checks that
+// callTool, with the schemas from listTools cached as every host has them, delivers each as
+// isError with its code and message rather than throwing.
 // Prints one JSON line per step and "OK" at the end; exits non-zero on any failure.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-const [url, toolName, resourceUri, triggerTool, token] = process.argv.slice(2);
+const errorsMode = process.argv[2] === 'errors';
+const [url, toolName, resourceUri, triggerTool, token] = errorsMode
+  ? [process.argv[3], null, null, null, process.argv[4]] : process.argv.slice(2);
 const step = (name, value) => console.log(JSON.stringify({ step: name, value }));
 const fail = (why) => { console.error('FAIL: ' + why); process.exit(1); };
-setTimeout(() => fail('timed out after 30 s'), 30_000).unref();
+// the errors run waits out one statement timeout (TIMEOUT)
+setTimeout(() => fail('timed out'), errorsMode ? 90_000 : 30_000).unref();
 
 const headers = token ? { Authorization: `Bearer ${token}` } : {};
 const client = new Client({ name: 'tidemark-sdk-test', version: '1.0.0' }, { capabilities: {} });
 const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+
+if (errorsMode) {
+  await client.connect(transport);
+  await client.listTools();
+  // callTool as hosts call it: an exception here is the failure this run exists to catch
+  const call = (name, args) => client.callTool({ name, arguments: args });
+  const ok = async (name, args) => {
+    const r = await call(name, args);
+    if (r.isError) fail(`${name} failed: ` + JSON.stringify(r));
+    return r.structuredContent;
+  };
+  const expectError = async (code, name, args) => {
+    const r = await call(name, args);
+    const e = r.structuredContent?.error;
+    if (r.isError !== true) fail(`${code}: ${name} did not fail: ` + JSON.stringify(r));
+    if (e?.code !== code) fail(`${code}: ${name} failed with another code: ` + JSON.stringify(r));
+    if (typeof e.message !== 'string' || e.message.length === 0) fail(`${code}: no message: ` + JSON.stringify(r));
+    if (!r.content[0].text.includes(`${code}: ${e.message}`)) fail(`${code}: the text lacks the code and message: ` + r.content[0].text);
+    step('error', { code, tool: name, message: e.message });
+  };
+  const key = (what) => `sdk-client-${what}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const commit = (args, plan, idempotencyKey, extra = {}) => ({ ...args, plan_id: plan.plan_id, idempotency_key: idempotencyKey, ...extra });
+
+  await expectError('INVALID_ARGUMENTS', 'list_tables', { schemas: 'public' });
+  await expectError('NOT_FOUND', 'describe_table', { table: 'no_such_table' });
+  await expectError('READ_ONLY', 'query', { sql: 'DELETE FROM orders' });
+  await expectError('PERMISSION_DENIED', 'execute',
+    { sql: "UPDATE products SET active = active WHERE set_config('role', 'none', true) IS NOT NULL" });
+  await expectError('TIMEOUT', 'query', { sql: 'SELECT pg_sleep(30)' });
+  await expectError('LIMIT_EXCEEDED', 'query', { sql: "SELECT repeat('x', 5000000) AS big" });
+  await expectError('INVALID_CURSOR', 'query', { sql: 'SELECT 1', cursor: 'not-a-cursor' });
+
+  const firstPage = await ok('list_rows', { table: 'support_tickets', limit: 1 });
+  const touch = { table: 'support_tickets', key: 1, set: { labels: ['sdk-client'] } };
+  await ok('update_rows', commit(touch, await ok('update_rows', touch), key('touch')));
+  await expectError('CURSOR_STALE', 'list_rows', { table: 'support_tickets', limit: 1, cursor: firstPage.next_cursor });
+
+  await expectError('INVALID_PLAN', 'update_rows', { ...touch, plan_id: 'not-a-plan', idempotency_key: key('forged') });
+  const once = { table: 'products', key: 1, set: { active: true } };
+  const plan = await ok('update_rows', once);
+  const usedKey = key('once');
+  await ok('update_rows', commit(once, plan, usedKey));
+  await expectError('PLAN_CHANGED', 'update_rows', commit(once, plan, key('again')));
+  const other = { table: 'products', key: 2, set: { active: true } };
+  await expectError('IDEMPOTENCY_CONFLICT', 'update_rows', commit(other, await ok('update_rows', other), usedKey));
+  const removal = { table: 'support_tickets', key: 1 };
+  await expectError('DECISION_REQUIRED', 'delete_rows', commit(removal, await ok('delete_rows', removal), key('removal')));
+  await expectError('CONSTRAINT_VIOLATION', 'insert_rows', { table: 'products', rows: [{ sku: key('sku'), name: 'Below zero', price: -1 }] });
+  await expectError('TRANSACTION_STATEMENT', 'execute', { sql: 'COMMIT' });
+  await expectError('TRANSACTION_STATEMENT', 'transaction', { statements: [{ sql: 'UPDATE products SET active = true WHERE id = 1' }, { sql: 'ROLLBACK' }] });
+
+  await transport.terminateSession();
+  await client.close();
+  console.log('OK');
+  process.exit(0);
+}
 
 let resolveUpdate;
 const updated = new Promise((r) => (resolveUpdate = r));

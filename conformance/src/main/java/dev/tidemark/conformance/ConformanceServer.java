@@ -30,13 +30,20 @@ public final class ConformanceServer implements AutoCloseable {
 
   /** @param postgresUrl, user, password, kafka: the parts to use; see {@link #startWithOwnParts} to start them too */
   public static Future<TidemarkNode> startNode(String postgresUrl, String user, String password, String kafka, int httpPort) {
+    Map<ConfigKey, String> v = nodeConfig(postgresUrl, user, password, kafka, httpPort);
+    v.put(ConfigKey.AUTH_ENABLED, "false");
+    TidemarkConfig config = TidemarkConfig.from(v);
+    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx)));
+  }
+
+  /** A single node alone in its own cluster, on loopback; authentication as configured by default. */
+  public static Map<ConfigKey, String> nodeConfig(String postgresUrl, String user, String password, String kafka, int httpPort) {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
     int clusterPort = FreePorts.allocate();
     v.put(ConfigKey.HTTP_HOST, "127.0.0.1");
     v.put(ConfigKey.HTTP_PORT, String.valueOf(httpPort));
     v.put(ConfigKey.OPS_HOST, "127.0.0.1");
     v.put(ConfigKey.OPS_PORT, "0");
-    v.put(ConfigKey.AUTH_ENABLED, "false");
     v.put(ConfigKey.DATABASE_URL, postgresUrl);
     v.put(ConfigKey.DATABASE_USER, user);
     v.put(ConfigKey.DATABASE_PASSWORD, password);
@@ -46,8 +53,7 @@ public final class ConformanceServer implements AutoCloseable {
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
     v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
     v.put(ConfigKey.CLUSTER_MEMBERS, "127.0.0.1:" + clusterPort);
-    TidemarkConfig config = TidemarkConfig.from(v);
-    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx)));
+    return v;
   }
 
   /** New for every run, like dev mode's: the caller roles' logins serve only this run's node. */
@@ -56,13 +62,18 @@ public final class ConformanceServer implements AutoCloseable {
 
   /** Tidemark's schema and the caller roles' logins, which every node needs before it starts. */
   public static Future<Void> prepare(String postgresUrl, String user, String password) {
+    return prepare(postgresUrl, user, password, Tokens.generate());
+  }
+
+  /** Like {@link #prepare(String, String, String)}, with a read-write token the caller chose. */
+  public static Future<Void> prepare(String postgresUrl, String user, String password, String readWriteToken) {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
     v.put(ConfigKey.DATABASE_URL, postgresUrl);
     v.put(ConfigKey.DATABASE_USER, user);
     v.put(ConfigKey.DATABASE_PASSWORD, password);
     io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
     io.vertx.sqlclient.Pool pool = dev.tidemark.node.Pools.create(vertx, TidemarkConfig.from(v).database());
-    return DevSetup.prepare(pool, Tokens.generate(), Tokens.generate(),
+    return DevSetup.prepare(pool, readWriteToken, Tokens.generate(),
             Map.of(DevSetup.READER_ROLE, READER_PASSWORD, DevSetup.WRITER_ROLE, WRITER_PASSWORD))
         .eventually(() -> vertx.close());
   }

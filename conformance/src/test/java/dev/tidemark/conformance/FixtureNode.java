@@ -2,12 +2,8 @@ package dev.tidemark.conformance;
 
 import dev.tidemark.contract.config.ConfigKey;
 import dev.tidemark.contract.config.TidemarkConfig;
-import dev.tidemark.node.Pools;
 import dev.tidemark.node.TidemarkNode;
-import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.SharedInfra;
-import io.vertx.core.Vertx;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -15,15 +11,32 @@ import java.util.concurrent.TimeUnit;
 final class FixtureNode {
 
   static final String DATABASE = "tidemark_conformance";
+  static final String READ_WRITE_TOKEN = "tmk_conformanceReadWrite00000000000";
 
   private FixtureNode() {}
 
   static TidemarkNode start(SharedInfra infra) throws Exception {
+    prepare(infra);
+    String url = infra.postgres().url(DATABASE);
+    return ConformanceServer.startNode(url, infra.postgres().user(), infra.postgres().password(), infra.kafkaBootstrapServers(), 0)
+        .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  /**
+   * A node without the fixtures and with authentication on, as production runs, so that
+   * {@link #READ_WRITE_TOKEN} sees the change tools (the fixtures' node serves an anonymous reader).
+   */
+  static TidemarkNode startWithAuth(SharedInfra infra) throws Exception {
+    prepare(infra);
+    Map<ConfigKey, String> v = ConformanceServer.nodeConfig(infra.postgres().url(DATABASE), infra.postgres().user(),
+        infra.postgres().password(), infra.kafkaBootstrapServers(), 0);
+    return TidemarkNode.start(TidemarkConfig.from(v)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  private static void prepare(SharedInfra infra) throws Exception {
     infra.postgres().createDatabaseIfMissing(DATABASE);
     String url = infra.postgres().url(DATABASE);
-    ConformanceServer.prepare(url, infra.postgres().user(), infra.postgres().password())
-        .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
-    return ConformanceServer.startNode(url, infra.postgres().user(), infra.postgres().password(), infra.kafkaBootstrapServers(), 0)
+    ConformanceServer.prepare(url, infra.postgres().user(), infra.postgres().password(), READ_WRITE_TOKEN)
         .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
   }
 

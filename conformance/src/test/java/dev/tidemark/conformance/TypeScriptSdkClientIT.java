@@ -31,4 +31,26 @@ class TypeScriptSdkClientIT {
       node.close().toCompletionStage().toCompletableFuture().get();
     }
   }
+
+  /** Every code a client can provoke on the demo database; UNAVAILABLE, CONFLICT, CURSOR_EXPIRED and INTERNAL need a failure of Tidemark's own parts or a race. */
+  static final List<String> PROVOKED = List.of("INVALID_ARGUMENTS", "NOT_FOUND", "READ_ONLY", "PERMISSION_DENIED", "TIMEOUT",
+      "LIMIT_EXCEEDED", "INVALID_CURSOR", "CURSOR_STALE", "INVALID_PLAN", "PLAN_CHANGED", "IDEMPOTENCY_CONFLICT",
+      "DECISION_REQUIRED", "CONSTRAINT_VIOLATION", "TRANSACTION_STATEMENT");
+
+  @Test
+  void theSdkClientsCallToolDeliversEveryToolErrorWithItsCodeAndMessage(SharedInfra infra) throws Exception {
+    McpClients.install();
+    TidemarkNode node = FixtureNode.startWithAuth(infra);
+    try {
+      McpClients.Run run = McpClients.node(List.of("sdk-client.mjs", "errors", FixtureNode.url(node), FixtureNode.READ_WRITE_TOKEN), 150);
+      System.out.println(run.output());
+      assertEquals(0, run.exitCode(), run.output());
+      for (String code : PROVOKED) {
+        assertTrue(run.output().contains("\"step\":\"error\",\"value\":{\"code\":\"" + code + "\""), code + " not delivered:\n" + run.output());
+      }
+      assertTrue(run.output().trim().endsWith("OK"), run.output());
+    } finally {
+      node.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
 }

@@ -1,19 +1,38 @@
 package dev.tidemark.contract;
 
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.Map;
 
 /**
- * One tool as the contract declares it: the MCP fields shown by {@code tools/list}, and the
- * service that runs it. The JSON resource under {@code tools/} is the single source of truth.
+ * One tool as the contract declares it: the MCP fields shown by {@code tools/list}, the service
+ * that runs it, and what the reference page says beyond them. The JSON resource under
+ * {@code tools/} is the single source of truth.
+ *
+ * @param description what a model reads: when to use the tool and what to do next
+ * @param reference how the tool behaves in detail, for docs/reference/tools.md only
+ * @param resultSchema the successful {@code structuredContent}, with a description of every field
+ * @param outputSchema the wire form of {@code resultSchema} (see {@link #wireOutputSchema})
  */
 public record ToolDescriptor(
     String name,
     String title,
     String description,
+    String reference,
     Service service,
     JsonObject inputSchema,
+    JsonObject resultSchema,
     JsonObject outputSchema,
     JsonObject annotations) {
+
+  /**
+   * The shape of {@code structuredContent.error} (see {@link ToolException#toJson}), admitted by
+   * every output schema: the TypeScript SDK checks {@code structuredContent} against the output
+   * schema even when {@code isError} is true, and would otherwise turn every tool error into a
+   * -32602 that hides the code and the message.
+   */
+  public static final JsonObject ERROR_SHAPE =
+      new JsonObject().put("type", "object").put("required", new JsonArray().add("code").add("message"));
 
   /** The MCP {@code Tool} object. */
   public JsonObject toMcp() {
@@ -23,17 +42,68 @@ public record ToolDescriptor(
         .put("description", description)
         .put("inputSchema", inputSchema.copy())
         .put("outputSchema", outputSchema.copy())
-        .put("annotations", annotations.copy().put("title", title));
+        .put("annotations", annotations.copy());
+  }
+
+  /**
+   * The output schema {@code tools/list} shows: the result schema without descriptions (the
+   * reference page carries them; a model reads the tool's description and input schema, and a
+   * client only validates) and without {@code additionalProperties: false} (results only ever
+   * gain fields, and a client that cached an older schema must still accept them), admitting
+   * either the result or {@code {error}} alone.
+   */
+  static JsonObject wireOutputSchema(JsonObject resultSchema) {
+    JsonObject wire = (JsonObject) structural(resultSchema);
+    JsonArray required = (JsonArray) wire.remove("required");
+    wire.getJsonObject("properties").put("error", ERROR_SHAPE.copy());
+    return wire.put("anyOf", new JsonArray()
+        .add(new JsonObject().put("required", required == null ? new JsonArray() : required))
+        .add(new JsonObject().put("required", new JsonArray().add("error")).put("maxProperties", 1)));
+  }
+
+  private static Object structural(Object schema) {
+    if (schema instanceof JsonObject o) {
+      JsonObject copy = new JsonObject();
+      for (Map.Entry<String, Object> e : o) {
+        // "properties" maps field names to schemas: a field may itself be called "description"
+        boolean keyword = !"properties".equals(e.getKey());
+        copy.put(e.getKey(), keyword ? structuralKeywords(e.getValue()) : structuralProperties((JsonObject) e.getValue()));
+      }
+      copy.remove("description");
+      if (Boolean.FALSE.equals(copy.getValue("additionalProperties"))) {
+        copy.remove("additionalProperties");
+      }
+      return copy;
+    }
+    if (schema instanceof JsonArray a) {
+      JsonArray copy = new JsonArray();
+      a.forEach(v -> copy.add(structural(v)));
+      return copy;
+    }
+    return schema;
+  }
+
+  private static Object structuralKeywords(Object value) {
+    return value instanceof JsonObject || value instanceof JsonArray ? structural(value) : value;
+  }
+
+  private static JsonObject structuralProperties(JsonObject properties) {
+    JsonObject copy = new JsonObject();
+    properties.forEach(e -> copy.put(e.getKey(), structural(e.getValue())));
+    return copy;
   }
 
   static ToolDescriptor fromJson(JsonObject json) {
+    JsonObject result = json.getJsonObject("outputSchema");
     return new ToolDescriptor(
         json.getString("name"),
         json.getString("title"),
         json.getString("description"),
+        json.getString("reference", ""),
         Service.valueOf(json.getString("service")),
         json.getJsonObject("inputSchema"),
-        json.getJsonObject("outputSchema"),
+        result,
+        wireOutputSchema(result),
         json.getJsonObject("annotations"));
   }
 }

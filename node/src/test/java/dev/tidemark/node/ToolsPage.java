@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -34,12 +35,23 @@ final class ToolsPage {
       `execute`, `transaction`) plan a change before they make it; [change-tools.md](../change-tools.md)
       describes the plan/commit flow, plan ids, idempotency keys and their errors. A read-only caller
       does not see the change tools, and calling one by name is answered with JSON-RPC code -32602,
-      as for any unknown tool. The other tools of Tidemark's design are not available yet (see
+      as for any unknown tool.
+
+      Every change tool plans unless it is given a `plan_id`: the change runs as the caller's role in a
+      transaction that is rolled back, and the result says what it would do (rows per table and
+      operation, cascades and triggers included, sample before/after images) with a `plan_id`;
+      nothing is written. To commit, the caller calls again with the same arguments, the `plan_id`
+      and an `idempotency_key` (and `confirm: true` when `confirmation_required` is true, after the
+      user agreed to a change that removes data or to a `where` that matches every row); the change
+      is made only if every row the plan touched is still as it was, otherwise `PLAN_CHANGED`. A
+      retry with the same `idempotency_key` and arguments returns the stored outcome and changes
+      nothing again. The other tools of Tidemark's design are not available yet (see
       [architecture.md](../architecture.md#not-built-yet)).
 
       ## How every tool behaves
 
-      - **Closed input schemas.** Every input schema is JSON Schema 2020-12 with
+      - **Closed input schemas.** Every input schema is JSON Schema 2020-12 (the dialect MCP assumes
+        when a schema names none, so none names it) with
         `additionalProperties: false`: an argument the tool does not know is refused, never
         ignored. Arguments that do not fit are answered with the tool error `INVALID_ARGUMENTS`,
         which lists every fault with a JSON Pointer and what was expected (see
@@ -47,7 +59,17 @@ final class ToolsPage {
         does not fit its column) name the argument in `argument`. `arguments` may be left out when a tool takes none.
       - **Structured results.** Every tool declares an `outputSchema` and answers with
         `structuredContent` that fits it. Field names are snake_case. An optional field is
-        absent rather than null.
+        absent rather than null. The result tables below give every field's meaning; the
+        `outputSchema` that `tools/list` shows carries the structure only (types, required
+        fields, enums), leaves objects open so that a field added later never fails a client
+        that cached the schema, and admits the error result too.
+      - **Errors.** A tool that fails answers `isError: true` with `structuredContent` =
+        `{"error": {"code", "message", ...details}}` and nothing else; every `outputSchema` admits
+        that shape (`anyOf` the result's required fields or `error` alone), because the official
+        TypeScript SDK checks `structuredContent` against the `outputSchema` even on errors.
+        [errors.md](errors.md#tool-errors) lists the codes and details.
+      - **Short descriptions.** A tool's description in `tools/list` says when to use it and what
+        to do next; the paragraph after it on this page says how it behaves in detail.
       - **A text summary.** The result's text content opens with one line that says how the call
         ended. A result that carries rows follows that line with the rows, one JSON object a line,
         between a `BEGIN-<nonce>` line and an `END-<nonce>` line. The nonce is random, new for every
@@ -79,8 +101,12 @@ final class ToolsPage {
         `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
         `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
         trigger) and `idempotentHint: false` (a retry is made safe by `idempotency_key`, not by the
-        tool). Every tool carries its title in the annotations too.
+        tool). A tool's title is its top-level `title`; the annotations do not repeat it.
       """;
+
+  /** Arguments that mean the same for every tool, described here rather than in each tools/list entry. */
+  private static final Map<String, String> SHARED_ARGUMENTS =
+      Map.of("table", "The table or view, as `name` or `schema.name` (see Tables above).");
 
   private ToolsPage() {}
 
@@ -97,6 +123,9 @@ final class ToolsPage {
     for (ToolDescriptor tool : tools) {
       page.append("\n## `").append(tool.name()).append("`\n\n");
       page.append("**").append(tool.title()).append(".** ").append(tool.description()).append("\n\n");
+      if (!tool.reference().isBlank()) {
+        page.append(tool.reference()).append("\n\n");
+      }
       page.append("### Arguments\n\n");
       JsonObject props = tool.inputSchema().getJsonObject("properties", new JsonObject());
       if (props.isEmpty()) {
@@ -108,40 +137,42 @@ final class ToolsPage {
           JsonObject p = props.getJsonObject(name);
           page.append("| `").append(name).append("` | ").append(type(p, tool.inputSchema())).append(" | ")
               .append(required.contains(name) ? "yes" : "no").append(" | ").append(rule(p)).append(" | ")
-              .append(cell(p.getString("description", ""))).append(" |\n");
+              .append(cell(p.getString("description", SHARED_ARGUMENTS.getOrDefault(name, "")))).append(" |\n");
         }
         page.append('\n');
       }
       page.append("### Result\n\n");
       page.append("| field | type | always | meaning |\n| --- | --- | --- | --- |\n");
-      fields(tool.outputSchema(), "", true, page);
+      fields(tool.resultSchema(), tool.resultSchema(), "", true, page);
       page.append('\n');
     }
     return page.toString();
   }
 
-  private static void fields(JsonObject schema, String prefix, boolean parentAlways, StringBuilder page) {
+  private static void fields(JsonObject root, JsonObject schema, String prefix, boolean parentAlways, StringBuilder page) {
     JsonObject props = schema.getJsonObject("properties", new JsonObject());
     List<String> required = strings(schema.getJsonArray("required"));
     for (String name : props.fieldNames()) {
       JsonObject p = props.getJsonObject(name);
       String path = prefix + name;
       boolean always = parentAlways && required.contains(name);
-      page.append("| `").append(path).append("` | ").append(type(p, schema)).append(" | ").append(always ? "yes" : "no")
+      page.append("| `").append(path).append("` | ").append(type(p, root)).append(" | ").append(always ? "yes" : "no")
           .append(" | ").append(cell(p.getString("description", ""))).append(" |\n");
       if ("object".equals(p.getValue("type")) && p.containsKey("properties")) {
-        fields(p, path + ".", always, page);
+        fields(root, p, path + ".", always, page);
       }
       JsonObject items = p.getJsonObject("items");
       if ("array".equals(p.getValue("type")) && items != null && items.containsKey("properties")) {
-        fields(items, path + "[].", always, page);
+        fields(root, items, path + "[].", always, page);
       }
     }
   }
 
   private static String type(JsonObject p, JsonObject root) {
     if (p.containsKey("$ref")) {
-      return "filter (object)";
+      String def = p.getString("$ref").substring("#/$defs/".length());
+      JsonObject target = root.getJsonObject("$defs").getJsonObject(def);
+      return "filter".equals(def) ? "filter (object)" : type(target, root) + enumRule(target);
     }
     Object t = p.getValue("type");
     String base = t instanceof JsonArray a ? String.join(" or ", strings(a)) : t == null ? "any JSON value" : String.valueOf(t);
@@ -153,6 +184,10 @@ final class ToolsPage {
       }
     }
     return base;
+  }
+
+  private static String enumRule(JsonObject p) {
+    return p.containsKey("enum") ? ": " + strings(p.getJsonArray("enum")).stream().map(e -> "`" + e + "`").collect(Collectors.joining(", ")) : "";
   }
 
   private static String rule(JsonObject p) {
