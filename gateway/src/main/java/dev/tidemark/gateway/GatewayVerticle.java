@@ -3,6 +3,7 @@ package dev.tidemark.gateway;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.gateway.impl.ConnectionSlots;
 import dev.tidemark.gateway.impl.McpEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -10,7 +11,6 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /** The gateway role: the MCP endpoint over HTTP; tool calls go to the services over the event bus. */
 public final class GatewayVerticle extends VerticleBase {
@@ -19,7 +19,6 @@ public final class GatewayVerticle extends VerticleBase {
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final List<McpExtension> extensions;
-  private final AtomicInteger connections = new AtomicInteger();
   private McpEndpoint endpoint;
   private HttpServer server;
 
@@ -37,19 +36,15 @@ public final class GatewayVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
-    endpoint = new McpEndpoint(vertx, node, config, authenticator, extensions);
+    ConnectionSlots slots = new ConnectionSlots(config.http().maxConnections(), config.http().maxUnauthenticatedConnections());
+    endpoint = new McpEndpoint(vertx, node, config, authenticator, extensions, slots);
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.http().host())
         .setPort(config.http().port())
         .setIdleTimeout(config.http().idleTimeoutSeconds())
         .setMaxInitialLineLength(8192)
         .setMaxHeaderSize(16384));
-    server.connectionHandler(conn -> {
-      if (connections.incrementAndGet() > config.http().maxConnections()) {
-        conn.close(); // over the cap: refuse before reading anything
-      }
-      conn.closeHandler(v -> connections.decrementAndGet());
-    });
+    server.connectionHandler(slots::opened);
     return endpoint.start(router).compose(v -> server.requestHandler(router).listen());
   }
 

@@ -443,21 +443,25 @@ class TransportIT {
     }
     List<Socket> sockets = new ArrayList<>();
     try {
-      // a connection counts from its first request; one that never sends is closed by the idle timeout
+      // a connection counts once a request of it authenticated; those past the cap get 503 and are closed
+      String ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
       for (int i = 0; i < 45; i++) {
         Socket s = new Socket("127.0.0.1", node.httpPort());
         s.setSoTimeout(5_000);
-        s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+            + TestNodes.READ_WRITE_TOKEN + "\r\nContent-Length: " + ping.length() + "\r\n\r\n" + ping).getBytes(StandardCharsets.US_ASCII));
         sockets.add(s);
       }
       int refused = 0;
       for (Socket s : sockets) {
-        InputStream in = s.getInputStream();
-        if (in.read() == -1) {
+        String status = new String(s.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+        if (status.equals("HTTP/1.1 503")) {
           refused++;
+        } else {
+          assertEquals("HTTP/1.1 400", status, "within the cap the request goes on to the session check");
         }
       }
-      assertTrue(refused >= 5, "connections over http.max-connections are closed unanswered, saw " + refused);
+      assertTrue(refused >= 5, "authenticated connections over http.max-connections are refused with 503, saw " + refused);
     } finally {
       for (Socket s : sockets) {
         s.close();

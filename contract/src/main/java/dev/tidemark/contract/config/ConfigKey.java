@@ -19,7 +19,8 @@ public enum ConfigKey {
   HTTP_MAX_BODY_BYTES("http.max-body-bytes", "4194304", "Largest request body accepted; larger bodies get 413."),
   HTTP_BODY_TIMEOUT_MS("http.body-timeout-ms", "30000", "Longest a client may take to send a request body once its headers arrived; slower bodies get 408."),
   HTTP_IDLE_TIMEOUT_SECONDS("http.idle-timeout-seconds", "60", "A connection that sends nothing for this long is closed; this is also the deadline for a request's headers. Open SSE streams stay alive with comments every 15 s."),
-  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Open connections one gateway serves, counted from each connection's first request; past it, a new connection is closed unanswered."),
+  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway holds open; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
+  HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
 
   OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready)."),
@@ -58,6 +59,9 @@ public enum ConfigKey {
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),
   AUTH_ANONYMOUS_ROLE("auth.anonymous-role", "tidemark_reader", "With auth.enabled false, the PostgreSQL role of the one anonymous read-only caller. It needs a login in database.caller-passwords like every caller role; it is never database.user."),
+  AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway; more wait in a queue."),
+  AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
+  AUTH_QUEUE_TIMEOUT_MS("auth.queue-timeout-ms", "5000", "Longest a queued tool call waits for a free slot before it ends with UNAVAILABLE."),
 
   CHANGELOG_RETENTION_SECONDS("changelog.retention-seconds", "604800", "How long a published change stays in the changelog table; older cursors get CURSOR_EXPIRED."),
   CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),

@@ -20,6 +20,7 @@ public record TidemarkConfig(
     ClusterConfig cluster,
     long busSendTimeoutMs,
     boolean authEnabled,
+    CallLimits callLimits,
     ChangelogConfig changelog,
     CommandConfig command,
     long keysRefreshSeconds,
@@ -28,11 +29,14 @@ public record TidemarkConfig(
   @Override
   public String toString() {
     return "TidemarkConfig[nodeId=" + nodeId + ", roles=" + roles + ", http=" + http + ", ops=" + ops + ", database=" + database
-        + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + "]";
+        + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + ", callLimits=" + callLimits + "]";
   }
 
   public record HttpConfig(String host, int port, String path, long maxBodyBytes, long bodyTimeoutMs, int idleTimeoutSeconds,
-      int maxConnections, List<String> allowedOrigins) {}
+      int maxConnections, int maxUnauthenticatedConnections, List<String> allowedOrigins) {}
+
+  /** How many tool calls one caller may run at once on a gateway, and how many may wait, for how long. */
+  public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs) {}
 
   public record OpsConfig(String host, int port) {}
 
@@ -115,6 +119,7 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.HTTP_BODY_TIMEOUT_MS),
             (int) v.positiveLong(ConfigKey.HTTP_IDLE_TIMEOUT_SECONDS),
             (int) v.positiveLong(ConfigKey.HTTP_MAX_CONNECTIONS),
+            (int) v.positiveLong(ConfigKey.HTTP_MAX_UNAUTHENTICATED_CONNECTIONS),
             v.list(ConfigKey.HTTP_ALLOWED_ORIGINS)),
         new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
         new DatabaseConfig(
@@ -147,6 +152,10 @@ public record TidemarkConfig(
             (int) v.nonNegativeLong(ConfigKey.NODE_EVENT_LOOPS)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
+        new CallLimits(
+            (int) v.positiveLong(ConfigKey.AUTH_MAX_CONCURRENT_CALLS),
+            (int) v.nonNegativeLong(ConfigKey.AUTH_MAX_QUEUED_CALLS),
+            v.positiveLong(ConfigKey.AUTH_QUEUE_TIMEOUT_MS)),
         new ChangelogConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
@@ -161,13 +170,40 @@ public record TidemarkConfig(
         v.str(ConfigKey.AUTH_ANONYMOUS_ROLE));
   }
 
-  /** Loopback names and addresses: what only this machine can reach. */
+  /**
+   * Loopback names and addresses: what only this machine can reach. Exactly {@code localhost}, an
+   * IPv4 literal in 127.0.0.0/8 and {@code ::1} (bare or bracketed). Parsed, never matched by
+   * prefix ({@code 127.0.0.1.evil.example} is a DNS name anyone can point anywhere) and never
+   * resolved (a lookup would ask the attacker's name server).
+   */
   public static boolean isLoopback(String host) {
     if (host == null) {
       return false;
     }
     String h = host.toLowerCase(java.util.Locale.ROOT);
-    return h.equals("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("[::1]");
+    return h.equals("localhost") || h.equals("::1") || h.equals("[::1]") || isLoopbackIpv4(h);
+  }
+
+  /** Four decimal octets of 0 to 255, without leading zeros (some parsers read those as octal), the first 127. */
+  private static boolean isLoopbackIpv4(String h) {
+    String[] octets = h.split("\\.", -1);
+    if (octets.length != 4) {
+      return false;
+    }
+    for (String octet : octets) {
+      if (octet.isEmpty() || octet.length() > 3 || (octet.length() > 1 && octet.charAt(0) == '0')) {
+        return false;
+      }
+      for (int i = 0; i < octet.length(); i++) {
+        if (octet.charAt(i) < '0' || octet.charAt(i) > '9') {
+          return false;
+        }
+      }
+      if (Integer.parseInt(octet) > 255) {
+        return false;
+      }
+    }
+    return octets[0].equals("127");
   }
 
   /** Parses values and names the key in every error, so that a bad setting is easy to find. */

@@ -47,6 +47,9 @@ public final class ArgumentValidator {
   public JsonArray faults(String tool, JsonObject arguments) {
     OutputUnit result = validators.get(tool).validate(arguments);
     JsonArray faults = new JsonArray();
+    // PostgreSQL's text cannot hold U+0000, and the wire protocol ends a statement at it: a NUL
+    // is the caller's mistake to fix, refused here before any service sees it
+    nulFaults(arguments, "", faults);
     if (Boolean.TRUE.equals(result.getValid())) {
       return faults;
     }
@@ -62,6 +65,32 @@ public final class ArgumentValidator {
       faults.add(new JsonObject().put("pointer", "").put("expected", "arguments that match the tool's inputSchema"));
     }
     return faults;
+  }
+
+  static final String NO_NUL = "text without NUL characters (\\u0000), which PostgreSQL cannot take; remove them, "
+      + "or send binary data to a bytea column as base64";
+
+  /** A fault for each string, and each property name, under {@code value} that holds a NUL character. */
+  private static void nulFaults(Object value, String pointer, JsonArray faults) {
+    if (value instanceof String text) {
+      if (text.indexOf('\u0000') >= 0) {
+        faults.add(new JsonObject().put("pointer", pointer).put("expected", NO_NUL));
+      }
+    } else if (value instanceof JsonObject object) {
+      for (String name : object.fieldNames()) {
+        String at = pointer + "/" + escape(name);
+        if (name.indexOf('\u0000') >= 0) {
+          // the pointer names the property, so it would carry the NUL: point at the object instead
+          faults.add(new JsonObject().put("pointer", pointer).put("expected", "property names " + NO_NUL));
+        } else {
+          nulFaults(object.getValue(name), at, faults);
+        }
+      }
+    } else if (value instanceof JsonArray array) {
+      for (int i = 0; i < array.size(); i++) {
+        nulFaults(array.getValue(i), pointer + "/" + i, faults);
+      }
+    }
   }
 
   private static JsonObject describe(JsonObject schema, JsonObject arguments, OutputUnit error) {

@@ -12,6 +12,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.DecodeException;
@@ -55,6 +56,8 @@ public final class McpEndpoint {
   public static final int BODY_TIMEOUT = -32002;
   /** What a session keeps of a client's description (clientInfo and capabilities), at most. */
   public static final int MAX_CLIENT_DESCRIPTION_BYTES = 16 * 1024;
+  /** Longest a refused connection is read (and what it sends dropped) before the server closes it. */
+  public static final long LINGER_MILLIS = 1000;
   /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
   public static final long KEEP_ALIVE_MILLIS = 15_000;
 
@@ -71,6 +74,7 @@ public final class McpEndpoint {
   private final ServerRequests serverRequests;
   private final McpMethods methods;
   private final boolean loopbackOnly;
+  private final ConnectionSlots slots;
   /** Calls running on this node, by session and request id, so that a cancellation can find them. */
   private final Map<String, Runnable> inflight = new ConcurrentHashMap<>();
   /** Streams that stay open (GET streams, listen streams), closed gracefully when the node stops. */
@@ -78,7 +82,9 @@ public final class McpEndpoint {
   private final ChangeNotifier notifier;
   private MessageConsumer<JsonObject> cancelConsumer;
 
-  public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
+  public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
+      ConnectionSlots slots) {
+    this.slots = slots;
     this.vertx = vertx;
     this.config = config;
     this.authenticator = authenticator;
@@ -121,7 +127,16 @@ public final class McpEndpoint {
 
   // ---- guards: each either refuses the request or hands it on ----
 
+  /** Headers a request may carry once: with two, a proxy and Tidemark could each act on a different one. */
+  private static final List<String> SINGLE_HEADERS = List.of("Authorization", "Origin", "Host");
+
   private boolean checkOriginHostDatabase(RoutingContext ctx) {
+    for (String name : SINGLE_HEADERS) {
+      if (ctx.request().headers().getAll(name).size() > 1) {
+        httpError(ctx, 400, "Send at most one " + name + " header; this request has several.");
+        return false;
+      }
+    }
     String origin = ctx.request().getHeader(HttpHeaders.ORIGIN);
     if (origin != null && !originAllowed(origin)) {
       httpError(ctx, 403, "Requests from this Origin are not allowed.");
@@ -145,6 +160,10 @@ public final class McpEndpoint {
   /** Completes when the request may go on; otherwise answers 401, 403 or 503 itself and never completes. */
   private Future<Caller> authenticate(RoutingContext ctx) {
     if (authenticator == null) {
+      if (!slots.authenticate(ctx.request().connection())) {
+        overCapacity(ctx);
+        return Future.future(p -> {});
+      }
       Caller anonymous = new Caller("anonymous", "anonymous", config.anonymousRole(), Access.READ_ONLY, List.of("*"));
       ctx.put(CALLER, anonymous);
       return Future.succeededFuture(anonymous);
@@ -155,6 +174,10 @@ public final class McpEndpoint {
             httpError(ctx, 403, "This token may not reach this database.");
             return Future.<Caller>future(p -> {});
           }
+          if (!slots.authenticate(ctx.request().connection())) {
+            overCapacity(ctx);
+            return Future.<Caller>future(p -> {});
+          }
           ctx.put(CALLER, caller);
           return Future.succeededFuture(caller);
         }, err -> {
@@ -162,12 +185,20 @@ public final class McpEndpoint {
           String message = refused ? err.getMessage() : "Credentials could not be checked right now; retry shortly.";
           vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> {
             if (refused) {
-              ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tidemark\", error=\"invalid_token\"");
+              // a socket that failed its credential check is let go, however it authenticated before
+              ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tidemark\", error=\"invalid_token\"")
+                  .putHeader(HttpHeaders.CONNECTION, "close");
             }
             httpError(ctx, refused ? 401 : 503, message);
           });
           return Future.future(p -> {});
         });
+  }
+
+  private void overCapacity(RoutingContext ctx) {
+    ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "1").putHeader(HttpHeaders.CONNECTION, "close");
+    httpError(ctx, 503, "This gateway holds its maximum of " + slots.maxAuthenticated()
+        + " authenticated connections; retry shortly, or reuse an open connection.");
   }
 
   // ---- POST ----
@@ -712,20 +743,50 @@ public final class McpEndpoint {
     return accept != null && (accept.contains(mediaType) || accept.contains("*/*"));
   }
 
-  private static void httpError(RoutingContext ctx, int status, String message) {
+  private void httpError(RoutingContext ctx, int status, String message) {
     reply(ctx, status, JsonRpc.error(null, JsonRpc.INVALID_REQUEST, message));
   }
 
-  private static void reply(RoutingContext ctx, int status, JsonObject body) {
+  private void reply(RoutingContext ctx, int status, JsonObject body) {
     var response = ctx.response();
     if (response.ended() || response.closed()) {
       return;
     }
-    if (status >= 400 && !ctx.request().isEnded()) {
-      // the body was never read: close after answering rather than drain what may be a huge upload
+    boolean unread = status >= 400 && !ctx.request().isEnded();
+    boolean letGo = "close".equalsIgnoreCase(response.headers().get(HttpHeaders.CONNECTION))
+        || status >= 400 && !slots.isAuthenticated(ctx.request().connection());
+    if (unread || letGo) {
+      // the body was never read: ask the client to close rather than drain what may be a huge upload
       response.putHeader(HttpHeaders.CONNECTION, "close");
     }
-    response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(body.encode());
+    Future<Void> written = response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(body.encode());
+    if (letGo) {
+      // a socket that never authenticated, or failed to, is closed by the server after any refusal:
+      // the header alone binds only clients that play fair, and such sockets must not pile up
+      written.onComplete(ar -> closeCleanly(ctx.request()));
+    }
+  }
+
+  /**
+   * Closes a connection once what the client already sent is read and dropped, for at most
+   * {@link #LINGER_MILLIS}: closing a socket with unread input makes the kernel send a reset,
+   * which can destroy the answer before the client reads it.
+   */
+  private void closeCleanly(HttpServerRequest request) {
+    HttpConnection connection = request.connection();
+    if (request.isEnded()) {
+      connection.close();
+      return;
+    }
+    long timer = vertx.setTimer(LINGER_MILLIS, t -> connection.close());
+    Runnable close = () -> {
+      vertx.cancelTimer(timer);
+      connection.close();
+    };
+    request.handler(chunk -> {});
+    request.exceptionHandler(err -> close.run());
+    request.endHandler(v -> close.run());
+    request.resume();
   }
 
   private static boolean validId(Object id) {
@@ -742,22 +803,40 @@ public final class McpEndpoint {
   }
 
   private boolean originAllowed(String origin) {
-    if (config.http().allowedOrigins().contains(origin)) {
-      return true;
-    }
+    return config.http().allowedOrigins().contains(origin) || originIsLoopback(origin);
+  }
+
+  /** An origin is a scheme, a host and maybe a port, nothing else; its host must be a loopback literal or localhost. */
+  static boolean originIsLoopback(String origin) {
     try {
-      URI uri = URI.create(origin);
-      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && TidemarkConfig.isLoopback(uri.getHost());
-    } catch (IllegalArgumentException e) {
+      URI uri = new URI(origin);
+      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getRawUserInfo() == null
+          && (uri.getRawPath() == null || uri.getRawPath().isEmpty()) && uri.getRawQuery() == null && uri.getRawFragment() == null
+          && TidemarkConfig.isLoopback(uri.getHost());
+    } catch (java.net.URISyntaxException e) {
       return false;
     }
   }
 
-  private static boolean hostIsLoopback(String host) {
+  /** A Host header of a loopback name or literal, with or without a port; anything more is refused. */
+  static boolean hostIsLoopback(String host) {
     if (host == null) {
       return true; // HTTP/1.0 without Host: nothing to rebind
     }
-    String h = host.startsWith("[") ? host.substring(0, host.indexOf(']') + 1) : host.split(":")[0];
-    return TidemarkConfig.isLoopback(h);
+    String name;
+    String port;
+    if (host.startsWith("[")) {
+      int close = host.indexOf(']');
+      if (close < 0) {
+        return false;
+      }
+      name = host.substring(0, close + 1);
+      port = host.substring(close + 1);
+    } else {
+      int colon = host.indexOf(':');
+      name = colon < 0 ? host : host.substring(0, colon);
+      port = colon < 0 ? "" : host.substring(colon);
+    }
+    return (port.isEmpty() || port.matches(":[0-9]{1,5}")) && TidemarkConfig.isLoopback(name);
   }
 }

@@ -55,6 +55,7 @@ final class McpMethods {
   private final Subscriptions subscriptions;
   private final ServerRequests serverRequests;
   private final ArgumentValidator validator;
+  private final CallLimiter limiter;
   private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
 
@@ -67,6 +68,7 @@ final class McpMethods {
     this.sessions = sessions;
     this.subscriptions = subscriptions;
     this.serverRequests = serverRequests;
+    this.limiter = new CallLimiter(vertx, config.callLimits());
     Map<String, JsonObject> schemas = new LinkedHashMap<>();
     for (ToolDescriptor tool : ToolCatalog.all()) {
       schemas.put(tool.name(), tool.inputSchema());
@@ -197,6 +199,16 @@ final class McpMethods {
           new JsonObject().put("faults", faults));
       return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(invalid)));
     }
+    // arguments are checked first: a call that cannot run never waits for a slot
+    return limiter.admit(call.caller().id(), call.cancellation()).compose(admission -> admission.refused()
+        ? Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(admission.refusal())))
+        : runTool(call, toolName, tool, extension, arguments).eventually(() -> {
+          admission.release().run();
+          return Future.succeededFuture();
+        }));
+  }
+
+  private Future<JsonObject> runTool(Call call, String toolName, ToolDescriptor tool, McpExtension extension, JsonObject arguments) {
     if (extension != null) {
       CallContext context = new CallContext(call);
       return extension.callTool(toolName, arguments, context)

@@ -93,9 +93,11 @@ public final class ResourceUris {
     return sb.toString();
   }
 
+  /** Null for bad escapes, and for a NUL (%00): PostgreSQL holds no name or value with one, so no resource has it. */
   private static String decode(String value) {
     try {
-      return URLDecoder.decode(value.replace("+", "%2B"), StandardCharsets.UTF_8);
+      String decoded = URLDecoder.decode(value.replace("+", "%2B"), StandardCharsets.UTF_8);
+      return decoded.indexOf('\u0000') >= 0 ? null : decoded;
     } catch (IllegalArgumentException e) {
       return null;
     }

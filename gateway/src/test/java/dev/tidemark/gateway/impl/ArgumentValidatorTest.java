@@ -48,4 +48,28 @@ class ArgumentValidatorTest {
     JsonArray typeFaults = validator.faults("list_tables", new JsonObject().put("schema", new JsonObject().put("s3cr3t", 1)));
     assertFalse(typeFaults.encode().contains("s3cr3t"), typeFaults.encode());
   }
+
+  @Test
+  void aNulCharacterInAnyTextArgumentIsAFaultNamingItsPointerNotItsValue() {
+    JsonArray faults = validator.faults("query", new JsonObject().put("sql", "SELECT 's3cr3t\u0000'"));
+    assertEquals(1, faults.size(), faults.encode());
+    assertEquals("/sql", faults.getJsonObject(0).getString("pointer"));
+    assertTrue(faults.getJsonObject(0).getString("expected").contains("NUL"), faults.encode());
+    assertFalse(faults.encode().contains("s3cr3t"), faults.encode());
+
+    JsonArray nested = validator.faults("query", new JsonObject().put("sql", "SELECT $1, $2")
+        .put("params", new JsonArray().add("fine").add("bad\u0000")));
+    assertEquals(1, nested.size(), nested.encode());
+    assertEquals("/params/1", nested.getJsonObject(0).getString("pointer"));
+
+    JsonArray inRows = validator.faults("insert_rows", new JsonObject().put("table", "customers")
+        .put("rows", new JsonArray().add(new JsonObject().put("name", "a\u0000b").put("n\u0000ame", "x"))));
+    assertTrue(inRows.stream().anyMatch(f -> ((JsonObject) f).getString("pointer").equals("/rows/0/name")), inRows.encode());
+    assertTrue(inRows.stream().anyMatch(f -> ((JsonObject) f).getString("pointer").equals("/rows/0")), inRows.encode());
+    assertTrue(inRows.stream().noneMatch(f -> ((JsonObject) f).getString("pointer").indexOf(0) >= 0),
+        "no pointer carries the NUL itself: " + inRows.encode());
+
+    assertTrue(validator.faults("query", new JsonObject().put("sql", "SELECT '\\u0000'")).isEmpty(),
+        "the six characters \\u0000 written out are text like any other");
+  }
 }

@@ -35,4 +35,11 @@ class ResourceUrisTest {
     assertEquals(List.of("5", "x"), ResourceUris.keyOf(new JsonArray().add(5).add("x")));
     assertNull(ResourceUris.keyOf(new io.vertx.core.json.JsonObject().put("a", 1)), "a table without a key has no row URI");
   }
+
+  @Test
+  void aNulInATableOrKeyNamesNoResource() {
+    assertNull(ResourceUris.parse("tidemark://table/custo%00mers"));
+    assertNull(ResourceUris.parse("tidemark://row/customers/a%00b"));
+    assertNull(ResourceUris.parse("tidemark://row/cus%00tomers/1"));
+  }
 }

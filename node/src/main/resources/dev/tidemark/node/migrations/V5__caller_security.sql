@@ -125,6 +125,25 @@ BEGIN
 END
 $$;
 
+-- The changelog's position lock becomes a row lock on a table of Tidemark's own: any role may
+-- take any advisory lock, so a caller's read could hold the old advisory position lock and stall
+-- every captured commit; no caller role can lock a row of a table it has no rights on.
+CREATE TABLE tidemark.position_lock (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton));
+INSERT INTO tidemark.position_lock DEFAULT VALUES;
+CREATE OR REPLACE FUNCTION tidemark.changelog_assign_position() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM tidemark.changelog_commit WHERE xid = NEW.xid) THEN
+    RETURN NULL;
+  END IF;
+  PERFORM 1 FROM tidemark.position_lock FOR UPDATE;  -- held until the commit is visible
+  INSERT INTO tidemark.changelog_commit (position, xid, committed_at)
+  VALUES (nextval('tidemark.changelog_position_seq'), NEW.xid, clock_timestamp());
+  PERFORM pg_notify('tidemark_changelog', '');
+  RETURN NULL;
+END
+$$;
+
 -- What the current transaction captured, for a change tool's plan and commit. Only with the
 -- server's MAC over this transaction's id: a caller's own SQL could otherwise read before-images
 -- of rows and columns its role may not read (a cascade into a table it cannot see). The server
