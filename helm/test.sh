@@ -170,6 +170,10 @@ check "the config file carries the external PostgreSQL and Kafka settings" \
 
 check "the database password is read from a mounted Secret file, never from the config" \
   bash -c "grep -q 'database.password-file: \"/etc/tidemark/secrets/database-password\"' '$scratch/config.yaml' && ! grep -q 'database.password:' '$scratch/config.yaml' && grep -A1 'secret:' '$scratch/query.yaml' | grep -q 'secretName: tidemark-db' && grep -q 'mountPath: /etc/tidemark/secrets' '$scratch/query.yaml'"
+check "the caller roles' passwords are a mounted Secret folder, for the nodes and the migration alike" \
+  bash -c "grep -q 'database.caller-password-dir: \"/etc/tidemark/caller-passwords\"' '$scratch/config.yaml' && grep -q 'secretName: tidemark-callers' '$scratch/query.yaml' && grep -q 'mountPath: /etc/tidemark/caller-passwords' '$scratch/command.yaml' && grep -q 'secretName: tidemark-callers' '$scratch/migrate.yaml'"
+check "without callerPasswordsSecret no caller-password folder is configured or mounted" \
+  bash -c "out=\$(\"$helm\" template t '$chart' --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092 --set database.password=x); ! grep -q 'caller-password' <<<\"\$out\""
 check "an existing Secret means the chart creates no password Secret of its own" \
   bash -c "! grep -B1 -A6 '^kind: Secret' '$all' | grep -q 'name: t-tidemark-database'"
 check "without an existing Secret, the chart stores database.password in its own Secret" \

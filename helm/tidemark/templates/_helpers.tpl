@@ -106,7 +106,7 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "kafka.bootstrap-servers" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "kafka.bootstrap-servers" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
 {{- range $key, $_ := .Values.extraConfig -}}
 {{- if eq $key "auth.enabled" -}}
 {{- fail "extraConfig may not set auth.enabled: the chart always requires tokens" -}}
@@ -138,6 +138,9 @@ database.name: {{ .Values.database.name | quote }}
 database.url: {{ .Values.database.url | quote }}
 database.user: {{ .Values.database.user | quote }}
 database.password-file: {{ include "tidemark.passwordFile" . | quote }}
+{{- if .Values.database.callerPasswordsSecret }}
+database.caller-password-dir: "/etc/tidemark/caller-passwords"
+{{- end }}
 database.pool-size: {{ .Values.database.poolSize | int64 | quote }}
 database.schemas: {{ join "," .Values.database.schemas | quote }}
 database.statement-timeout-ms: {{ .Values.database.statementTimeoutMs | int64 | quote }}
@@ -317,6 +320,11 @@ spec:
             - name: database-password
               mountPath: /etc/tidemark/secrets
               readOnly: true
+            {{- if $root.Values.database.callerPasswordsSecret }}
+            - name: caller-passwords
+              mountPath: /etc/tidemark/caller-passwords
+              readOnly: true
+            {{- end }}
             - name: tmp
               mountPath: /tmp
       volumes:
@@ -330,6 +338,12 @@ spec:
             items:
               - key: {{ include "tidemark.databaseSecretKey" $root }}
                 path: database-password
+        {{- if $root.Values.database.callerPasswordsSecret }}
+        - name: caller-passwords
+          secret:
+            secretName: {{ $root.Values.database.callerPasswordsSecret }}
+            defaultMode: 0440
+        {{- end }}
         - name: tmp
           emptyDir: {}
       {{- with $cfg.nodeSelector }}

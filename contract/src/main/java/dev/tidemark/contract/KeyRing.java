@@ -61,24 +61,27 @@ public final class KeyRing {
     return keys;
   }
 
-  /** The key that signs now: the newest active one, or the oldest when none is active yet. */
+  /**
+   * The key that signs now: the newest that is active and not retired; else the newest not
+   * retired (a ring read just before a rotation took effect); else the newest.
+   */
   public Key signing() {
     long now = System.currentTimeMillis();
-    Key best = null;
+    Key active = null;
+    Key verifying = null;
+    Key newest = null;
     for (Key k : keys) {
-      if (k.activeFromMs() <= now && k.verifiesAt(now) && (best == null || k.id() > best.id())) {
-        best = k;
+      if (newest == null || k.id() > newest.id()) {
+        newest = k;
+      }
+      if (k.verifiesAt(now) && (verifying == null || k.id() > verifying.id())) {
+        verifying = k;
+      }
+      if (k.verifiesAt(now) && k.activeFromMs() <= now && (active == null || k.id() > active.id())) {
+        active = k;
       }
     }
-    if (best != null) {
-      return best;
-    }
-    for (Key k : keys) {
-      if (best == null || k.id() < best.id()) {
-        best = k;
-      }
-    }
-    return best;
+    return active != null ? active : verifying != null ? verifying : newest;
   }
 
   public Optional<Key> byId(int id) {

@@ -312,8 +312,8 @@ class CallerIsolationIT {
     assertEquals("Ada", rows(listed).getJsonObject(0).getString("name"));
     JsonObject denied = refused(reader, "query", query("SELECT secret FROM public.sec_people"), "PERMISSION_DENIED");
     assertFalse(denied.encode().contains("top-secret"), denied::encode);
-    JsonObject plan = ToolResults.ok(writer, "update_rows", new JsonObject().put("table", "sec_people").put("key", 1)
-        .put("set", new JsonObject().put("name", "Ada L.")));
+    JsonObject plan = ToolResults.ok(writer, "execute", new JsonObject().put("sql", "UPDATE public.sec_people SET name = 'Ada L.' WHERE id = 1"));
+    assertEquals(1, plan.getJsonObject("totals").getInteger("updated"));
     assertFalse(plan.encode().contains("top-secret"), "a plan's images show only readable columns: " + plan.encode());
     String head = ToolResults.ok(reader, "status", new JsonObject()).getString("changelog_head");
     sql(infra, DB, "UPDATE public.sec_people SET secret = 'top-secret-2', name = 'Ada' WHERE id = 1");

@@ -66,6 +66,8 @@ class ChangeCrashSafetyIT {
     env.put(ConfigKey.DATABASE_URL.envName(), infra.postgres().url(DB));
     env.put(ConfigKey.DATABASE_USER.envName(), infra.postgres().user());
     env.put(ConfigKey.DATABASE_PASSWORD.envName(), infra.postgres().password());
+    env.put(ConfigKey.DATABASE_CALLER_PASSWORDS.envName(), TestNodes.config(infra, cluster, 0, "", "command")
+        .get(ConfigKey.DATABASE_CALLER_PASSWORDS));
     env.put(ConfigKey.CLUSTER_NAME.envName(), cluster);
     env.put(ConfigKey.CLUSTER_HOST.envName(), "127.0.0.1");
     env.put(ConfigKey.CLUSTER_PORT.envName(), String.valueOf(port));

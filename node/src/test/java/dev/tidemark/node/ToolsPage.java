@@ -77,12 +77,14 @@ final class ToolsPage {
         customer's message) cannot pass itself off as Tidemark's own words. The structured content
         carries the same values as plain JSON, mapped as [types.md](types.md) says.
       - **Read-only, as the caller.** Every read tool runs in a `READ ONLY` transaction that is always
-        rolled back, as the caller's PostgreSQL role, with the statement timeout
+        rolled back, on a connection that logged in as the caller's PostgreSQL role, with the statement timeout
         `database.statement-timeout-ms` (5000 ms by default; past it the call ends with `TIMEOUT`).
         After the rollback the connection's session is reset (`DISCARD ALL`), so nothing a call does
         (a setting, an advisory lock, a prepared statement, a temporary table, a `LISTEN`) reaches
-        the next call. What a caller sees is what that role may read. Tidemark's own schema,
-        `tidemark`, is never served: naming one of its tables is `NOT_FOUND`.
+        the next call. What a caller sees is what that role may read ([security.md](../security.md)).
+        Tidemark's own schema, `tidemark`, is never served: `get_row`, `list_rows` and
+        `describe_table` answer `NOT_FOUND` for its tables, and a statement that reads one is
+        `PERMISSION_DENIED`.
       - **Tables.** A `table` argument is `name` or `schema.name`; a bare name is looked up in the
         schemas of `database.schemas`, in that order. A table that does not exist, is not served or
         that the caller's role may not read is `NOT_FOUND`.
@@ -90,8 +92,9 @@ final class ToolsPage {
         `INVALID_ARGUMENTS`). A page also ends early when its rows reach 4 MiB of JSON; it then says
         `truncated: true`, and `next_cursor` continues after its last row. A single row larger than
         that is `LIMIT_EXCEEDED`.
-      - **Cursors.** `next_cursor` is absent on the last page. A cursor is opaque and signed
-        (`cursor.secret`), works on any node, belongs to one call's arguments (the same `sql` and
+      - **Cursors.** `next_cursor` is absent on the last page. A cursor is opaque: sealed with the
+        database's key ring, so its content cannot be read or altered. It works on any node, only
+        for the caller it was issued to (another caller's cursor is `INVALID_CURSOR`), belongs to one call's arguments (the same `sql` and
         `params`, or the same `table`, `where`, `order` and `columns`; otherwise `INVALID_CURSOR`),
         and expires 24 hours after its first page (`CURSOR_EXPIRED`). A cursor records the tables
         its statement reads and the change position of its first page, so that a page never mixes

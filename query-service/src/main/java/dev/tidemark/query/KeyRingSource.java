@@ -1,6 +1,8 @@
 package dev.tidemark.query;
 
+import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
+import dev.tidemark.contract.ToolException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -14,39 +16,52 @@ import org.slf4j.LoggerFactory;
 /**
  * A database's key ring, read from {@code tidemark.key_ring} as the login and read again every
  * {@code keys.refresh-seconds}, so that a rotation reaches every node without a restart. A failed
- * reload keeps the keys last read.
+ * reload keeps the keys last read. A node may start while PostgreSQL is unreachable (it is then
+ * not ready); until the ring was read once, a call that needs it is UNAVAILABLE and tries to read
+ * it again, at most once a second.
  */
 public final class KeyRingSource {
 
   private static final Logger LOG = LoggerFactory.getLogger(KeyRingSource.class);
+  private static final long RETRY_MS = 1000;
 
   static final String SQL = "SELECT id, secret, active_from, retires_at FROM tidemark.key_ring"
       + " WHERE retires_at IS NULL OR retires_at > now() ORDER BY id";
 
   private final Pool pool;
   private volatile KeyRing ring;
+  private volatile long lastTryMs;
 
-  private KeyRingSource(Pool pool, KeyRing ring) {
+  private KeyRingSource(Pool pool) {
     this.pool = pool;
-    this.ring = ring;
   }
 
-  /** Reads the ring once, then keeps it fresh on a timer of {@code vertx} (cancelled with the caller's verticle). */
+  /** Reads the ring, then keeps it fresh on a timer of {@code vertx} (cancelled with the caller's verticle). */
   public static Future<KeyRingSource> start(Vertx vertx, Pool pool, long refreshSeconds) {
-    return read(pool).map(ring -> {
-      KeyRingSource source = new KeyRingSource(pool, ring);
-      vertx.setPeriodic(refreshSeconds * 1000, t -> source.reload());
-      return source;
-    });
+    KeyRingSource source = new KeyRingSource(pool);
+    vertx.setPeriodic(refreshSeconds * 1000, t -> source.reload());
+    return source.reload().map(source).otherwise(source);
   }
 
+  /** The keys last read; UNAVAILABLE when they were never read. */
   public KeyRing ring() {
-    return ring;
+    KeyRing r = ring;
+    if (r == null) {
+      if (System.currentTimeMillis() - lastTryMs > RETRY_MS) {
+        reload();
+      }
+      throw new ToolException(ErrorCode.UNAVAILABLE, "Tidemark could not read its keys from the database yet. "
+          + ErrorCode.UNAVAILABLE.hint());
+    }
+    return r;
   }
 
-  private void reload() {
-    read(pool).onSuccess(r -> ring = r).onFailure(err -> LOG.warn("reading the key ring failed, keeping the keys last read: {}",
-        err.getMessage()));
+  private Future<Void> reload() {
+    lastTryMs = System.currentTimeMillis();
+    return read(pool).onSuccess(r -> ring = r)
+        .onFailure(err -> LOG.warn("reading the key ring failed{}: {}", ring == null ? "" : ", keeping the keys last read",
+            err.getMessage()))
+        .mapEmpty();
   }
 
   static Future<KeyRing> read(Pool pool) {

@@ -17,9 +17,9 @@ import java.util.List;
 
 /**
  * {@code changes_since}: committed changes after a cursor, in position (commit) order, to the
- * tables the caller's role may SELECT. It reads schema tidemark as the login, in one REPEATABLE
+ * tables the caller's role may SELECT (all columns or some). It reads schema tidemark as the login, in one REPEATABLE
  * READ snapshot, so the page and the next cursor agree; the caller's rights are checked with
- * has_table_privilege for the caller's role. A table with row-level security is left out unless
+ * has_any_column_privilege for the caller's role. A table with row-level security is left out unless
  * the role bypasses it: a change's images could show rows its policies hide. Images and keys hold
  * only the columns the role may SELECT (a key with a column it may not read is left out), and
  * who made a change comes from {@code tidemark.change_attribution}, which only Tidemark writes.
@@ -52,7 +52,7 @@ public final class ChangesSinceTool implements ReadTool {
        WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
          AND c.op <> 'DDL'
          AND c.schema_name = ANY($5)
-         AND has_table_privilege($3, c.relid, 'SELECT')
+         AND has_any_column_privilege($3, c.relid, 'SELECT')
          AND (NOT cls.relrowsecurity OR EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND rolbypassrls))
          AND ($4::text[] IS NULL OR c.schema_name || '.' || c.table_name = ANY($4) OR c.table_name = ANY($4))
        ORDER BY k.position, c.id
