@@ -249,13 +249,14 @@ class CallerIsolationIT {
     JsonArray readerRows = rows(ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "agent_notes")));
     assertTrue(writerRows.size() >= 2, writerRows::encode);
     writerRows.forEach(r -> assertEquals("dev-read-write", ((JsonObject) r).getString("owner")));
-    assertEquals(1, readerRows.size(), readerRows::encode);
-    assertEquals("dev-read-only", readerRows.getJsonObject(0).getString("owner"));
+    long readersOwn = count("SELECT count(*) FROM public.agent_notes WHERE owner = 'dev-read-only'");
+    assertEquals(readersOwn, readerRows.size(), readerRows::encode);
+    readerRows.forEach(r -> assertEquals("dev-read-only", ((JsonObject) r).getString("owner")));
     long readersNote = readerRows.getJsonObject(0).getLong("id");
     refused(writer, "get_row", new JsonObject().put("table", "agent_notes").put("key", readersNote), "NOT_FOUND");
     ToolResults.ok(reader, "get_row", new JsonObject().put("table", "agent_notes").put("key", readersNote));
     JsonArray counted = rows(ToolResults.ok(reader, "query", query("SELECT count(*) AS n FROM public.agent_notes")));
-    assertEquals(1, counted.getJsonObject(0).getInteger("n"));
+    assertEquals(readersOwn, counted.getJsonObject(0).getLong("n"));
     // a new row takes the verified caller as its owner; another owner is refused by the policy
     JsonObject insert = new JsonObject().put("table", "agent_notes").put("rows", new JsonArray().add(new JsonObject().put("body", "mine")));
     JsonObject plan = ToolResults.ok(writer, "insert_rows", insert);
@@ -266,6 +267,29 @@ class CallerIsolationIT {
     refused(writer, "insert_rows", new JsonObject().put("table", "agent_notes").put("rows", new JsonArray()
         .add(new JsonObject().put("body", "theirs").put("owner", "dev-read-only"))), "PERMISSION_DENIED");
     assertEquals(0, count("SELECT count(*) FROM public.agent_notes WHERE body = 'theirs'"));
+  }
+
+  @Test
+  void changesSinceShowsEachCallerOnlyTheRowsItsPoliciesLetItRead() {
+    String readerHead = ToolResults.ok(reader, "status", new JsonObject()).getString("changelog_head");
+    String writerHead = ToolResults.ok(writer, "status", new JsonObject()).getString("changelog_head");
+    sql(infra, DB, "INSERT INTO public.agent_notes (owner, body) VALUES ('dev-read-only', 'for the reader'), ('dev-read-write', 'for the writer')",
+        "UPDATE public.agent_notes SET body = body || '!' WHERE body LIKE 'for the %'",
+        "DELETE FROM public.agent_notes WHERE body = 'for the writer!'");
+    JsonArray tables = new JsonArray().add("agent_notes");
+    List<String> seenByReader = new ArrayList<>();
+    ChangelogFixtures.await("the reader's changes", java.time.Duration.ofSeconds(20), () -> {
+      seenByReader.clear();
+      ToolResults.ok(reader, "changes_since", new JsonObject().put("cursor", readerHead).put("tables", tables))
+          .getJsonArray("changes").forEach(c -> seenByReader.add(((JsonObject) c).getString("op") + " "
+              + (((JsonObject) c).getJsonObject("after") == null ? "" : ((JsonObject) c).getJsonObject("after").getString("owner"))));
+      return seenByReader.size() >= 2;
+    });
+    assertEquals(List.of("INSERT dev-read-only", "UPDATE dev-read-only"), seenByReader, "only the reader's own note, never the writer's");
+    JsonArray writerChanges = ToolResults.ok(writer, "changes_since", new JsonObject().put("cursor", writerHead).put("tables", tables))
+        .getJsonArray("changes");
+    assertFalse(writerChanges.encode().contains("for the reader"), writerChanges::encode);
+    assertFalse(writerChanges.encode().contains("DELETE"), "a delete on a table with row-level security is not shown: " + writerChanges.encode());
   }
 
   // ---- 6. cursors ----

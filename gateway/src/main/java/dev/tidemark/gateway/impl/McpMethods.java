@@ -428,7 +428,11 @@ final class McpMethods {
       if (reply.structured().getJsonArray("primary_key", new JsonArray()).size() != parsed.key().size()) {
         return Future.succeededFuture(null);
       }
-      return Future.succeededFuture(ResourceUris.row(qualified, parsed.key()));
+      // a row names a resource only when the caller may read it now: under row-level security a
+      // subscription to someone else's row would tell when it changes
+      Object key = parsed.key().size() == 1 ? parsed.key().get(0) : new JsonArray(new ArrayList<>(parsed.key()));
+      return readTool(call, ToolCatalog.GET_ROW, new JsonObject().put("table", qualified).put("key", key))
+          .map(row -> row.isError() ? null : ResourceUris.row(qualified, parsed.key()));
     });
   }
 

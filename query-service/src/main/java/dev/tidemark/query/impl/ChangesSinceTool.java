@@ -14,13 +14,20 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.List;
+import io.vertx.sqlclient.RowSet;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.LinkedHashMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * {@code changes_since}: committed changes after a cursor, in position (commit) order, to the
  * tables the caller's role may SELECT (all columns or some). It reads schema tidemark as the login, in one REPEATABLE
  * READ snapshot, so the page and the next cursor agree; the caller's rights are checked with
- * has_any_column_privilege for the caller's role. A table with row-level security is left out unless
- * the role bypasses it: a change's images could show rows its policies hide. Images and keys hold
+ * has_any_column_privilege for the caller's role. On a table whose row-level security applies to
+ * the role, a change is shown only when its row is one the role may read now (see visible()). Images and keys hold
  * only the columns the role may SELECT (a key with a column it may not read is left out), and
  * who made a change comes from {@code tidemark.change_attribution}, which only Tidemark writes.
  */
@@ -43,7 +50,10 @@ public final class ChangesSinceTool implements ReadTool {
                                  AND has_column_privilege($3, c.relid, a.attnum, 'SELECT'))) AS before, (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.after) e
                 WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = e.key AND NOT a.attisdropped
                                  AND has_column_privilege($3, c.relid, a.attnum, 'SELECT'))) AS after,
-             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool
+             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool,
+             cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
+               AS row_security,
+             t.key_columns
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
         JOIN pg_class cls ON cls.oid = c.relid
@@ -53,7 +63,6 @@ public final class ChangesSinceTool implements ReadTool {
          AND c.op <> 'DDL'
          AND c.schema_name = ANY($5)
          AND has_any_column_privilege($3, c.relid, 'SELECT')
-         AND (NOT cls.relrowsecurity OR EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND rolbypassrls))
          AND ($4::text[] IS NULL OR c.schema_name || '.' || c.table_name = ANY($4) OR c.table_name = ANY($4))
        ORDER BY k.position, c.id
        LIMIT $6""";
@@ -91,7 +100,7 @@ public final class ChangesSinceTool implements ReadTool {
               }
               return conn.preparedQuery(PAGE)
                   .execute(Tuple.of(from.commit(), from.change(), request.caller().pgRole(), wanted, schemas, limit + 1))
-                  .map(rows -> {
+                  .compose(rows -> visible(db, request, rows).map(shown -> {
                     JsonArray changes = new JsonArray();
                     ChangePosition last = from;
                     boolean more = rows.size() > limit;
@@ -101,7 +110,9 @@ public final class ChangesSinceTool implements ReadTool {
                         break;
                       }
                       last = new ChangePosition(r.getLong("position"), r.getLong("id"));
-                      changes.add(change(r, last.encode(key)));
+                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || shown.contains(visibilityKey(r))) {
+                        changes.add(change(r, last.encode(key)));
+                      }
                     }
                     // nothing more to show: continue from the head, past changes the caller may not see
                     ChangePosition next = more || !bounds.head().isAfter(last) ? last : bounds.head();
@@ -110,8 +121,74 @@ public final class ChangesSinceTool implements ReadTool {
                     String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
                         + (more ? ", more waiting" : ", up to date");
                     return ToolReply.ok(summary, out, changes);
-                  });
+                  }));
             })));
+  }
+
+  /**
+   * Of the page's changes to tables whose row-level security applies to the caller, those it may
+   * see: an insert or update whose row the caller may read now, read as the caller (its policies
+   * decide). The log knows nothing of policies, and a deleted row cannot be read, so deletes and
+   * truncations of such tables are not shown.
+   */
+  private Future<Set<String>> visible(CallerDb db, ToolRequest request, RowSet<Row> rows) {
+    Map<String, List<JsonArray>> keysByTable = new LinkedHashMap<>();
+    Map<String, String[]> keyColumns = new HashMap<>();
+    for (Row r : rows) {
+      String[] columns = r.getArrayOfStrings("key_columns");
+      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || !List.of("INSERT", "UPDATE").contains(r.getString("op"))
+          || !(r.getValue("key") instanceof JsonArray k) || columns == null || columns.length == 0) {
+        continue;
+      }
+      String table = ReadTool.quoteIdent(r.getString("schema_name")) + "." + ReadTool.quoteIdent(r.getString("table_name"));
+      keysByTable.computeIfAbsent(table, t -> new ArrayList<>()).add(k);
+      keyColumns.put(table, columns);
+    }
+    if (keysByTable.isEmpty()) {
+      return Future.succeededFuture(Set.of());
+    }
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
+      List<Future<RowSet<Row>>> reads = new ArrayList<>();
+      for (Map.Entry<String, List<JsonArray>> e : keysByTable.entrySet()) {
+        String[] columns = keyColumns.get(e.getKey());
+        StringBuilder live = new StringBuilder();
+        StringBuilder given = new StringBuilder();
+        JsonArray wanted = new JsonArray();
+        for (int i = 0; i < columns.length; i++) {
+          String col = ReadTool.quoteIdent(columns[i]);
+          live.append(i == 0 ? "" : ", ").append("t.").append(col);
+          given.append(i == 0 ? "" : ", ").append("r.").append(col);
+        }
+        for (JsonArray k : e.getValue()) {
+          JsonObject o = new JsonObject();
+          for (int i = 0; i < columns.length && i < k.size(); i++) {
+            o.put(columns[i], k.getValue(i));
+          }
+          wanted.add(o);
+        }
+        String sql = "SELECT " + ReadTool.quoteLiteralText(e.getKey()) + " || '|' || jsonb_build_array(" + live + ")::text FROM "
+            + e.getKey() + " t WHERE (" + live + ") IN (SELECT " + given + " FROM jsonb_populate_recordset(NULL::" + e.getKey()
+            + ", $1::jsonb) r)";
+        reads.add(conn.preparedQuery(sql).execute(Tuple.of(wanted)));
+      }
+      return Future.all(reads).map(all -> {
+        Set<String> shown = new HashSet<>();
+        for (Future<RowSet<Row>> read : reads) {
+          for (Row r : read.result()) {
+            String v = r.getString(0);
+            int bar = v.lastIndexOf("|[");
+            shown.add(v.substring(0, bar) + "|" + new JsonArray(v.substring(bar + 1)).encode());
+          }
+        }
+        return shown;
+      });
+    });
+  }
+
+  private static String visibilityKey(Row r) {
+    Object key = r.getValue("key");
+    String table = ReadTool.quoteIdent(r.getString("schema_name")) + "." + ReadTool.quoteIdent(r.getString("table_name"));
+    return table + "|" + (key instanceof JsonArray k ? k.encode() : "");
   }
 
   private static ChangePosition decode(String cursor, byte[] key) {

@@ -128,6 +128,11 @@ public interface ReadTool {
         ? message : "permission denied: your role lacks a privilege this statement needs";
   }
 
+  /** A SQL string literal of {@code text}, for text Tidemark itself built (quoted identifiers), never for a caller's value. */
+  static String quoteLiteralText(String text) {
+    return "'" + text.replace("'", "''") + "'";
+  }
+
   /** Double-quotes an identifier so that any name, even an odd one, is taken literally. */
   static String quoteIdent(String name) {
     return "\"" + name.replace("\"", "\"\"") + "\"";
