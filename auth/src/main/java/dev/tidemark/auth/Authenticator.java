@@ -2,6 +2,7 @@ package dev.tidemark.auth;
 
 import dev.tidemark.contract.Caller;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 
 /** Turns the credentials of a request into a {@link Caller}, or fails with {@link AuthenticationException}. */
 public interface Authenticator {
@@ -10,4 +11,17 @@ public interface Authenticator {
    * @param authorization the request's {@code Authorization} header, possibly null
    */
   Future<Caller> authenticate(String authorization);
+
+  /**
+   * Starts hearing of revocations: {@code revoked} is called once for each token that stops being
+   * valid, on this node, soon after (within a second); by then this authenticator refuses it.
+   * Call it on the context that uses the authenticator. Default: credentials that are never revoked.
+   */
+  default Future<Void> start(Handler<Revocation> revoked) {
+    return Future.succeededFuture();
+  }
+
+  default Future<Void> stop() {
+    return Future.succeededFuture();
+  }
 }

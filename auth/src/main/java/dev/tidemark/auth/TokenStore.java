@@ -4,6 +4,7 @@ import dev.tidemark.auth.impl.PgTokenStore;
 import dev.tidemark.contract.Access;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import java.util.List;
 
@@ -27,6 +28,10 @@ public interface TokenStore {
   /** Every token, without its hash: id, name, pg_role, access, databases, created_at, revoked_at. */
   Future<List<JsonObject>> list();
 
-  /** An authenticator backed by this store. */
-  Authenticator authenticator(io.vertx.core.Vertx vertx);
+  /**
+   * An authenticator backed by this store.
+   *
+   * @param notices where it LISTENs for revocations, on a connection of its own
+   */
+  Authenticator authenticator(io.vertx.core.Vertx vertx, PgConnectOptions notices);
 }

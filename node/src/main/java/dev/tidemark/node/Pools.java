@@ -25,15 +25,19 @@ public final class Pools {
     return create(vertx, db, true);
   }
 
-  private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
-    PgConnectOptions connect = new PgConnectOptions()
+  /** How Tidemark's own login connects to the served database, for a connection outside any pool (a LISTEN). */
+  public static PgConnectOptions connectOptions(DatabaseConfig db) {
+    return new PgConnectOptions()
         .setHost(db.host())
         .setPort(db.port())
         .setDatabase(db.dbname())
         .setUser(db.user())
         .setPassword(db.password())
-        .addProperty("application_name", "tidemark")
-        .setCachePreparedStatements(keepPrepared);
+        .addProperty("application_name", "tidemark");
+  }
+
+  private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
+    PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
     return PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(db.poolSize()))
         .connectingTo(connect)

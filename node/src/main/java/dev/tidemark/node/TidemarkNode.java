@@ -100,7 +100,8 @@ public final class TidemarkNode {
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
-        Authenticator auth = config.authEnabled() ? TokenStore.create(pool).authenticator(vertx) : null;
+        Authenticator auth = config.authEnabled() ? TokenStore.create(pool)
+            .authenticator(vertx, Pools.connectOptions(config.database())) : null;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         deployments.add(vertx.deployVerticle(gateway));
         // every gateway hears of every change, to notify the subscribers it holds

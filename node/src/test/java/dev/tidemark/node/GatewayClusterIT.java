@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.gateway.impl.SessionStore;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
@@ -18,7 +16,6 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -41,16 +38,9 @@ class GatewayClusterIT {
   }
 
   private void startBoth(SharedInfra infra) {
-    TestNodes.prepareDatabase(infra);
-    String cluster = TestNodes.clusterName();
-    int[] ports = FreePorts.allocate(2);
-    String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
-    Map<ConfigKey, String> onlyGateway = TestNodes.config(infra, cluster, ports[0], members, "gateway");
-    onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
-    Map<ConfigKey, String> everything = TestNodes.config(infra, cluster, ports[1], members, "gateway,query,command,changelog");
-    everything.put(ConfigKey.NODE_ID, "gateway-b");
-    b = TestNodes.start(everything);
-    a = TestNodes.start(onlyGateway);
+    TidemarkNode[] pair = TestNodes.startGatewayPair(infra);
+    a = pair[0];
+    b = pair[1];
   }
 
   private static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {

@@ -76,6 +76,23 @@ final class TestNodes {
     return start(v);
   }
 
+  /**
+   * Two clustered nodes: {@code gateway-a} runs only the gateway, {@code gateway-b} every role, so
+   * a call on A is served across the cluster. B starts first; returns {a, b}.
+   */
+  static TidemarkNode[] startGatewayPair(SharedInfra infra) {
+    prepareDatabase(infra);
+    String cluster = clusterName();
+    int[] ports = FreePorts.allocate(2);
+    String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
+    Map<ConfigKey, String> onlyGateway = config(infra, cluster, ports[0], members, "gateway");
+    onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
+    Map<ConfigKey, String> everything = config(infra, cluster, ports[1], members, "gateway,query,command,changelog");
+    everything.put(ConfigKey.NODE_ID, "gateway-b");
+    TidemarkNode b = start(everything);
+    return new TidemarkNode[] {start(onlyGateway), b};
+  }
+
   static TidemarkNode start(Map<ConfigKey, String> values) {
     return await(TidemarkNode.start(TidemarkConfig.from(values)).toCompletionStage().toCompletableFuture());
   }

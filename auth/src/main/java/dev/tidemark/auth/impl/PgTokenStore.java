@@ -6,10 +6,13 @@ import dev.tidemark.auth.TokenStore;
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
+import dev.tidemark.auth.Revocation;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
@@ -17,12 +20,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 public final class PgTokenStore implements TokenStore {
 
   /**
-   * A revoked token keeps working on a node for at most this long. The cache spares the database a
-   * lookup on every request of a busy client.
+   * How long a node reuses a checked token without looking it up again: the cache spares the
+   * database a lookup on every request of a busy client. A revocation drops the token from every
+   * node's cache at once ({@link RevocationWatcher}); this bounds only what a row changed by hand
+   * without the trigger's notice (a DELETE) could cost.
    */
   static final long CACHE_MILLIS = 5_000;
 
@@ -76,15 +82,40 @@ public final class PgTokenStore implements TokenStore {
   }
 
   @Override
-  public Authenticator authenticator(Vertx vertx) {
-    return new CachingAuthenticator();
+  public Authenticator authenticator(Vertx vertx, PgConnectOptions notices) {
+    return new CachingAuthenticator(vertx, notices);
   }
 
   private final class CachingAuthenticator implements Authenticator {
 
     private record Cached(Caller caller, long until) {}
 
+    private final Vertx vertx;
+    private final PgConnectOptions notices;
     private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+    /** Counts revocations heard; a lookup that overlapped one does not fill the cache. */
+    private final AtomicLong revocations = new AtomicLong();
+    private volatile RevocationWatcher watcher;
+
+    CachingAuthenticator(Vertx vertx, PgConnectOptions notices) {
+      this.vertx = vertx;
+      this.notices = notices;
+    }
+
+    @Override
+    public Future<Void> start(Handler<Revocation> revoked) {
+      watcher = new RevocationWatcher(vertx, pool, notices, r -> {
+        revocations.incrementAndGet();
+        cache.values().removeIf(c -> c.caller().id().equals(r.callerId()));
+        revoked.handle(r);
+      });
+      return watcher.start();
+    }
+
+    @Override
+    public Future<Void> stop() {
+      return watcher == null ? Future.succeededFuture() : watcher.stop();
+    }
 
     @Override
     public Future<Caller> authenticate(String authorization) {
@@ -97,9 +128,11 @@ public final class PgTokenStore implements TokenStore {
       String hash = Tokens.hash(authorization.substring(7).trim());
       long now = System.currentTimeMillis();
       Cached cached = cache.get(hash);
-      if (cached != null && cached.until > now) {
+      // without a recent poll this node may have missed a revocation: look the token up
+      if (cached != null && cached.until > now && watcher != null && watcher.fresh()) {
         return Future.succeededFuture(cached.caller);
       }
+      long heard = revocations.get();
       return pool.preparedQuery("SELECT id::text, name, pg_role, access, databases FROM tidemark.api_token "
               + "WHERE token_hash = $1 AND revoked_at IS NULL")
           .execute(Tuple.of(hash))
@@ -115,7 +148,10 @@ public final class PgTokenStore implements TokenStore {
             if (cache.size() > 10_000) {
               cache.clear(); // bounded: a flood of distinct valid tokens only costs lookups
             }
-            cache.put(hash, new Cached(caller, now + CACHE_MILLIS));
+            if (revocations.get() == heard) {
+              // a revocation heard while the lookup ran may be of this very token: the row read may predate it
+              cache.put(hash, new Cached(caller, now + CACHE_MILLIS));
+            }
             return caller;
           });
     }

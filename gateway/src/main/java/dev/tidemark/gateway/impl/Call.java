@@ -5,7 +5,8 @@ import io.vertx.core.json.JsonObject;
 
 /**
  * One JSON-RPC request as the gateway runs it, whichever era it came in: who asks, for which
- * database, the session (2025-11-25 only), and where its messages go.
+ * database, the session (2025-11-25 only), and where its messages go. {@code authenticatedAtNanos}
+ * is when its credentials were checked, so that a revocation heard since can end it.
  */
 record Call(
     boolean modern,
@@ -22,7 +23,8 @@ record Call(
     String logLevel,
     Object progressToken,
     JsonObject inputResponses,
-    Cancellation cancellation) {
+    Cancellation cancellation,
+    long authenticatedAtNanos) {
 
   /** A stable key for cancellation: the session and the request id. */
   String inflightKey() {

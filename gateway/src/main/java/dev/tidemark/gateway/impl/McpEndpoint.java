@@ -58,12 +58,23 @@ public final class McpEndpoint {
   public static final int MAX_CLIENT_DESCRIPTION_BYTES = 16 * 1024;
   /** Longest a refused connection is read (and what it sends dropped) before the server closes it. */
   public static final long LINGER_MILLIS = 1000;
+  /** The challenge of every 401. */
+  public static final String INVALID_TOKEN_CHALLENGE = "Bearer realm=\"tidemark\", error=\"invalid_token\"";
+  /** What a request, stream or call of a caller whose token was revoked ends with. */
+  static final String REVOKED_MESSAGE = "The bearer token was revoked; requests with it are refused.";
   /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
   public static final long KEEP_ALIVE_MILLIS = 15_000;
 
   private static final Set<String> NAMED_METHODS = Set.of("tools/call", "resources/read", "prompts/get");
   private static final String CALLER = "tidemark.caller";
   private static final String DATABASE = "tidemark.database";
+  private static final String AUTHENTICATED_AT = "tidemark.authenticated-at";
+
+  /**
+   * What this node holds for a caller beyond a plain request: how it ends when the node stops or
+   * the call is cancelled, and how it ends when the caller's token is revoked.
+   */
+  private record Held(String callerId, Runnable stop, Runnable revoke) {}
 
   private final Vertx vertx;
   private final TidemarkConfig config;
@@ -75,10 +86,11 @@ public final class McpEndpoint {
   private final McpMethods methods;
   private final boolean loopbackOnly;
   private final ConnectionSlots slots;
-  /** Calls running on this node, by session and request id, so that a cancellation can find them. */
-  private final Map<String, Runnable> inflight = new ConcurrentHashMap<>();
+  /** Calls running on this node, by session and request id, so that a cancellation or a revocation can find them. */
+  private final Map<String, Held> inflight = new ConcurrentHashMap<>();
   /** Streams that stay open (GET streams, listen streams), closed gracefully when the node stops. */
-  private final Map<String, Runnable> openStreams = new ConcurrentHashMap<>();
+  private final Map<String, Held> openStreams = new ConcurrentHashMap<>();
+  private final Revocations revocations = new Revocations();
   private final ChangeNotifier notifier;
   private MessageConsumer<JsonObject> cancelConsumer;
 
@@ -88,7 +100,7 @@ public final class McpEndpoint {
     this.vertx = vertx;
     this.config = config;
     this.authenticator = authenticator;
-    this.sessions = new SessionStore(vertx);
+    this.sessions = new SessionStore(vertx, revocations);
     this.events = new EventLog(vertx);
     this.subscriptions = new Subscriptions(vertx, events);
     this.serverRequests = new ServerRequests(vertx);
@@ -110,19 +122,50 @@ public final class McpEndpoint {
     }
     router.route().last().handler(ctx -> httpError(ctx, 404, "Nothing is served at this path; the MCP endpoint is " + path + "."));
     cancelConsumer = vertx.eventBus().consumer(CANCEL_ADDRESS, msg -> {
-      Runnable cancel = inflight.remove(msg.body().getString("key"));
-      if (cancel != null) {
-        cancel.run();
+      Held call = inflight.remove(msg.body().getString("key"));
+      if (call != null) {
+        call.stop().run();
       }
     });
-    return cancelConsumer.completion().compose(v -> sessions.start()).compose(v -> notifier.start());
+    return cancelConsumer.completion().compose(v -> sessions.start()).compose(v -> notifier.start())
+        .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(this::revoked));
   }
 
   /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
   public Future<Void> stop() {
-    new ArrayList<>(openStreams.values()).forEach(Runnable::run);
-    return notifier.stop().compose(v -> sessions.stop())
+    new ArrayList<>(openStreams.values()).forEach(held -> held.stop().run());
+    return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
+        .compose(v -> notifier.stop()).compose(v -> sessions.stop())
         .compose(v -> cancelConsumer == null ? Future.succeededFuture() : cancelConsumer.unregister());
+  }
+
+  /**
+   * A token stopped being valid: the authenticator already refuses it. Every gateway hears of it
+   * itself, so each ends only what it holds: the caller's streams, its calls in flight (long polls
+   * included), and the sessions of its streams; any other session of the caller is refused by
+   * {@link SessionStore#find} wherever it is used.
+   */
+  private void revoked(dev.tidemark.auth.Revocation r) {
+    revocations.note(r);
+    List<Held> ending = new ArrayList<>();
+    for (Map<String, Held> held : List.of(openStreams, inflight)) {
+      held.values().stream().filter(h -> h.callerId().equals(r.callerId())).forEach(ending::add);
+    }
+    if (!ending.isEmpty()) {
+      LOG.info("token of caller {} revoked: ending {} streams and calls on this node", r.callerId(), ending.size());
+    }
+    ending.forEach(h -> h.revoke().run());
+  }
+
+  /**
+   * Registers what this node holds for a caller; when the caller's token was revoked after its
+   * credentials were checked (the row read may have predated the revocation), it ends at once.
+   */
+  private void hold(Map<String, Held> map, String key, Held held, long authenticatedAtNanos) {
+    map.put(key, held);
+    if (revocations.heardSince(held.callerId(), authenticatedAtNanos)) {
+      held.revoke().run();
+    }
   }
 
   // ---- guards: each either refuses the request or hands it on ----
@@ -160,6 +203,7 @@ public final class McpEndpoint {
   /** Completes when the request may go on; otherwise answers 401, 403 or 503 itself and never completes. */
   private Future<Caller> authenticate(RoutingContext ctx) {
     if (authenticator == null) {
+      ctx.put(AUTHENTICATED_AT, System.nanoTime());
       if (!slots.authenticate(ctx.request().connection())) {
         overCapacity(ctx);
         return Future.future(p -> {});
@@ -168,7 +212,12 @@ public final class McpEndpoint {
       ctx.put(CALLER, anonymous);
       return Future.succeededFuture(anonymous);
     }
+    long started = System.nanoTime();
+    ctx.put(AUTHENTICATED_AT, started);
     return authenticator.authenticate(ctx.request().getHeader(HttpHeaders.AUTHORIZATION))
+        .compose(caller -> revocations.heardSince(caller.id(), started)
+            ? Future.failedFuture(new AuthenticationException(REVOKED_MESSAGE)) // checked against a row read before the revocation
+            : Future.succeededFuture(caller))
         .compose(caller -> {
           if (!caller.mayReach((String) ctx.get(DATABASE))) {
             httpError(ctx, 403, "This token may not reach this database.");
@@ -186,7 +235,7 @@ public final class McpEndpoint {
           vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> {
             if (refused) {
               // a socket that failed its credential check is let go, however it authenticated before
-              ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"tidemark\", error=\"invalid_token\"")
+              ctx.response().putHeader("WWW-Authenticate", INVALID_TOKEN_CHALLENGE)
                   .putHeader(HttpHeaders.CONNECTION, "close");
             }
             httpError(ctx, refused ? 401 : 503, message);
@@ -385,7 +434,7 @@ public final class McpEndpoint {
           JsonObject metaIn = p.getValue("_meta") instanceof JsonObject given ? given : new JsonObject();
           Call call = new Call(false, caller, database, sessionId, session, id, name, p, channel,
               session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
-              session.getString("log_level"), metaIn.getValue("progressToken"), null, new Cancellation());
+              session.getString("log_level"), metaIn.getValue("progressToken"), null, new Cancellation(), ctx.get(AUTHENTICATED_AT));
           run(call);
         });
   }
@@ -461,7 +510,7 @@ public final class McpEndpoint {
     ResponseChannel channel = stream ? ResponseChannel.sse(ctx.response(), null, null, null) : ResponseChannel.json(ctx.response());
     Call call = new Call(true, caller, ctx.get(DATABASE), null, null, id, name, p, channel, v,
         capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
-        inputResponses instanceof JsonObject ir ? ir : null, new Cancellation());
+        inputResponses instanceof JsonObject ir ? ir : null, new Cancellation(), ctx.get(AUTHENTICATED_AT));
     if ("subscriptions/listen".equals(name)) {
       listen(call);
     } else {
@@ -514,8 +563,14 @@ public final class McpEndpoint {
       entries.forEach(e -> subscriptions.remove(call.database(), e[0], e[1]));
     };
     channel.onClose(cleanup);
-    openStreams.put(listenerId, () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
-        .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()));
+    hold(openStreams, listenerId, new Held(call.caller().id(),
+        () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
+            .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()),
+        () -> channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, REVOKED_MESSAGE)).onComplete(ar -> cleanup.run())),
+        call.authenticatedAtNanos());
+    if (channel.closed()) {
+      return; // revoked while its credentials were being checked
+    }
     List<Future<String[]>> resolving = new ArrayList<>();
     for (String uri : resourceUris) {
       resolving.add(methods.canonical(call, uri).map(key -> key == null ? null
@@ -566,7 +621,16 @@ public final class McpEndpoint {
       call.cancellation().cancel();
       channel.abandon();
     };
-    inflight.put(key, cancel);
+    Runnable revoke = () -> {
+      if (inflight.remove(key) != null) {
+        call.cancellation().cancel();
+        channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, REVOKED_MESSAGE));
+      }
+    };
+    hold(inflight, key, new Held(call.caller().id(), cancel, revoke), call.authenticatedAtNanos());
+    if (!inflight.containsKey(key)) {
+      return; // revoked while its credentials were being checked
+    }
     if (call.modern()) {
       // closing the response stream is the cancellation on this era
       channel.onClose(() -> {
@@ -625,13 +689,13 @@ public final class McpEndpoint {
             if (session == null) {
               reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired. Initialize a new session."));
             } else {
-              openGetStream(ctx, sessionId, database, ctx.request().getHeader("Last-Event-ID"));
+              openGetStream(ctx, caller, sessionId, database, ctx.request().getHeader("Last-Event-ID"));
             }
           });
     });
   }
 
-  private void openGetStream(RoutingContext ctx, String sessionId, String database, String lastEventId) {
+  private void openGetStream(RoutingContext ctx, Caller caller, String sessionId, String database, String lastEventId) {
     long lastId = lastEventId == null ? -1 : parseLong(lastEventId);
     ResponseChannel channel = ResponseChannel.sse(ctx.response(), events, sessionId, EventLog.GET_STREAM);
     Future<EventLog.Replay> replay = lastId < 0 ? Future.succeededFuture(new EventLog.Replay(EventLog.GET_STREAM, List.of()))
@@ -660,9 +724,9 @@ public final class McpEndpoint {
         JsonObject body = msg.body();
         if (body.containsKey("takeover")) {
           if (!streamId.equals(body.getString("takeover"))) {
-            Runnable close = openStreams.get(streamId);
-            if (close != null) {
-              close.run(); // the client opened a newer stream, on this node or another
+            Held stream = openStreams.get(streamId);
+            if (stream != null) {
+              stream.stop().run(); // the client opened a newer stream, on this node or another
             }
           }
           return;
@@ -680,12 +744,26 @@ public final class McpEndpoint {
         consumer.unregister();
       };
       channel.onClose(cleanup);
-      openStreams.put(streamId, () -> {
+      Runnable close = () -> {
         cleanup.run();
         if (!channel.closed()) {
           ctx.response().end();
         }
-      });
+      };
+      // a revoked caller's stream ends as at node stop, and its session with it, as a DELETE would
+      Runnable endSession = () -> sessions.delete(sessionId, caller.id())
+          .onSuccess(deleted -> {
+            if (deleted) {
+              sessionEnded(sessionId, database);
+            }
+          });
+      hold(openStreams, streamId, new Held(caller.id(), close, () -> {
+        close.run();
+        endSession.run();
+      }), ctx.get(AUTHENTICATED_AT));
+      if (channel.closed()) {
+        return; // revoked while its credentials were being checked
+      }
       consumer.completion()
           .compose(v -> subscriptions.add(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED)))
           .compose(v -> ctx.response().write(":\n\n"))
@@ -725,15 +803,20 @@ public final class McpEndpoint {
           .onFailure(err -> reply(ctx, 503, JsonRpc.error(null, JsonRpc.INTERNAL_ERROR, "Session storage is unavailable; retry shortly.")))
           .onSuccess(deleted -> {
             if (deleted) {
-              vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", "ended"));
-              events.forget(sessionId);
-              subscriptions.remove((String) ctx.get(DATABASE), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
+              sessionEnded(sessionId, ctx.get(DATABASE));
               ctx.response().setStatusCode(200).end();
             } else {
               reply(ctx, 404, JsonRpc.error(null, SESSION_NOT_FOUND, "Session not found: it ended or expired."));
             }
           });
     });
+  }
+
+  /** What follows a session's removal from storage: its GET stream, wherever it is, closes, and its replay store goes. */
+  private void sessionEnded(String sessionId, String database) {
+    vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", "ended"));
+    events.forget(sessionId);
+    subscriptions.remove(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
   }
 
   // ---- helpers ----

@@ -95,6 +95,18 @@ public final class ResponseChannel {
     return enqueue(message).compose(v -> closed() ? Future.succeededFuture() : response.end());
   }
 
+  /**
+   * Ends the request because its caller's token was revoked: a 401 like any refused credential when
+   * nothing was sent yet, otherwise {@code error} as the stream's last event.
+   */
+  public Future<Void> revoked(JsonObject error) {
+    if (!finished && (!sse || !opened)) {
+      response.putHeader("WWW-Authenticate", McpEndpoint.INVALID_TOKEN_CHALLENGE)
+          .putHeader(HttpHeaders.CONNECTION, "close");
+    }
+    return finish(401, error);
+  }
+
   /** Ends the stream without a response, as after a cancellation. */
   public Future<Void> abandon() {
     finished = true;

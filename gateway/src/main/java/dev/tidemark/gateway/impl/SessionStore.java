@@ -44,11 +44,13 @@ public final class SessionStore {
   private record Copy(JsonObject session, long readAtNanos) {}
 
   private final Vertx vertx;
+  private final Revocations revocations;
   private final Map<String, Copy> copies = new ConcurrentHashMap<>();
   private MessageConsumer<JsonObject> changes;
 
-  public SessionStore(Vertx vertx) {
+  public SessionStore(Vertx vertx, Revocations revocations) {
     this.vertx = vertx;
+    this.revocations = revocations;
   }
 
   /** Starts hearing which sessions other gateways changed or ended. */
@@ -106,7 +108,10 @@ public final class SessionStore {
     return map().compose(m -> m.put(id, session, IDLE_MILLIS)).map(id);
   }
 
-  /** The session if it exists and belongs to this caller and database; null otherwise. */
+  /**
+   * The session if it exists, belongs to this caller and database, and was opened after the
+   * caller's token was last revoked; null otherwise.
+   */
   public Future<JsonObject> find(String id, String callerId, String database) {
     JsonObject copy = recentCopy(id);
     if (copy != null && System.currentTimeMillis() - copy.getLong(RENEWED_AT, 0L) < RENEW_MILLIS) {
@@ -129,8 +134,9 @@ public final class SessionStore {
     }));
   }
 
-  private static boolean owned(JsonObject session, String callerId, String database) {
-    return callerId.equals(session.getString("caller_id")) && database.equals(session.getString("database"));
+  private boolean owned(JsonObject session, String callerId, String database) {
+    return callerId.equals(session.getString("caller_id")) && database.equals(session.getString("database"))
+        && !revocations.endedSession(callerId, session.getLong("created_at", 0L));
   }
 
   /** Sets one field of a session (log level, subscriptions); last writer wins. */

@@ -93,7 +93,7 @@ final class TokenCommand implements Runnable {
     }
   }
 
-  @Command(name = "revoke", mixinStandardHelpOptions = true, description = "Revokes a token; nodes refuse it within 5 seconds.")
+  @Command(name = "revoke", mixinStandardHelpOptions = true, description = "Revokes a token; every node refuses it, and ends its streams and sessions, within a second.")
   static final class Revoke extends Common implements Callable<Integer> {
     @Option(names = "--name", required = true, description = "The token's name.")
     String name;

@@ -18,7 +18,7 @@ public final class Migrator {
 
   /** In order; a migration's version is the number after V. Only ever append. */
   static final List<String> MIGRATIONS = List.of("V1__schema_and_tokens.sql", "V2__caller_roles.sql", "V3__changelog.sql",
-      "V4__idempotency.sql", "V5__caller_security.sql");
+      "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql");
 
   /** Any fixed number: it only has to differ from locks other programs take. */
   private static final long LOCK_KEY = 0x7469_6465_6d61_726bL;
