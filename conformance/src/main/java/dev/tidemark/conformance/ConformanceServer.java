@@ -61,28 +61,32 @@ public final class ConformanceServer implements AutoCloseable {
   private static final String WRITER_PASSWORD = Tokens.generate();
 
   /** Tidemark's schema and the caller roles' logins, which every node needs before it starts. */
-  public static Future<Void> prepare(String postgresUrl, String user, String password) {
-    return prepare(postgresUrl, user, password, Tokens.generate());
+  public static void prepare(String postgresUrl, String user, String password) throws Exception {
+    prepare(postgresUrl, user, password, Tokens.generate());
   }
 
   /** Like {@link #prepare(String, String, String)}, with a read-write token the caller chose. */
-  public static Future<Void> prepare(String postgresUrl, String user, String password, String readWriteToken) {
+  public static void prepare(String postgresUrl, String user, String password, String readWriteToken) throws Exception {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
     v.put(ConfigKey.DATABASE_URL, postgresUrl);
     v.put(ConfigKey.DATABASE_USER, user);
     v.put(ConfigKey.DATABASE_PASSWORD, password);
     io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
-    io.vertx.sqlclient.Pool pool = dev.tidemark.node.Pools.create(vertx, TidemarkConfig.from(v).database());
-    return DevSetup.prepare(pool, readWriteToken, Tokens.generate(),
-            Map.of(DevSetup.READER_ROLE, READER_PASSWORD, DevSetup.WRITER_ROLE, WRITER_PASSWORD))
-        .eventually(() -> vertx.close());
+    try {
+      io.vertx.sqlclient.Pool pool = dev.tidemark.node.Pools.create(vertx, TidemarkConfig.from(v).database());
+      DevSetup.prepare(pool, readWriteToken, Tokens.generate(),
+              Map.of(DevSetup.READER_ROLE, READER_PASSWORD, DevSetup.WRITER_ROLE, WRITER_PASSWORD))
+          .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    } finally {
+      // closed outside the future chain: a future completed on a closing Vert.x would never reach its waiter
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
   }
 
   public static ConformanceServer startWithOwnParts(int httpPort) throws Exception {
     DevEnvironment env = DevEnvironment.start(null);
     try {
-      prepare(env.postgres().url(DevEnvironment.DEMO_DATABASE), env.postgres().user(), env.postgres().password())
-          .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      prepare(env.postgres().url(DevEnvironment.DEMO_DATABASE), env.postgres().user(), env.postgres().password());
       TidemarkNode node = startNode(env.postgres().url(DevEnvironment.DEMO_DATABASE), env.postgres().user(), env.postgres().password(),
           env.kafka().bootstrapServers(), httpPort).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
       return new ConformanceServer(env, node);

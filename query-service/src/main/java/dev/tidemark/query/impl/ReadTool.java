@@ -49,9 +49,16 @@ public interface ReadTool {
   static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
     return pool.getConnection().compose(conn -> {
+      String identity;
+      try {
+        identity = db.identity(conn, request.caller(), timeoutMs);
+      } catch (RuntimeException e) {
+        // no key to sign with yet: nothing was sent, the connection goes back as it came
+        return conn.close().transform(x -> Future.<T>failedFuture(e));
+      }
       RunningStatements.start(request.requestId(), conn);
       Future<?> begun = conn.query("BEGIN READ ONLY").execute();
-      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(String.valueOf(timeoutMs), db.identity(conn, request.caller(), timeoutMs)));
+      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(String.valueOf(timeoutMs), identity));
       Future<T> started;
       try {
         started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
