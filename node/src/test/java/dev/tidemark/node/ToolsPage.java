@@ -89,9 +89,16 @@ final class ToolsPage {
         schemas of `database.schemas`, in that order. A table that does not exist, is not served or
         that the caller's role may not read is `NOT_FOUND`.
       - **Limits.** A page holds 200 rows unless `limit` says otherwise, and at most 10,000 (more is
-        `INVALID_ARGUMENTS`). A page also ends early when its rows reach 4 MiB of JSON; it then says
-        `truncated: true`, and `next_cursor` continues after its last row. A single row larger than
-        that is `LIMIT_EXCEEDED`.
+        `INVALID_ARGUMENTS`). A page of `query` or `list_rows` also holds at most 100,000 bytes of row
+        JSON (about 25,000 tokens, so that a page fits a model's context window with room to spare)
+        unless `max_bytes` asks for more, up to 4,194,304 (4 MiB). The page ends before the row that
+        would pass that budget and says `truncated: true`; `next_cursor` continues with that row, so
+        that paging returns every row exactly once. The budget counts the rows' JSON, which the text
+        and the structured content each carry once. A single row larger than `max_bytes` is
+        `LIMIT_EXCEEDED` with `argument: "max_bytes"` (pass a larger `max_bytes`, or select fewer or
+        smaller columns); a row larger than 4 MiB is `LIMIT_EXCEEDED` from `query`, `list_rows` and `get_row`.
+        Rows are read from PostgreSQL a few at a time, so a call holds little more than its page
+        (see [performance.md](../performance.md#memory-per-call)).
       - **Cursors.** `next_cursor` is absent on the last page. A cursor is opaque: sealed with the
         database's key ring, so its content cannot be read or altered. It works on any node, only
         for the caller it was issued to (another caller's cursor is `INVALID_CURSOR`), belongs to one call's arguments (the same `sql` and
@@ -109,7 +116,8 @@ final class ToolsPage {
 
   /** Arguments that mean the same for every tool, described here rather than in each tools/list entry. */
   private static final Map<String, String> SHARED_ARGUMENTS =
-      Map.of("table", "The table or view, as `name` or `schema.name` (see Tables above).");
+      Map.of("table", "The table or view, as `name` or `schema.name` (see Tables above).",
+          "max_bytes", "The most bytes of row JSON on this page (see Limits above).");
 
   private ToolsPage() {}
 

@@ -8,7 +8,9 @@ import io.vertx.pgclient.PgException;
 import dev.tidemark.query.CallerPools.CallerDb;
 import io.vertx.sqlclient.Pool;
 import dev.tidemark.contract.ToolRequest;
+import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.List;
@@ -104,16 +106,31 @@ public final class CatalogCache {
    * when the caller may not read it.
    */
   public Future<RowSet<Row>> read(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
+    return run(db, request, table, name, conn -> conn.preparedQuery(sql).execute(params), Future::succeededFuture);
+  }
+
+  /**
+   * Like {@link #read}, through a portal over {@code sql} that {@code reader} reads as it likes
+   * (a few rows at a time, to bound what a call holds): the statement is prepared in the same
+   * round trip as the check, and the portal is read only once the check passed.
+   */
+  public <T> Future<T> readPortal(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params,
+      Function<Cursor, Future<T>> reader) {
+    return run(db, request, table, name, conn -> conn.prepare(sql), ps -> reader.apply(ps.cursor(params)));
+  }
+
+  private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name,
+      Function<SqlConnection, Future<S>> send, Function<S, Future<T>> then) {
     boolean plain = table.readRunsNoUserCode();
     return ReadTool.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
       Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
-      Future<RowSet<Row>> rows = conn.preparedQuery(sql).execute(params);
+      Future<S> sent = send.apply(conn);
       return readable.compose(r -> {
         Boolean may = r.iterator().next().getBoolean(0);
         if (may == null) {
           return Future.failedFuture(new ShapeChanged());
         }
-        return may ? rows : Future.failedFuture(TableCatalog.notFound(name, schemas));
+        return may ? sent.compose(then) : Future.failedFuture(TableCatalog.notFound(name, schemas));
       });
     });
   }

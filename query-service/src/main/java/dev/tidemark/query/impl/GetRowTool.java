@@ -40,6 +40,11 @@ public final class GetRowTool implements ReadTool {
             + ", got " + key.size() + ".", new JsonObject().put("argument", "key").put("primary_key", new JsonArray(pk)));
       }
       SqlParams params = new SqlParams();
+      String cap = params.add((long) Limits.MAX_RESULT_BYTES);
+      List<Column> all = List.copyOf(table.columns().values());
+      List<String> items = new ArrayList<>();
+      all.forEach(c -> items.add(SizeGuard.guard(c, ReadTool.quoteIdent(c.name())) + " AS " + ReadTool.quoteIdent(c.name())));
+      items.add(SizeGuard.sizeItem());
       List<String> conditions = new ArrayList<>();
       for (int i = 0; i < pk.size(); i++) {
         Column c = table.columns().get(pk.get(i));
@@ -50,7 +55,7 @@ public final class GetRowTool implements ReadTool {
         }
         conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
       }
-      String sql = table.shapeTag() + "SELECT * FROM " + table.sql() + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
+      String sql = table.shapeTag() + "SELECT " + String.join(", ", items) + " FROM " + table.sql() + SizeGuard.lateral(all, cap) + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
       return catalog.read(db, request, table, tableArg, sql, params.tuple())
           .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
           .map(rows -> {
@@ -58,7 +63,14 @@ public final class GetRowTool implements ReadTool {
               throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
                   new JsonObject().put("argument", "key"));
             }
-            JsonObject row = PgJson.row(rows.iterator().next());
+            io.vertx.sqlclient.Row r = rows.iterator().next();
+            Long size = r.getLong(all.size());
+            Page.Builder one = new Page.Builder(1, Limits.MAX_RESULT_BYTES, null);
+            JsonObject row = PgJson.row(r, all.size());
+            if (size != null && size > Limits.MAX_RESULT_BYTES) {
+              one.offerOversized(size);
+            }
+            one.offer(row);
             JsonObject out = new JsonObject().put("table", table.qualified()).put("primary_key", new JsonArray(pk)).put("row", row);
             return ToolReply.ok("get_row: 1 row of " + table.qualified(), out, new JsonArray().add(row));
           });

@@ -12,7 +12,6 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,6 +45,7 @@ public final class ListRowsTool implements ReadTool {
   public Future<ToolReply> run(CallerDb db, ToolRequest request) {
     JsonObject args = request.arguments();
     int limit = args.getInteger("limit", Limits.DEFAULT_ROWS);
+    int maxBytes = Limits.resultBytes(args);
     JsonObject cursor;
     try {
       cursor = args.getString("cursor") == null ? null : cursors.decode(args.getString("cursor"), KIND, request.caller().id());
@@ -67,13 +67,17 @@ public final class ListRowsTool implements ReadTool {
           boolean keyset = !table.primaryKey().isEmpty();
           SqlParams params = new SqlParams();
           String where = FilterCompiler.compile(args.getJsonObject("where"), table, params);
+          String cap = params.add((long) maxBytes);
           StringBuilder sql = new StringBuilder(table.shapeTag()).append("SELECT ");
           List<String> items = new ArrayList<>();
-          selected.forEach(c -> items.add(ReadTool.quoteIdent(c.name())));
+          selected.forEach(c -> items.add(SizeGuard.guard(c, ReadTool.quoteIdent(c.name())) + " AS " + ReadTool.quoteIdent(c.name())));
           for (int i = 0; i < keys.size(); i++) {
-            items.add(ReadTool.quoteIdent(keys.get(i).column().name()) + "::text AS " + ReadTool.quoteIdent("_tidemark_k" + i));
+            Column k = keys.get(i).column();
+            items.add(SizeGuard.guard(k, ReadTool.quoteIdent(k.name()) + "::text") + " AS " + ReadTool.quoteIdent("_tidemark_k" + i));
           }
-          sql.append(String.join(", ", items)).append(" FROM ").append(table.sql()).append(" WHERE (").append(where).append(')');
+          items.add(SizeGuard.sizeItem());
+          sql.append(String.join(", ", items)).append(" FROM ").append(table.sql()).append(SizeGuard.lateral(selected, cap))
+              .append(" WHERE (").append(where).append(')');
           long offset = 0;
           if (cursor != null && keyset) {
             sql.append(" AND (").append(after(keys, cursor.getJsonArray("v", new JsonArray()), params)).append(')');
@@ -83,7 +87,8 @@ public final class ListRowsTool implements ReadTool {
           if (!keys.isEmpty()) {
             List<String> order = new ArrayList<>();
             for (SortKey k : keys) {
-              order.add(ReadTool.quoteIdent(k.column().name()) + (k.descending() ? " DESC NULLS FIRST" : " ASC NULLS LAST"));
+              // qualified: a bare name in ORDER BY would mean the output column, NULL in a row over the budget
+              order.add(table.sql() + "." + ReadTool.quoteIdent(k.column().name()) + (k.descending() ? " DESC NULLS FIRST" : " ASC NULLS LAST"));
             }
             sql.append(" ORDER BY ").append(String.join(", ", order));
           }
@@ -92,27 +97,32 @@ public final class ListRowsTool implements ReadTool {
             sql.append(" OFFSET ").append(params.add(offset));
           }
           long pageOffset = offset;
-          return catalog.read(db, request, table, tableArg, sql.toString(), params.tuple())
+          int sizeAt = selected.size() + keys.size();
+          Page.Builder builder = new Page.Builder(limit, maxBytes, "max_bytes");
+          JsonArray[] lastKeys = new JsonArray[1];  // of the last row taken: the next page starts after it
+          return catalog.readPortal(db, request, table, tableArg, sql.toString(), params.tuple(),
+                  portal -> Portals.fill(portal, builder, r -> {
+                    Long size = r.getLong(sizeAt);
+                    if (size != null && size > maxBytes ? !builder.offerOversized(size) : !builder.offer(PgJson.row(r, selected.size()))) {
+                      return false;
+                    }
+                    JsonArray k = new JsonArray();
+                    for (int i = 0; i < keys.size(); i++) {
+                      k.add(r.getString(selected.size() + i));
+                    }
+                    lastKeys[0] = k;
+                    return true;
+                  }))
               .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
-              .map(rows -> {
-                List<JsonObject> fetched = new ArrayList<>();
-                List<JsonArray> lastKeys = new ArrayList<>();
-                for (Row r : rows) {
-                  fetched.add(PgJson.row(r, selected.size()));
-                  JsonArray k = new JsonArray();
-                  for (int i = 0; i < keys.size(); i++) {
-                    k.add(r.getString(selected.size() + i));
-                  }
-                  lastKeys.add(k);
-                }
-                Page page = Page.of(fetched, limit);
+              .map(descriptors -> {
+                Page page = builder.build();
                 String next = null;
                 if (page.more()) {
                   JsonObject c = new JsonObject().put("k", KIND).put("f", shape)
                       .put("t", new JsonArray().add(table.qualified())).put("pos", pos)
                       .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat"));
                   next = cursors.encode(keyset
-                      ? c.put("v", lastKeys.get(page.rows().size() - 1))
+                      ? c.put("v", lastKeys[0])
                       : c.put("o", pageOffset + page.rows().size()), request.caller().id());
                 }
                 JsonArray columns = new JsonArray();

@@ -17,20 +17,18 @@ import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.desc.ColumnDescriptor;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
  * {@code query}: one statement that {@link ReadGuard} accepts, a page at a time. Pages are taken
- * by position from a portal over the statement (skip {@code offset} rows, read limit + 1), so the
- * statement text runs exactly as written: wrapping it in LIMIT/OFFSET would change what
+ * by position from a portal over the statement (skip {@code offset} rows, then read until the page
+ * is full by rows or by bytes, a few rows at a time: see {@link Portals}), so the statement text runs exactly as written: wrapping it in LIMIT/OFFSET would change what
  * PostgreSQL classifies. The cursor carries fingerprints of the statement and its params, the
  * offset, the tables the plan reads and the change position of the first page.
  */
 public final class QueryTool implements ReadTool {
 
   static final String KIND = "q";
-  private static final int SKIP_CHUNK = 10_000;
 
   private final DatabaseConfig database;
   private final CursorCodec cursors;
@@ -51,6 +49,7 @@ public final class QueryTool implements ReadTool {
     String sql = args.getString("sql");
     JsonArray params = args.getJsonArray("params", new JsonArray());
     int limit = args.getInteger("limit", Limits.DEFAULT_ROWS);
+    int maxBytes = Limits.resultBytes(args);
     String sqlFp = CursorCodec.fingerprint(sql);
     String paramsFp = CursorCodec.fingerprint(params.encode());
     JsonObject cursor;
@@ -68,13 +67,13 @@ public final class QueryTool implements ReadTool {
     Future<String> position = cursor == null ? staleness.position() : ReadTool.checkFresh(staleness, cursor);
     return position.compose(pos -> {
       String[] known = paramTypes.get(sql);
-      Future<ToolReply> page = page(db, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, known);
+      Future<ToolReply> page = page(db, request, sql, params, limit, maxBytes, sqlFp, paramsFp, cursor, offset, pos, known);
       return known == null ? page : page.recover(err -> {
         if (!mayBeStaleTypes(err)) {
           return Future.failedFuture(err);
         }
         paramTypes.drop(sql);
-        return page(db, request, sql, params, limit, sqlFp, paramsFp, cursor, offset, pos, null);
+        return page(db, request, sql, params, limit, maxBytes, sqlFp, paramsFp, cursor, offset, pos, null);
       });
     });
   }
@@ -95,25 +94,24 @@ public final class QueryTool implements ReadTool {
     return err instanceof VertxException && !(err instanceof ClosedConnectionException);
   }
 
-  private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, String sqlFp,
+  private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, int maxBytes, String sqlFp,
       String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
     return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
         conn -> ReadGuard.check(conn, sql, params, knownTypes).compose(checked -> {
           paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());
-          return skip(portal, offset).compose(v -> portal.read(limit + 1)).map(rows -> {
-            if (rows.columnDescriptors() == null || rows.columnDescriptors().isEmpty()) {
+          Page.Builder builder = new Page.Builder(limit, maxBytes, "max_bytes");
+          return Portals.skip(portal, offset, maxBytes)
+              .compose(v -> Portals.fill(portal, builder, r -> builder.offer(PgJson.row(r, r.size()))))
+              .map(descriptors -> {
+            if (descriptors == null || descriptors.isEmpty()) {
               throw ReadGuard.refuse("The statement returns no rows, so it is not a plain read.");
             }
             JsonArray columns = new JsonArray();
-            for (ColumnDescriptor c : rows.columnDescriptors()) {
+            for (ColumnDescriptor c : descriptors) {
               columns.add(new JsonObject().put("name", c.name()).put("type", c.typeName() == null ? "unknown" : c.typeName().toLowerCase()));
             }
-            List<JsonObject> fetched = new ArrayList<>();
-            for (Row r : rows) {
-              fetched.add(PgJson.row(r, r.size()));
-            }
-            Page page = Page.of(fetched, limit);
+            Page page = builder.build();
             String next = page.more() ? cursors.encode(new JsonObject()
                 .put("k", KIND).put("s", sqlFp).put("p", paramsFp)
                 .put("o", offset + page.rows().size())
@@ -126,13 +124,5 @@ public final class QueryTool implements ReadTool {
         }));
   }
 
-  /** Reads and drops {@code n} rows: the portal has no other way to move. */
-  private static Future<Void> skip(Cursor portal, long n) {
-    if (n <= 0) {
-      return Future.succeededFuture();
-    }
-    int chunk = (int) Math.min(n, SKIP_CHUNK);
-    return portal.read(chunk).compose(rows -> rows.size() < chunk ? Future.<Void>succeededFuture() : skip(portal, n - chunk));
-  }
 
 }
