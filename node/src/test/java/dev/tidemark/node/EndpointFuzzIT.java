@@ -178,8 +178,10 @@ class EndpointFuzzIT {
     assertTrue(refused.headers.get("Content-Type").startsWith("application/json"), refused.headers.get("Content-Type"));
     assertEquals(-32602, new JsonObject(refused.body).getJsonObject("error").getInteger("code"));
 
-    // a priming event is never replayed as a message, even when a client reuses a request id
-    String call = "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/call\",\"params\":{\"name\":\"no_such_tool\"}}";
+    // a priming event is never replayed as a message, even when a client reuses a request id (the
+    // progress token makes the answer a stream, which opens with a priming event)
+    String call = "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/call\",\"params\":{\"name\":\"no_such_tool\","
+        + "\"_meta\":{\"progressToken\":\"p-77\"}}}";
     Answer first = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", legacyHeaders(), Buffer.buffer(call), false, null));
     send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", legacyHeaders(), Buffer.buffer(call), false, null));
     String primingId = McpHttpClient.SseEvent.parse(first.body).get(0).id();

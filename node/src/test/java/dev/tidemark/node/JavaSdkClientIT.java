@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -25,8 +24,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * that the client checks every result against the tool's output schema, and errors read from the
  * result rather than from an exception.
  */
-@Disabled("the Java SDK 1.1.5 client refuses the priming event of Tidemark's SSE responses: its SSE reader fails on the "
-    + "'retry: 1000' line (McpTransportException: Invalid SSE response); enable once the gateway or the SDK settles it")
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class JavaSdkClientIT {

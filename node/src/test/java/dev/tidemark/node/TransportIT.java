@@ -119,10 +119,11 @@ class TransportIT {
   }
 
   @Test
-  void aToolCallStreamsAPrimingEventThenItsResponseWithIncreasingIds() {
+  void aToolCallThatMayHearProgressStreamsAPrimingEventThenItsResponseWithIncreasingIds() {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
-      Reply reply = c.post(c.request("tools/call", new JsonObject().put("name", "status").put("arguments", new JsonObject())));
+      Reply reply = c.post(c.request("tools/call", new JsonObject().put("name", "status").put("arguments", new JsonObject())
+          .put("_meta", new JsonObject().put("progressToken", "tok-prime"))));
       assertTrue(reply.isStream(), reply.headers().get("Content-Type"));
       assertEquals("no", reply.headers().get("X-Accel-Buffering"));
       List<McpHttpClient.SseEvent> events = reply.events();
@@ -142,11 +143,32 @@ class TransportIT {
   }
 
   @Test
+  void aToolCallThatNothingCanPrecedeIsAnsweredAsJsonUntilTheSessionSetsALogLevel() {
+    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      JsonObject call = c.request("tools/call", new JsonObject().put("name", "status"));
+      Reply quiet = c.post(call);
+      assertFalse(quiet.isStream(), "no progress token, no log level, no server requests: one JSON body");
+      assertTrue(quiet.headers().get("Content-Type").startsWith("application/json"), quiet.headers().get("Content-Type"));
+      assertEquals("main", quiet.json().getJsonObject("result").getJsonObject("structuredContent").getString("database"));
+      c.rpc("logging/setLevel", new JsonObject().put("level", "error"));
+      assertTrue(c.post(c.request("tools/call", new JsonObject().put("name", "status"))).isStream(), "log messages may now come first");
+    }
+    try (McpHttpClient asking = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+      asking.initialize(new JsonObject().put("elicitation", new JsonObject()));
+      assertTrue(asking.post(asking.request("tools/call", new JsonObject().put("name", "status"))).isStream(),
+          "a client that can be asked gets a stream the question can travel on");
+    }
+  }
+
+  @Test
   void notificationsCancelledStopsTheRunningStatementWithinASecond() throws Exception {
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
+      // the progress token makes the answer a stream, whose headers come before the statement ends
       JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "sleepy-1").put("method", "tools/call")
-          .put("params", new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(30)")));
+          .put("params", new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(30)"))
+              .put("_meta", new JsonObject().put("progressToken", "sleepy-progress")));
       try (SseStream stream = SseStream.open(HttpMethod.POST, url, legacyHeaders(c), call.toBuffer())) {
         assertEquals(200, stream.status());
         Await.until(() -> activeSleeps() == 1, java.time.Duration.ofSeconds(10));

@@ -66,6 +66,8 @@ public final class McpEndpoint {
   public static final long KEEP_ALIVE_MILLIS = 15_000;
 
   private static final Set<String> NAMED_METHODS = Set.of("tools/call", "resources/read", "prompts/get");
+  /** The capabilities under which a 2025-11-25 call may send the client a request mid-call. */
+  private static final List<String> SERVER_REQUEST_CAPABILITIES = List.of("elicitation", "sampling", "roots");
   private static final String CALLER = "tidemark.caller";
   private static final String DATABASE = "tidemark.database";
   private static final String AUTHENTICATED_AT = "tidemark.authenticated-at";
@@ -426,12 +428,14 @@ public final class McpEndpoint {
             ctx.response().setStatusCode(202).end(); // notifications need no answer
             return;
           }
-          boolean stream = "tools/call".equals(name) && accepts(ctx, "text/event-stream");
+          // "_meta": null is allowed (handleMessage checked that any other value is an object)
+          JsonObject metaIn = p.getValue("_meta") instanceof JsonObject given ? given : new JsonObject();
+          boolean stream = "tools/call".equals(name) && accepts(ctx, "text/event-stream")
+              && mayPrecedeResponse(metaIn.getValue("progressToken"), session.getString("log_level"),
+                  session.getJsonObject("client_capabilities"));
           ResponseChannel channel = stream
               ? ResponseChannel.sse(ctx.response(), events, sessionId, "post:" + Json.encode(id))
               : ResponseChannel.json(ctx.response());
-          // "_meta": null is allowed (handleMessage checked that any other value is an object)
-          JsonObject metaIn = p.getValue("_meta") instanceof JsonObject given ? given : new JsonObject();
           Call call = new Call(false, caller, database, sessionId, session, id, name, p, channel,
               session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
               session.getString("log_level"), metaIn.getValue("progressToken"), null, new Cancellation(), ctx.get(AUTHENTICATED_AT));
@@ -505,8 +509,9 @@ public final class McpEndpoint {
     Object capabilities = meta.getValue(McpMethods.META_CAPABILITIES);
     Object inputResponses = p.getValue("inputResponses");
     Object progressToken = meta.getValue("progressToken");
-    boolean notifies = progressToken != null || logLevel != null;
-    boolean stream = "subscriptions/listen".equals(name) || (notifies && accepts(ctx, "text/event-stream"));
+    // this era has no server requests: a client's capabilities never call for a stream
+    boolean stream = "subscriptions/listen".equals(name)
+        || (mayPrecedeResponse(progressToken, (String) logLevel, null) && accepts(ctx, "text/event-stream"));
     ResponseChannel channel = stream ? ResponseChannel.sse(ctx.response(), null, null, null) : ResponseChannel.json(ctx.response());
     Call call = new Call(true, caller, ctx.get(DATABASE), null, null, id, name, p, channel, v,
         capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
@@ -820,6 +825,19 @@ public final class McpEndpoint {
   }
 
   // ---- helpers ----
+
+  /**
+   * Whether a call may send the client anything before its response: progress it asked for, log
+   * messages at the level it set, or a server request (elicitation, sampling, roots) it declared
+   * it can answer. Only then is an event stream worth its cost; any other answer is one JSON body,
+   * which is also the shape every client reads.
+   */
+  private static boolean mayPrecedeResponse(Object progressToken, String logLevel, JsonObject clientCapabilities) {
+    if (progressToken != null || logLevel != null) {
+      return true;
+    }
+    return clientCapabilities != null && SERVER_REQUEST_CAPABILITIES.stream().anyMatch(clientCapabilities::containsKey);
+  }
 
   private static boolean accepts(RoutingContext ctx, String mediaType) {
     String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
