@@ -48,7 +48,7 @@ if (errorsMode) {
   await expectError('NOT_FOUND', 'describe_table', { table: 'no_such_table' });
   await expectError('READ_ONLY', 'query', { sql: 'DELETE FROM orders' });
   await expectError('PERMISSION_DENIED', 'execute',
-    { sql: "UPDATE products SET active = active WHERE set_config('role', 'none', true) IS NOT NULL" });
+    { sql: "UPDATE products SET active = active WHERE set_config('role', 'postgres', true) IS NOT NULL" });
   await expectError('TIMEOUT', 'query', { sql: 'SELECT pg_sleep(30)' });
   await expectError('LIMIT_EXCEEDED', 'query', { sql: "SELECT repeat('x', 5000000) AS big" });
   await expectError('INVALID_CURSOR', 'query', { sql: 'SELECT 1', cursor: 'not-a-cursor' });
