@@ -34,13 +34,13 @@ class DevModeIT {
   private static final String TOKEN = "tmk_devModeItReadWriteToken0000000000000";
 
   /** A running dev process and the lines it printed once ready. */
-  private record Dev(Process process, List<String> raw, Map<String, String> lines, long readyMillis) {
+  record Dev(Process process, List<String> raw, Map<String, String> lines, long readyMillis) {
     String value(String label) {
       return lines.get(label);
     }
   }
 
-  private static Dev start(List<String> extra) throws IOException {
+  static Dev start(List<String> extra) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         ProcessHandle.current().info().command().orElse("java"), "-Xmx768m",
         "-Djava.io.tmpdir=" + Path.of("target").toAbsolutePath(),
@@ -71,7 +71,7 @@ class DevModeIT {
     return new Dev(process, raw, lines, readyMillis);
   }
 
-  private static void stop(Dev dev) throws InterruptedException {
+  static void stop(Dev dev) throws InterruptedException {
     dev.process().destroy(); // SIGTERM, as Ctrl-C or a container runtime would send
     assertTrue(dev.process().waitFor(60, TimeUnit.SECONDS), "dev mode stops within a minute of SIGTERM");
   }

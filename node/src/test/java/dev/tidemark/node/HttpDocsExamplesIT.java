@@ -120,6 +120,11 @@ class HttpDocsExamplesIT {
 
   /** Splits a command as a POSIX shell would, for the quoting the page uses; $TOKEN and $SESSION expand in double quotes. */
   static List<String> shellWords(String command, String session) {
+    return shellWords(command, Map.of("$TOKEN", TestNodes.READ_WRITE_TOKEN, "$SESSION", session));
+  }
+
+  /** Splits a command as a POSIX shell would, for single and double quotes; each of {@code variables} expands in double quotes. */
+  static List<String> shellWords(String command, Map<String, String> variables) {
     List<String> words = new ArrayList<>();
     StringBuilder word = new StringBuilder();
     boolean inWord = false;
@@ -132,7 +137,11 @@ class HttpDocsExamplesIT {
         inWord = true;
       } else if (c == '"') {
         int end = command.indexOf('"', i + 1);
-        word.append(command.substring(i + 1, end).replace("$TOKEN", TestNodes.READ_WRITE_TOKEN).replace("$SESSION", session));
+        String quoted = command.substring(i + 1, end);
+        for (Map.Entry<String, String> v : variables.entrySet()) {
+          quoted = quoted.replace(v.getKey(), v.getValue());
+        }
+        word.append(quoted);
         i = end;
         inWord = true;
       } else if (Character.isWhitespace(c)) {
@@ -154,6 +163,11 @@ class HttpDocsExamplesIT {
 
   /** Runs a curl command the way curl would send it: its default Accept, and a form content type for -d without one. */
   private RawHttp.Response run(List<String> args) throws Exception {
+    return run(args, node.httpPort());
+  }
+
+  /** As {@link #run(List)}, against the node on {@code port}; the command addresses http://127.0.0.1:8080. */
+  static RawHttp.Response run(List<String> args, int port) throws Exception {
     if (!args.get(0).equals("curl")) {
       throw new AssertionError("examples are curl commands: " + args);
     }
@@ -194,7 +208,7 @@ class HttpDocsExamplesIT {
     }
     byte[] body = data == null ? null : data.getBytes(StandardCharsets.UTF_8);
     try {
-      return RawHttp.exchange(node.httpPort(), method, url.substring(prefix.length()), headers, body, false, -1, 10_000);
+      return RawHttp.exchange(port, method, url.substring(prefix.length()), headers, body, false, -1, 10_000);
     } catch (IOException e) {
       throw new AssertionError("the example's request failed: " + args, e);
     }

@@ -105,8 +105,8 @@ final class ToolsPage {
         `params`, or the same `table`, `where`, `order` and `columns`; otherwise `INVALID_CURSOR`),
         and expires 24 hours after its first page (`CURSOR_EXPIRED`). A cursor records the tables
         its statement reads and the change position of its first page, so that a page never mixes
-        two states: `CURSOR_STALE` (a table changed since the first page) arrives with the changelog;
-        until then a cursor is never reported stale.
+        two states: once a table it reads has changed since the first page, the next page is
+        `CURSOR_STALE`.
       - **Annotations.** Every read tool is annotated `readOnlyHint: true`, `destructiveHint: false`,
         `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
         `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
