@@ -125,7 +125,7 @@ public final class ChangeRunner {
             }
             JsonObject outcome = (JsonObject) row.getValue("outcome");
             return Future.succeededFuture(ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of"
-                + " this idempotency_key; nothing was changed again)", outcome.getJsonObject("structured").put("replayed", true)));
+                + " this idempotency_key; nothing was changed again)", storedResult(outcome).put("replayed", true)));
           }
           PlanCodec.Plan plan = planId == null ? null
               : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
@@ -157,7 +157,7 @@ public final class ChangeRunner {
                   out.put("plan_id", planId);
                 }
                 String summary = request.tool() + ": committed — the change " + changes.describe() + ".";
-                String outcome = new JsonObject().put("summary", summary).put("structured", out).encode();
+                String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
                 String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
                 StringBuilder message = new StringBuilder("record|").append(captured.xid());
                 for (String f : fields) {
@@ -183,6 +183,16 @@ public final class ChangeRunner {
           }
           return ChangeErrors.classify(pool, err, attempt).compose(Future::failedFuture);
         });
+  }
+
+  /**
+   * The result stored with an outcome. It is kept as its JSON text because the outcome column is
+   * jsonb, which sorts keys: the replay shows the sample images in column order, as the commit did.
+   * Outcomes stored before that hold the result as an object.
+   */
+  private static JsonObject storedResult(JsonObject outcome) {
+    String text = outcome.getString("structured_text");
+    return text != null ? new JsonObject(text) : outcome.getJsonObject("structured");
   }
 
   /** A concurrent commit with the same key committed first. */
@@ -250,8 +260,7 @@ public final class ChangeRunner {
             "The change switched its database role; a change runs only as your role. Nothing was written."));
       }
       String xid = row.getString(1);
-      return conn.preparedQuery(ChangeSet.SQL).execute(Tuple.of(db.keys().ring().sqlMac("changes|" + xid)))
-          .map(rows -> new Captured(xid, ChangeSet.of(rows)));
+      return ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid)).map(changes -> new Captured(xid, changes));
     }).map(captured -> {
       if (affected > 0 && captured.changes().isEmpty()) {
         throw new ToolException(ErrorCode.UNAVAILABLE, "The change touched rows of a table whose changes are not captured yet, so"

@@ -1,14 +1,19 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.query.impl.RowImages;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a transaction did, read from {@code tidemark.changes_of_current_transaction()}: every row
@@ -24,7 +29,7 @@ public final class ChangeSet {
    * {@code rowSecurity} whether row-level security applies to it on the table: the images are
    * whole, for the plan's fingerprint, but shown only as far as the caller may see them.
    */
-  public record Change(String table, String op, Object key, JsonObject before, JsonObject after, java.util.Set<String> readable,
+  public record Change(String table, String op, Object key, JsonObject before, JsonObject after, Set<String> readable,
                        boolean rowSecurity) {
 
     public Change(String table, String op, Object key, JsonObject before, JsonObject after) {
@@ -55,29 +60,70 @@ public final class ChangeSet {
     }
   }
 
-  /** $1 is the server's MAC over the transaction id: see tidemark.changes_of_current_transaction. */
-  public static final String SQL = "SELECT schema_name, table_name, op, key, before, after, readable_columns, row_security"
-      + " FROM tidemark.changes_of_current_transaction($1)";
+  /**
+   * $1 is the server's MAC over the transaction id: see tidemark.changes_of_current_transaction.
+   * The images also come as text, with the key as an image of the primary-key columns, for
+   * {@link RowImages} to map as reads do (the jsonb values, decoded by Vert.x, feed the fingerprint).
+   */
+  public static final String SQL = """
+      SELECT c.schema_name, c.table_name, c.op, c.key, c.before, c.after, c.readable_columns, c.row_security,
+             c.before::text AS before_text, c.after::text AS after_text,
+             CASE WHEN jsonb_typeof(c.key) = 'object' THEN c.key::text
+                  WHEN jsonb_typeof(c.key) = 'array' AND jsonb_array_length(c.key) = cardinality(k.columns) AND cardinality(k.columns) > 0
+                  THEN (SELECT jsonb_object_agg(u.col, c.key -> (u.n - 1)::int) FROM unnest(k.columns) WITH ORDINALITY u(col, n))::text
+             END AS key_text, k.columns AS key_columns, format('%I.%I', c.schema_name, c.table_name) AS relation
+        FROM tidemark.changes_of_current_transaction($1) c
+        CROSS JOIN LATERAL (SELECT ARRAY(SELECT a.attname::text FROM pg_index i
+                                           CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY x(attnum, n)
+                                           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = x.attnum
+                                          WHERE i.indrelid = to_regclass(format('%I.%I', c.schema_name, c.table_name)) AND i.indisprimary
+                                          ORDER BY x.n) AS columns) k
+       ORDER BY c.id""";
 
   private final List<Change> changes;
+  /** The sampled changes, by index in {@link #changes}, with images mapped as reads map rows. */
+  private final Map<Integer, Change> shown;
 
   public ChangeSet(List<Change> changes) {
-    this.changes = List.copyOf(changes);
+    this(changes, Map.of());
   }
 
-  public static ChangeSet of(RowSet<Row> rows) {
-    List<Change> changes = new ArrayList<>();
-    for (Row r : rows) {
-      String op = r.getString("op");
-      if ("DDL".equals(op)) {
-        continue;
+  private ChangeSet(List<Change> changes, Map<Integer, Change> shown) {
+    this.changes = List.copyOf(changes);
+    this.shown = Map.copyOf(shown);
+  }
+
+  /** What the transaction on {@code conn} captured; {@code mac} as {@link #SQL} needs it. */
+  public static Future<ChangeSet> read(SqlConnection conn, String mac) {
+    return conn.preparedQuery(SQL).execute(Tuple.of(mac)).compose(rows -> {
+      List<Change> changes = new ArrayList<>();
+      List<Row> raw = new ArrayList<>();
+      for (Row r : rows) {
+        if ("DDL".equals(r.getString("op"))) {
+          continue;
+        }
+        String[] readable = r.getArrayOfStrings("readable_columns");
+        changes.add(new Change(r.getString("schema_name") + "." + r.getString("table_name"), r.getString("op"), r.getValue("key"),
+            (JsonObject) r.getValue("before"), (JsonObject) r.getValue("after"),
+            readable == null ? Set.of() : Set.of(readable), Boolean.TRUE.equals(r.getBoolean("row_security"))));
+        raw.add(r);
       }
-      String[] readable = r.getArrayOfStrings("readable_columns");
-      changes.add(new Change(r.getString("schema_name") + "." + r.getString("table_name"), op, r.getValue("key"),
-          (JsonObject) r.getValue("before"), (JsonObject) r.getValue("after"),
-          readable == null ? java.util.Set.of() : java.util.Set.of(readable), Boolean.TRUE.equals(r.getBoolean("row_security"))));
-    }
-    return new ChangeSet(changes);
+      return mapped(conn, changes, raw).map(shown -> new ChangeSet(changes, shown));
+    });
+  }
+
+  /** The sampled changes with key, before and after as get_row shows them. */
+  private static Future<Map<Integer, Change>> mapped(SqlConnection conn, List<Change> changes, List<Row> raw) {
+    List<Integer> sampled = sampled(changes);
+    return RowImages.ofChanges(conn, sampled.stream().map(raw::get).toList()).map(images -> {
+      Map<Integer, Change> out = new HashMap<>();
+      for (int j = 0; j < sampled.size(); j++) {
+        Change c = changes.get(sampled.get(j));
+        RowImages.Images m = images.get(j);
+        out.put(sampled.get(j), new Change(c.table(), c.op(), m.key(), m.before(), m.after(), c.readable(), c.rowSecurity()));
+      }
+      return out;
+    });
   }
 
   public boolean isEmpty() {
@@ -141,15 +187,23 @@ public final class ChangeSet {
     return new JsonObject().put("inserted", inserted).put("updated", updated).put("deleted", deleted);
   }
 
-  public JsonArray samples() {
+  /** The indexes of the changes shown as samples: the first few of each table and operation. */
+  private static List<Integer> sampled(List<Change> changes) {
     Map<String, Integer> taken = new LinkedHashMap<>();
-    JsonArray out = new JsonArray();
-    for (Change c : changes) {
-      String slot = c.table() + "\u0000" + c.op();
-      int n = taken.merge(slot, 1, Integer::sum);
-      if (n > SAMPLES_PER_TABLE_AND_OP) {
-        continue;
+    List<Integer> out = new ArrayList<>();
+    for (int i = 0; i < changes.size(); i++) {
+      Change c = changes.get(i);
+      if (taken.merge(c.table() + "\u0000" + c.op(), 1, Integer::sum) <= SAMPLES_PER_TABLE_AND_OP) {
+        out.add(i);
       }
+    }
+    return out;
+  }
+
+  public JsonArray samples() {
+    JsonArray out = new JsonArray();
+    for (int i : sampled(changes)) {
+      Change c = shown.getOrDefault(i, changes.get(i));
       JsonObject s = new JsonObject().put("table", c.table()).put("op", c.op());
       if (c.key() != null && c.wholeShown()) {
         s.put("key", c.key());

@@ -35,7 +35,18 @@ public final class ChangesSinceTool implements ReadTool {
 
   static final int DEFAULT_LIMIT = 100;
 
+  /**
+   * The page. Images and the key come as text too (the key as an image of its columns), for
+   * {@link RowImages} to map as reads do, in the table's current name ({@code relation}).
+   */
   private static final String PAGE = """
+      SELECT p.*, p.before::text AS before_text, p.after::text AS after_text,
+             CASE WHEN jsonb_typeof(p.key) = 'object' THEN p.key::text
+                  WHEN jsonb_typeof(p.key) = 'array' AND jsonb_array_length(p.key) = cardinality(p.key_columns)
+                       AND cardinality(p.key_columns) > 0
+                  THEN (SELECT jsonb_object_agg(u.col, p.key -> (u.n - 1)::int) FROM unnest(p.key_columns) WITH ORDINALITY u(col, n))::text
+             END AS key_text
+        FROM (
       SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op,
              CASE WHEN t.relid IS NULL THEN NULL
                   WHEN t.key_columns = '{}' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.key) e
@@ -53,10 +64,11 @@ public final class ChangesSinceTool implements ReadTool {
              coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool,
              cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
                AS row_security,
-             t.key_columns
+             t.key_columns, format('%I.%I', ns.nspname, cls.relname) AS relation
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
         JOIN pg_class cls ON cls.oid = c.relid
+        JOIN pg_namespace ns ON ns.oid = cls.relnamespace
         LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
         LEFT JOIN tidemark.change_attribution at ON at.xid = c.xid
        WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
@@ -65,7 +77,8 @@ public final class ChangesSinceTool implements ReadTool {
          AND has_any_column_privilege($3, c.relid, 'SELECT')
          AND ($4::text[] IS NULL OR c.schema_name || '.' || c.table_name = ANY($4) OR c.table_name = ANY($4))
        ORDER BY k.position, c.id
-       LIMIT $6""";
+       LIMIT $6) p
+       ORDER BY p.position, p.id""";
 
   private final DatabaseConfig database;
   private final Changelog changelog = new Changelog();
@@ -100,8 +113,9 @@ public final class ChangesSinceTool implements ReadTool {
               }
               return conn.preparedQuery(PAGE)
                   .execute(Tuple.of(from.commit(), from.change(), request.caller().pgRole(), wanted, schemas, limit + 1))
-                  .compose(rows -> visible(db, request, rows).map(shown -> {
-                    JsonArray changes = new JsonArray();
+                  .compose(rows -> visible(db, request, rows).compose(visible -> {
+                    List<Row> shown = new ArrayList<>();
+                    List<String> positions = new ArrayList<>();
                     ChangePosition last = from;
                     boolean more = rows.size() > limit;
                     int n = 0;
@@ -110,19 +124,37 @@ public final class ChangesSinceTool implements ReadTool {
                         break;
                       }
                       last = new ChangePosition(r.getLong("position"), r.getLong("id"));
-                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || shown.contains(visibilityKey(r))) {
-                        changes.add(change(r, last.encode(key)));
+                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(visibilityKey(r))) {
+                        shown.add(r);
+                        positions.add(last.encode(key));
                       }
                     }
                     // nothing more to show: continue from the head, past changes the caller may not see
                     ChangePosition next = more || !bounds.head().isAfter(last) ? last : bounds.head();
-                    JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", next.encode(key))
-                        .put("has_more", more);
-                    String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
-                        + (more ? ", more waiting" : ", up to date");
-                    return ToolReply.ok(summary, out, changes);
+                    return images(db, request, shown).map(images -> {
+                      JsonArray changes = new JsonArray();
+                      for (int i = 0; i < shown.size(); i++) {
+                        changes.add(change(shown.get(i), positions.get(i), images.get(i)));
+                      }
+                      JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", next.encode(key))
+                          .put("has_more", more);
+                      String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
+                          + (more ? ", more waiting" : ", up to date");
+                      return ToolReply.ok(summary, out, changes);
+                    });
                   }));
             })));
+  }
+
+  /**
+   * The images of {@code rows} as reads show them ({@link RowImages}), mapped as the caller's role,
+   * as every statement that could run code of the database's (a domain's check) is.
+   */
+  private Future<List<RowImages.Images>> images(CallerDb db, ToolRequest request, List<Row> rows) {
+    if (rows.isEmpty()) {
+      return Future.succeededFuture(List.of());
+    }
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> RowImages.ofChanges(conn, rows));
   }
 
   /**
@@ -197,18 +229,15 @@ public final class ChangesSinceTool implements ReadTool {
         new JsonObject().put("argument", "cursor")));
   }
 
-  private static JsonObject change(Row r, String position) {
+  private static JsonObject change(Row r, String position, RowImages.Images images) {
     JsonObject c = new JsonObject()
         .put("position", position)
         .put("schema", r.getString("schema_name"))
         .put("table", r.getString("table_name"))
         .put("op", r.getString("op"));
-    for (String field : List.of("key", "before", "after")) {
-      Object value = r.getValue(field);
-      if (value != null) {
-        c.put(field, value);
-      }
-    }
+    putIfPresent(c, "key", images.key());
+    putIfPresent(c, "before", images.before());
+    putIfPresent(c, "after", images.after());
     c.put("committed_at", r.getOffsetDateTime("committed_at").toString()).put("transaction", r.getString("xid"));
     if (r.getString("caller") != null) {
       c.put("caller", r.getString("caller"));
@@ -217,5 +246,11 @@ public final class ChangesSinceTool implements ReadTool {
       c.put("tool", r.getString("tool"));
     }
     return c;
+  }
+
+  private static void putIfPresent(JsonObject o, String field, Object value) {
+    if (value != null) {
+      o.put(field, value);
+    }
   }
 }

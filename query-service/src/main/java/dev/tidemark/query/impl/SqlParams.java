@@ -37,6 +37,10 @@ public final class SqlParams {
     if ((value instanceof JsonObject || value instanceof JsonArray) && !column.castType().startsWith("json")) {
       throw fault(argument, pointer, "a string, number or boolean for column " + column.name() + " (" + column.type() + ")");
     }
+    if (column.castType().equals("bytea")) {
+      // bytea is read as base64 (docs/reference/types.md), so that a value read can be sent back
+      return "pg_catalog.decode(" + add(PgJson.text(value)) + "::text, 'base64')";
+    }
     return add(PgJson.text(value)) + "::text::" + column.castType();
   }
 
