@@ -47,6 +47,10 @@ public final class KeyRing {
   private static final int IV_BYTES = 12;
   private static final int TAG_BITS = 128;
 
+  /** Reads the keys that are not retired; {@code secret} is bytea, the times timestamptz. */
+  public static final String SQL = "SELECT id, secret, active_from, retires_at FROM tidemark.key_ring"
+      + " WHERE retires_at IS NULL OR retires_at > now() ORDER BY id";
+
   private final List<Key> keys;
 
   /** @param keys in any order; at least one */
@@ -142,6 +146,18 @@ public final class KeyRing {
     Cipher gcm = Cipher.getInstance("AES/GCM/NoPadding");
     gcm.init(mode, new SecretKeySpec(subkey(key, purpose), "AES"), new GCMParameterSpec(TAG_BITS, iv));
     return gcm;
+  }
+
+  /** HMAC-SHA256 of the first {@code length} bytes of {@code data} under {@code key}'s subkey for {@code purpose}. */
+  public static byte[] mac(Key key, String purpose, byte[] data, int length) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(subkey(key, purpose), "HmacSHA256"));
+      mac.update(data, 0, length);
+      return mac.doFinal();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** A key per purpose, so that nothing sealed for one use opens for another; never equal to a SQL MAC's input. */

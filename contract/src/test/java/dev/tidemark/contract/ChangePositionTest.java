@@ -11,7 +11,13 @@ import org.junit.jupiter.api.Test;
 
 class ChangePositionTest {
 
-  private static final byte[] KEY = "a-database-secret".getBytes(StandardCharsets.UTF_8);
+  private static final KeyRing KEY = ring(1, (byte) 7, Long.MAX_VALUE);
+
+  private static KeyRing ring(int id, byte fill, long retiresAt) {
+    byte[] secret = new byte[32];
+    java.util.Arrays.fill(secret, fill);
+    return new KeyRing(java.util.List.of(new KeyRing.Key(id, secret, 0, retiresAt)));
+  }
 
   @Test
   void aCursorDecodesToThePositionItWasMadeFrom() {
@@ -27,7 +33,8 @@ class ChangePositionTest {
     char[] c = cursor.toCharArray();
     c[5] = c[5] == 'A' ? 'B' : 'A';
     assertEquals(Optional.empty(), ChangePosition.decode(new String(c), KEY));
-    assertEquals(Optional.empty(), ChangePosition.decode(cursor, "another-database".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(Optional.empty(), ChangePosition.decode(cursor, ring(1, (byte) 8, Long.MAX_VALUE)), "another database's key");
+    assertEquals(Optional.empty(), ChangePosition.decode(cursor, ring(1, (byte) 7, System.currentTimeMillis() - 1)), "a retired key");
     assertEquals(Optional.empty(), ChangePosition.decode("%%%", KEY));
     assertEquals(Optional.empty(), ChangePosition.decode(cursor.substring(2), KEY));
   }

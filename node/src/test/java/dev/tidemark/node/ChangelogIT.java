@@ -232,7 +232,7 @@ class ChangelogIT {
       String head = c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("changelog_head");
       char[] forged = head.toCharArray();
       forged[3] = forged[3] == 'A' ? 'B' : 'A';
-      for (String cursor : List.of(new String(forged), "not-a-cursor", new ChangePosition(1, 1).encode(new byte[] {1, 2, 3}))) {
+      for (String cursor : List.of(new String(forged), "not-a-cursor", new ChangePosition(1, 1).encode(otherDatabasesKeys()))) {
         JsonObject result = c.callTool("changes_since", new JsonObject().put("cursor", cursor));
         assertEquals(true, result.getBoolean("isError"), cursor);
         JsonObject error = result.getJsonObject("structuredContent").getJsonObject("error");
@@ -357,5 +357,12 @@ class ChangelogIT {
   private static int v(ChangelogRecord r) {
     JsonObject after = r.body().getJsonObject("after");
     return after == null ? -1 : after.getInteger("v", -1);
+  }
+
+  /** A key ring of another database: the same key id, another secret. */
+  private static dev.tidemark.contract.KeyRing otherDatabasesKeys() {
+    byte[] secret = new byte[32];
+    new java.security.SecureRandom().nextBytes(secret);
+    return new dev.tidemark.contract.KeyRing(List.of(new dev.tidemark.contract.KeyRing.Key(1, secret, 0, Long.MAX_VALUE)));
   }
 }

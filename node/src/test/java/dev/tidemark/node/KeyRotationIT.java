@@ -49,6 +49,7 @@ class KeyRotationIT {
       String oldCursor = ToolResults.ok(c, "list_rows", page).getString("next_cursor");
       JsonObject change = new JsonObject().put("table", "products").put("key", 1).put("set", new JsonObject().put("active", true));
       String oldPlan = ToolResults.ok(c, "update_rows", change).getString("plan_id");
+      String oldChanges = ToolResults.ok(c, "status", new JsonObject()).getString("changelog_head");
       int first = keyOf(oldCursor);
       assertEquals(first, keyOf(oldPlan));
 
@@ -58,6 +59,7 @@ class KeyRotationIT {
           "the node signs with the new key once it is active, without a restart");
       assertEquals(first + 1, keyOf(ToolResults.ok(c, "update_rows", change).getString("plan_id")));
       ToolResults.ok(c, "list_rows", page.copy().put("cursor", oldCursor));
+      ToolResults.ok(c, "changes_since", new JsonObject().put("cursor", oldChanges));
       JsonObject committed = ToolResults.ok(c, "update_rows", change.copy().put("plan_id", oldPlan).put("idempotency_key", "rotate-1"));
       assertEquals("commit", committed.getString("mode"), "a plan of the previous key commits during the grace period");
 
@@ -70,6 +72,7 @@ class KeyRotationIT {
       assertTrue(Await.until(() -> c.callTool("list_rows", page.copy().put("cursor", oldCursor)).getJsonObject("structuredContent")
           .getJsonObject("error") != null, Duration.ofSeconds(20)), "after its grace period the first key verifies nothing");
       ToolResults.error(c, "list_rows", page.copy().put("cursor", oldCursor), "INVALID_CURSOR");
+      ToolResults.error(c, "changes_since", new JsonObject().put("cursor", oldChanges), "INVALID_CURSOR");
       // signing moved on, and commits still verify in the database under the newest key
       JsonObject plan = ToolResults.ok(c, "update_rows", change);
       assertEquals("commit", ToolResults.ok(c, "update_rows", change.copy().put("plan_id", plan.getString("plan_id"))

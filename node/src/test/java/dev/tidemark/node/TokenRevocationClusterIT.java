@@ -123,8 +123,10 @@ class TokenRevocationClusterIT {
       SseStream getA = openGetStream(urlA, token, onA.sessionId());
       SseStream listenA = openListen(urlA, token);
       // a call in flight on A, run by the query service on B: its answer is an event stream already open
+      // (a progress token asks for one; without it the answer would be one JSON body at the end)
       JsonObject sleep = new JsonObject().put("jsonrpc", "2.0").put("id", 7).put("method", "tools/call")
-          .put("params", new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(4)")));
+          .put("params", new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(4)"))
+              .put("_meta", new JsonObject().put("progressToken", "revoke-7")));
       MultiMap callHeaders = getStreamHeaders(token, onA.sessionId()).add("Content-Type", "application/json");
       SseStream callA = SseStream.open(HttpMethod.POST, urlA, callHeaders, sleep.toBuffer());
       assertEquals(200, callA.status());

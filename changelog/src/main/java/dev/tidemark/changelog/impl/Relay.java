@@ -1,5 +1,7 @@
 package dev.tidemark.changelog.impl;
 
+import java.time.OffsetDateTime;
+import dev.tidemark.contract.KeyRing;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.config.TidemarkConfig.ChangelogConfig;
@@ -93,7 +95,8 @@ public final class Relay {
   private final WorkerExecutor sender;
 
   private PgConnection conn;
-  private byte[] key;
+  /** The key ring, read when a session starts and again every {@link #KEYS_REFRESH_MS}: it signs the records' cursors. */
+  private KeyRing keys;
   /** Counts sessions (lock tenures), so that callbacks of a lost session change nothing. */
   private long session;
   /** The last position handed to the producer: where the next read starts. */
@@ -111,6 +114,8 @@ public final class Relay {
   private boolean wakeAgain;
   private long pollTimer = -1;
   private long pruneTimer = -1;
+  private long keysTimer = -1;
+  static final long KEYS_REFRESH_MS = 10_000;
   private long retryTimer = -1;
   private volatile boolean active;
   private volatile long publishedCount;
@@ -170,6 +175,23 @@ public final class Relay {
         .onFailure(this::failed);
   }
 
+  private Future<Void> readKeys(PgConnection c) {
+    return c.query(KeyRing.SQL).execute().compose(rows -> {
+      List<KeyRing.Key> read = new ArrayList<>();
+      for (Row r : rows) {
+        OffsetDateTime retires = r.getOffsetDateTime("retires_at");
+        read.add(new KeyRing.Key(r.getInteger("id"), r.getBuffer("secret").getBytes(),
+            r.getOffsetDateTime("active_from").toInstant().toEpochMilli(),
+            retires == null ? Long.MAX_VALUE : retires.toInstant().toEpochMilli()));
+      }
+      if (read.isEmpty()) {
+        return Future.failedFuture(new IllegalStateException("tidemark.key_ring holds no key that is not retired"));
+      }
+      keys = new KeyRing(read);
+      return Future.succeededFuture();
+    });
+  }
+
   private Future<Void> takeOver() {
     PgConnection c = conn;
     session++;
@@ -180,10 +202,10 @@ public final class Relay {
     });
     c.notificationHandler(n -> pump());
     return c.query("LISTEN tidemark_changelog").execute()
-        .compose(x -> c.query("SELECT secret, published_commit, published_change FROM tidemark.changelog_state").execute())
+        .compose(x -> readKeys(c))
+        .compose(x -> c.query("SELECT published_commit, published_change FROM tidemark.changelog_state").execute())
         .map(rows -> {
           Row r = rows.iterator().next();
-          key = r.getString("secret").getBytes(StandardCharsets.UTF_8);
           published = new ChangePosition(r.getLong("published_commit"), r.getLong("published_change"));
           // a new session starts from what is stored: batches of a lost session may be sent again
           read = published;
@@ -196,6 +218,8 @@ public final class Relay {
           LOG.info("this node's relay publishes {} from position {}", topic, published);
           pollTimer = vertx.setPeriodic(config.relayPollMs(), t -> pump());
           pruneTimer = vertx.setPeriodic(config.pruneIntervalSeconds() * 1000, t -> prune());
+          keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, t -> readKeys(c).onFailure(err ->
+              LOG.warn("reading the key ring failed, keeping the keys last read: {}", err.getMessage())));
           pump();
           return null;
         });
@@ -337,7 +361,7 @@ public final class Relay {
       putIfPresent(body, "tool", r.getString("tool"));
       putIfPresent(body, "idempotency_key", r.getString("idempotency_key"));
       putIfPresent(body, "plan_id", r.getString("plan_id"));
-      records.add(new ChangelogRecord(position, position.encode(key), body));
+      records.add(new ChangelogRecord(position, position.encode(keys), body));
     }
     return records;
   }
@@ -380,6 +404,7 @@ public final class Relay {
     active = false;
     vertx.cancelTimer(pollTimer);
     vertx.cancelTimer(pruneTimer);
+    vertx.cancelTimer(keysTimer);
     PgConnection c = conn;
     conn = null;
     return c == null ? Future.succeededFuture() : c.close().otherwiseEmpty();

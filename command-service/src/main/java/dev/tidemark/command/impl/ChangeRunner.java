@@ -37,9 +37,16 @@ public final class ChangeRunner {
   /** Attempts of a commit that fails with a serialization failure or deadlock before CONFLICT. */
   public static final int MAX_ATTEMPTS = 3;
 
-  private static final String LOOKUP_SQL = "SELECT input_hash, outcome FROM tidemark.idempotency "
-      + "WHERE caller = $1 AND key = $2 AND created_at > now() - make_interval(hours => $3::int)";
-  private static final String PLAN_USED_SQL = "SELECT 1 FROM tidemark.idempotency WHERE plan_hash = $1";
+  /**
+   * The outcome stored under (caller, key), and whether the plan id was committed under any key,
+   * in one snapshot: read apart, a concurrent commit with the same key and plan could land between
+   * the two reads and look like a plan committed under another key.
+   */
+  private static final String LOOKUP_SQL = """
+      SELECT k.input_hash, k.outcome, EXISTS (SELECT 1 FROM tidemark.idempotency p WHERE p.plan_hash = $4) AS plan_used
+        FROM (SELECT 1) one
+        LEFT JOIN tidemark.idempotency k
+          ON k.caller = $1 AND k.key = $2 AND k.created_at > now() - make_interval(hours => $3::int)""";
   private static final String RECORD_SQL = "SELECT tidemark.record_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
   private static final String WHO_SQL = "SELECT current_user::text, pg_current_xact_id()::text";
   public static final String PRUNE_SQL = "DELETE FROM tidemark.idempotency WHERE created_at <= now() - make_interval(hours => $1::int)";
@@ -115,10 +122,10 @@ public final class ChangeRunner {
     boolean confirmed = Boolean.TRUE.equals(args.getBoolean("confirm"));
     int retentionHours = (int) Math.min(config.idempotencyRetentionHours(), Integer.MAX_VALUE);
     String planHash = planId == null ? null : PlanCodec.planHash(planId);
-    return pool.preparedQuery(LOOKUP_SQL).execute(Tuple.of(caller.id(), key, retentionHours))
+    return pool.preparedQuery(LOOKUP_SQL).execute(Tuple.of(caller.id(), key, retentionHours, planHash))
         .compose(stored -> {
-          if (stored.size() > 0) {
-            var row = stored.iterator().next();
+          var row = stored.iterator().next();
+          if (row.getString("input_hash") != null) {
             if (!inputHash.equals(row.getString("input_hash"))) {
               throw new ToolException(ErrorCode.IDEMPOTENCY_CONFLICT, "This idempotency_key was used for a commit with other arguments;"
                   + " use a new key for a new change. Nothing was written.", new JsonObject().put("argument", "idempotency_key"));
@@ -132,11 +139,11 @@ public final class ChangeRunner {
           if (plan != null && plan.removes() && !confirmed) {
             throw decisionRequired(request.tool(), ChangeSet.describeTotals(plan.totals()), plan.totals());
           }
-          Future<Void> unused = planHash == null ? Future.succeededFuture()
-              : pool.preparedQuery(PLAN_USED_SQL).execute(Tuple.of(planHash)).compose(used -> used.size() > 0
-                  ? Future.failedFuture(ChangeErrors.planAlreadyCommitted()) : Future.succeededFuture());
+          if (Boolean.TRUE.equals(row.getBoolean("plan_used"))) {
+            throw ChangeErrors.planAlreadyCommitted();
+          }
           CallerDb db = callers.forCaller(caller);
-          return unused.compose(u -> inTransaction(db, conn -> asCaller(conn, db, request)
+          return inTransaction(db, conn -> asCaller(conn, db, request)
               .compose(v -> tool.apply(conn, args))
               .compose(affected -> captured(conn, db, request, affected))
               .compose(captured -> {
@@ -175,7 +182,7 @@ public final class ChangeRunner {
                   // a concurrent commit took the key first and committed: running again replays it
                   default -> throw new KeyTaken();
                 });
-              })));
+              }));
         })
         .recover(err -> {
           if ((err instanceof KeyTaken || ChangeErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {

@@ -2,14 +2,15 @@ package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ChangePosition;
 import io.vertx.core.Future;
+import dev.tidemark.contract.KeyRing;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads Tidemark's changelog as the login (callers have no rights on schema tidemark): the secret
- * that signs cursors, the head, and the retention horizon.
+ * Reads Tidemark's changelog as the login (callers have no rights on schema tidemark): the head
+ * and the retention horizon. Cursors are signed with the database's key ring.
  */
 final class Changelog {
 
@@ -21,17 +22,6 @@ final class Changelog {
                 JOIN tidemark.changelog_commit k ON c.xid = k.xid
                WHERE k.position = (SELECT max(position) FROM tidemark.changelog_commit)) AS head_change
         FROM tidemark.changelog_state s""";
-
-  private Future<byte[]> key;
-
-  /** The database's cursor key, read once: it never changes. */
-  synchronized Future<byte[]> key(Pool pool) {
-    if (key == null || key.failed()) {
-      key = pool.query("SELECT secret FROM tidemark.changelog_state").execute()
-          .map(rows -> rows.iterator().next().getString(0).getBytes(StandardCharsets.UTF_8));
-    }
-    return key;
-  }
 
   record Bounds(ChangePosition head, ChangePosition pruned) {}
 
@@ -46,8 +36,8 @@ final class Changelog {
     });
   }
 
-  /** The head as an opaque cursor. */
-  Future<String> headCursor(Pool pool) {
-    return key(pool).compose(k -> bounds(pool).map(b -> b.head().encode(k)));
+  /** The head as an opaque cursor, signed with the key ring. */
+  static Future<String> headCursor(Pool pool, KeyRing keys) {
+    return bounds(pool).map(b -> b.head().encode(keys));
   }
 }

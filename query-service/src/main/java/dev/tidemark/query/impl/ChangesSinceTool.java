@@ -3,6 +3,7 @@ package dev.tidemark.query.impl;
 import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
@@ -81,7 +82,6 @@ public final class ChangesSinceTool implements ReadTool {
        ORDER BY p.position, p.id""";
 
   private final DatabaseConfig database;
-  private final Changelog changelog = new Changelog();
 
   private final Pool pool;
 
@@ -99,7 +99,13 @@ public final class ChangesSinceTool implements ReadTool {
     String[] wanted = tables == null ? null : tables.stream().map(String::valueOf).toArray(String[]::new);
     String[] schemas = database.schemas().stream().filter(s -> !ListTablesTool.OWN_SCHEMA.equals(s)).toArray(String[]::new);
     String given = args.getString("cursor");
-    return changelog.key(pool).compose(key -> pool.withTransaction(conn ->
+    KeyRing key;
+    try {
+      key = db.keys().ring();
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
+    return pool.withTransaction(conn ->
         conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = "
                 + database.statementTimeoutMs()).execute()
             .compose(x -> Changelog.bounds(conn))
@@ -143,7 +149,7 @@ public final class ChangesSinceTool implements ReadTool {
                       return ToolReply.ok(summary, out, changes);
                     });
                   }));
-            })));
+            }));
   }
 
   /**
@@ -223,7 +229,7 @@ public final class ChangesSinceTool implements ReadTool {
     return table + "|" + (key instanceof JsonArray k ? k.encode() : "");
   }
 
-  private static ChangePosition decode(String cursor, byte[] key) {
+  private static ChangePosition decode(String cursor, KeyRing key) {
     return ChangePosition.decode(cursor, key).orElseThrow(() -> new ToolException(ErrorCode.INVALID_CURSOR,
         "The cursor was not issued by this database's changelog. Start again from the changelog_head that status reports.",
         new JsonObject().put("argument", "cursor")));

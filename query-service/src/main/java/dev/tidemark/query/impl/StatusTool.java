@@ -20,7 +20,6 @@ public final class StatusTool implements ReadTool {
   private final Vertx vertx;
   private final NodeInfo node;
   private final TidemarkConfig config;
-  private final Changelog changelog = new Changelog();
 
   private final Pool admin;
 
@@ -38,7 +37,7 @@ public final class StatusTool implements ReadTool {
         conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status
-    Future<String> head = changelog.headCursor(admin).otherwise((String) null);
+    Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(admin, k.ring())).otherwise((String) null);
     return Future.all(role, kafka, head).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
