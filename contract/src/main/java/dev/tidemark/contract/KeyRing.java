@@ -35,6 +35,12 @@ public final class KeyRing {
       secret = secret.clone();
     }
 
+    /** A key as {@link KeyRing#SQL} reads it; a null {@code retiresAt} never retires. */
+    public static Key of(int id, byte[] secret, java.time.OffsetDateTime activeFrom, java.time.OffsetDateTime retiresAt) {
+      return new Key(id, secret, activeFrom.toInstant().toEpochMilli(),
+          retiresAt == null ? Long.MAX_VALUE : retiresAt.toInstant().toEpochMilli());
+    }
+
     boolean verifiesAt(long nowMs) {
       return retiresAtMs > nowMs;
     }

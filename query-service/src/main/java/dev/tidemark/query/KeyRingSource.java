@@ -25,8 +25,6 @@ public final class KeyRingSource {
   private static final Logger LOG = LoggerFactory.getLogger(KeyRingSource.class);
   private static final long RETRY_MS = 1000;
 
-  static final String SQL = "SELECT id, secret, active_from, retires_at FROM tidemark.key_ring"
-      + " WHERE retires_at IS NULL OR retires_at > now() ORDER BY id";
 
   private final Pool pool;
   private volatile KeyRing ring;
@@ -65,13 +63,11 @@ public final class KeyRingSource {
   }
 
   static Future<KeyRing> read(Pool pool) {
-    return pool.query(SQL).execute().compose(rows -> {
+    return pool.query(KeyRing.SQL).execute().compose(rows -> {
       List<KeyRing.Key> keys = new ArrayList<>();
       for (Row r : rows) {
-        OffsetDateTime retires = r.getOffsetDateTime("retires_at");
-        keys.add(new KeyRing.Key(r.getInteger("id"), r.getBuffer("secret").getBytes(),
-            r.getOffsetDateTime("active_from").toInstant().toEpochMilli(),
-            retires == null ? Long.MAX_VALUE : retires.toInstant().toEpochMilli()));
+        keys.add(KeyRing.Key.of(r.getInteger("id"), r.getBuffer("secret").getBytes(), r.getOffsetDateTime("active_from"),
+            r.getOffsetDateTime("retires_at")));
       }
       return keys.isEmpty()
           ? Future.failedFuture(new IllegalStateException("tidemark.key_ring holds no key that is not retired; run tidemark keys rotate"))

@@ -179,10 +179,8 @@ public final class Relay {
     return c.query(KeyRing.SQL).execute().compose(rows -> {
       List<KeyRing.Key> read = new ArrayList<>();
       for (Row r : rows) {
-        OffsetDateTime retires = r.getOffsetDateTime("retires_at");
-        read.add(new KeyRing.Key(r.getInteger("id"), r.getBuffer("secret").getBytes(),
-            r.getOffsetDateTime("active_from").toInstant().toEpochMilli(),
-            retires == null ? Long.MAX_VALUE : retires.toInstant().toEpochMilli()));
+        read.add(KeyRing.Key.of(r.getInteger("id"), r.getBuffer("secret").getBytes(), r.getOffsetDateTime("active_from"),
+            r.getOffsetDateTime("retires_at")));
       }
       if (read.isEmpty()) {
         return Future.failedFuture(new IllegalStateException("tidemark.key_ring holds no key that is not retired"));
