@@ -47,8 +47,7 @@ if (errorsMode) {
   await expectError('INVALID_ARGUMENTS', 'list_tables', { schemas: 'public' });
   await expectError('NOT_FOUND', 'describe_table', { table: 'no_such_table' });
   await expectError('READ_ONLY', 'query', { sql: 'DELETE FROM orders' });
-  await expectError('PERMISSION_DENIED', 'execute',
-    { sql: "UPDATE products SET active = active WHERE set_config('role', 'postgres', true) IS NOT NULL" });
+  await expectError('PERMISSION_DENIED', 'query', { sql: 'SELECT rolname, rolpassword FROM pg_authid' });
   await expectError('TIMEOUT', 'query', { sql: 'SELECT pg_sleep(30)' });
   await expectError('LIMIT_EXCEEDED', 'query', { sql: "SELECT repeat('x', 5000000) AS big" });
   await expectError('INVALID_CURSOR', 'query', { sql: 'SELECT 1', cursor: 'not-a-cursor' });

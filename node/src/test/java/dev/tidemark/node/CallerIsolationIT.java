@@ -60,7 +60,16 @@ class CallerIsolationIT {
         "GRANT SELECT (id, name), INSERT, UPDATE ON public.sec_people TO tidemark_writer",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.sec_items TO tidemark_writer",
         "GRANT SELECT ON public.sec_items TO tidemark_reader",
-        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+        "SELECT tidemark.capture_schemas(ARRAY['public'])",
+        // functions someone with CREATE rights marked STABLE although they change session state
+        "CREATE OR REPLACE FUNCTION public.it_claim(text) RETURNS boolean LANGUAGE sql STABLE"
+            + " AS $$ SELECT set_config('tidemark.caller', $1, true) IS NOT NULL $$",
+        "CREATE OR REPLACE FUNCTION public.it_as(text) RETURNS boolean LANGUAGE sql STABLE"
+            + " AS $$ SELECT set_config('tidemark.identity', $1, true) IS NOT NULL $$",
+        "CREATE OR REPLACE FUNCTION public.it_sneak(text) RETURNS boolean LANGUAGE sql STABLE"
+            + " AS $$ SELECT set_config('search_path', $1, false) IS NOT NULL $$",
+        "CREATE OR REPLACE FUNCTION public.it_lock(bigint) RETURNS boolean LANGUAGE sql STABLE"
+            + " AS $$ SELECT pg_advisory_lock($1) IS NULL $$");
     node = TestNodes.startAlone(infra, "gateway,query,command", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.DATABASE_POOL_SIZE, "1",
@@ -100,6 +109,28 @@ class CallerIsolationIT {
     return result;
   }
 
+  /**
+   * Runs {@code sql} on a connection that logged in as {@code role} itself, as Tidemark's caller
+   * pools do, bypassing every check of Tidemark's own: the SQLSTATE PostgreSQL answers, or null
+   * when it ran. This shows that PostgreSQL alone keeps the caller inside its role.
+   */
+  private String asRoleItself(String role, String sql) {
+    try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), role, TestNodes.CALLER_PASSWORDS.get(role));
+        java.sql.Statement st = c.createStatement()) {
+      c.setAutoCommit(false);
+      try {
+        st.execute(sql);
+        return null;
+      } catch (java.sql.SQLException e) {
+        return e.getSQLState();
+      } finally {
+        c.rollback();
+      }
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static JsonObject query(String sql) {
     return new JsonObject().put("sql", sql);
   }
@@ -111,14 +142,27 @@ class CallerIsolationIT {
   // ---- 1. the role switch-back ----
 
   @Test
-  void switchingBackFromInsideAStatementLandsOnTheCallersOwnRole() {
-    for (McpHttpClient c : List.of(reader, writer)) {
-      JsonObject row = rows(ToolResults.ok(c, "query", query(
-          "SELECT set_config('role', 'none', true) AS r, current_user::text AS now_user, session_user::text AS login"))).getJsonObject(0);
-      String role = c == reader ? "tidemark_reader" : "tidemark_writer";
-      assertEquals(role, row.getString("now_user"));
-      assertEquals(role, row.getString("login"), "the session user is the caller's role, never Tidemark's login");
+  void switchingBackFromInsideAStatementLandsOnTheCallersOwnRole() throws Exception {
+    for (String role : List.of("tidemark_reader", "tidemark_writer")) {
+      // PostgreSQL itself: on the caller's own login, switching back lands on the caller's role
+      try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), role, TestNodes.CALLER_PASSWORDS.get(role));
+          ResultSet r = c.createStatement().executeQuery(
+              "SELECT set_config('role', 'none', true), current_user::text, session_user::text")) {
+        r.next();
+        assertEquals(role, r.getString(2));
+        assertEquals(role, r.getString(3), "the session user is the caller's role, never Tidemark's login");
+      }
+      assertEquals("42501", asRoleItself(role, "SELECT set_config('role', '" + infra.postgres().user() + "', true)"));
     }
+    // and Tidemark refuses the setting before anything runs
+    for (McpHttpClient c : List.of(reader, writer)) {
+      JsonObject result = refused(c, "query", query("SELECT set_config('role', 'none', true) AS r, current_user::text AS now_user"),
+          "READ_ONLY");
+      assertTrue(result.encode().contains("set_config"), result::encode);
+    }
+    JsonObject row = rows(ToolResults.ok(reader, "query", query("SELECT current_user::text AS now_user, session_user::text AS login")))
+        .getJsonObject(0);
+    assertEquals("tidemark_reader", row.getString("login"));
   }
 
   @Test
@@ -131,13 +175,22 @@ class CallerIsolationIT {
         "SELECT query_to_xml('select outcome from tidemark.idempotency', false, false, '')",
         "SELECT ts_stat('select to_tsvector(token_hash) from tidemark.api_token')",
         "SELECT pg_read_file('postgresql.conf')",
-        "SELECT pg_ls_dir('.')");
+        "SELECT pg_ls_dir('.')",
+        "SELECT rolname, rolpassword FROM pg_authid",
+        "SELECT token_hash FROM tidemark.api_token");
     for (McpHttpClient c : List.of(reader, writer)) {
       for (String sql : attempts) {
-        JsonObject result = refused(c, "query", query(sql), "PERMISSION_DENIED");
+        JsonObject result = c.callTool("query", query(sql));
+        assertEquals(true, result.getBoolean("isError"), () -> sql + " was not refused: " + result.encode());
         String shown = result.encode();
         assertFalse(shown.contains("tmk_") || shown.contains("SCRAM") || shown.contains("md5") || shown.contains("postgres"),
             "nothing of the server's or another role's leaks: " + shown);
+      }
+    }
+    // PostgreSQL refuses each of them on the caller's own login, whatever Tidemark checks first
+    for (String role : List.of("tidemark_reader", "tidemark_writer")) {
+      for (String sql : attempts) {
+        assertEquals("42501", asRoleItself(role, sql), () -> role + ": " + sql);
       }
     }
   }
@@ -145,12 +198,20 @@ class CallerIsolationIT {
   @Test
   void aCallerCannotSignalTheServersBackendsReloadTheConfigOrCreateASlot() {
     String login = infra.postgres().user();
-    refused(writer, "query", query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + login + "'"
-        + " AND pid <> pg_backend_pid()"), "PERMISSION_DENIED");
-    refused(writer, "query", query("SELECT pg_reload_conf()"), "PERMISSION_DENIED");
-    JsonObject slot = writer.callTool("query", query("SELECT pg_create_logical_replication_slot('it_evil_slot', 'pgoutput')"));
-    assertEquals(true, slot.getBoolean("isError"), slot::encode);
-    refused(writer, "query", query("SELECT pg_backup_start('it_evil')"), "PERMISSION_DENIED");
+    List<String> attempts = List.of(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + login + "' AND pid <> pg_backend_pid()",
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = '" + login + "' AND pid <> pg_backend_pid()",
+        "SELECT pg_reload_conf()",
+        "SELECT pg_create_logical_replication_slot('it_evil_slot', 'pgoutput')",
+        "SELECT pg_backup_start('it_evil')");
+    for (String sql : attempts) {
+      // the function check refuses each before it runs, or PostgreSQL does while planning it (no EXECUTE right)
+      JsonObject result = writer.callTool("query", query(sql));
+      assertEquals(true, result.getBoolean("isError"), () -> sql + " was not refused: " + result.encode());
+      assertTrue(List.of("READ_ONLY", "PERMISSION_DENIED").contains(
+          result.getJsonObject("structuredContent").getJsonObject("error").getString("code")), result::encode);
+      assertEquals("42501", asRoleItself("tidemark_writer", sql), sql);
+    }
     assertEquals(0, count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'it_evil_slot'"));
     assertTrue(count("SELECT count(*) FROM pg_stat_activity WHERE usename = '" + login + "'") > 0,
         "Tidemark's own connections are still there");
@@ -163,10 +224,16 @@ class CallerIsolationIT {
     Path target = Files.createTempDirectory("tidemark-it").resolve("evil.txt");
     String sql = "UPDATE public.sec_items SET qty = qty WHERE id = 1 AND query_to_xml("
         + "'select lo_export(lo_from_bytea(0, ''evil''::bytea), ''" + target + "'')', false, false, '') IS NOT NULL";
-    refused(writer, "execute", new JsonObject().put("sql", sql), "PERMISSION_DENIED");
+    refused(writer, "execute", new JsonObject().put("sql", sql), "INVALID_ARGUMENTS");
     refused(writer, "transaction", new JsonObject().put("statements", new JsonArray()
         .add(new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty WHERE id = 1"))
-        .add(new JsonObject().put("sql", sql))), "PERMISSION_DENIED");
+        .add(new JsonObject().put("sql", sql))), "INVALID_ARGUMENTS");
+    JsonObject direct = writer.callTool("execute", new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty WHERE id = 1 AND "
+        + "lo_export(lo_from_bytea(0, 'evil'::bytea), '" + target + "') = 1"));
+    assertTrue(List.of("INVALID_ARGUMENTS", "PERMISSION_DENIED").contains(
+        direct.getJsonObject("structuredContent").getJsonObject("error").getString("code")), direct::encode);
+    assertEquals("42501", asRoleItself("tidemark_writer", "SELECT lo_export(lo_from_bytea(0, 'evil'::bytea), '" + target + "')"),
+        "PostgreSQL refuses it on the caller's own login too");
     assertFalse(Files.exists(target), "no file was written");
     assertEquals(0, count("SELECT count(*) FROM pg_largeobject_metadata"), "no large object was left");
   }
@@ -177,16 +244,18 @@ class CallerIsolationIT {
   void tidemarksOwnFunctionsAreNotCallableAndTheCaptureStays() {
     long triggers = count("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'tidemark_capture%'");
     assertTrue(triggers > 0);
-    for (String call : List.of("tidemark.capture_schemas(ARRAY[]::text[]) >= 0", "tidemark.reconcile_capture() >= 0",
-        "tidemark.add_key(0, 0) > 0", "tidemark.mac_ok('a', 'b')")) {
-      JsonObject result = refused(writer, "execute", new JsonObject().put("sql",
-          "DELETE FROM public.sec_items WHERE id = 2 AND " + call), "PERMISSION_DENIED");
-      assertNotNull(result);
+    List<String> calls = List.of("tidemark.capture_schemas(ARRAY[]::text[]) >= 0", "tidemark.reconcile_capture() >= 0",
+        "tidemark.add_key(0, 0) > 0", "tidemark.mac_ok('a', 'b')",
+        "EXISTS (SELECT 1 FROM tidemark.changes_of_current_transaction(repeat('0', 64)))",
+        "tidemark.record_commit('someone', 'someone', 'k', 'h', NULL, NULL, 'execute', '{}', 24, repeat('0', 64)) IS NOT NULL");
+    for (String call : calls) {
+      String sql = "DELETE FROM public.sec_items WHERE id = 2 AND " + call;
+      JsonObject result = writer.callTool("execute", new JsonObject().put("sql", sql));
+      assertEquals(true, result.getBoolean("isError"), () -> call + " was not refused: " + result.encode());
+      String code = result.getJsonObject("structuredContent").getJsonObject("error").getString("code");
+      assertTrue(List.of("INVALID_ARGUMENTS", "PERMISSION_DENIED").contains(code), result::encode);
+      assertEquals("42501", asRoleItself("tidemark_writer", sql), () -> "PostgreSQL refuses " + call + " on the caller's own login");
     }
-    refused(writer, "execute", new JsonObject().put("sql", "UPDATE public.sec_items SET qty = 1 WHERE id = 1 AND EXISTS ("
-        + "SELECT 1 FROM tidemark.changes_of_current_transaction(repeat('0', 64)))"), "PERMISSION_DENIED");
-    refused(writer, "execute", new JsonObject().put("sql", "UPDATE public.sec_items SET qty = 1 WHERE id = 1 AND tidemark.record_commit("
-        + "'someone', 'someone', 'k', 'h', NULL, NULL, 'execute', '{}', 24, repeat('0', 64)) IS NOT NULL"), "PERMISSION_DENIED");
     assertEquals(triggers, count("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'tidemark_capture%'"));
     assertEquals(2, count("SELECT count(*) FROM public.sec_items"));
     assertEquals(1, count("SELECT count(*) FROM tidemark.key_ring"), "no key was added");
@@ -203,29 +272,33 @@ class CallerIsolationIT {
   // ---- 4. a read cannot stall commits ----
 
   @Test
-  void aReadHoldingTheOldPositionLockOrTryingTheNewOneStallsNoCommit() throws Exception {
-    CompletableFuture<Long> read = CompletableFuture.supplyAsync(() -> {
-      try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-        c.initialize();
-        c.callTool("query", query("SELECT pg_advisory_xact_lock(" + OLD_POSITION_LOCK + "), pg_sleep(3)"));
-        return System.nanoTime();
-      }
-    });
-    ChangelogFixtures.await("the read holding the lock", java.time.Duration.ofSeconds(20),
-        () -> count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") > 0);
-    sql(infra, DB, "INSERT INTO public.sec_items VALUES (100, 1)", "DELETE FROM public.sec_items WHERE id = 100");
-    long committed = System.nanoTime();
-    assertTrue(committed < read.get(), "two captured commits went through while the read held its lock");
-    refused(reader, "query", query("SELECT query_to_xml('select 1 from tidemark.position_lock', false, false, '')"),
-        "PERMISSION_DENIED");
+  void aReadCannotTakeALockThatOthersWaitForNorStallCommits() throws Exception {
+    refused(reader, "query", query("SELECT pg_advisory_xact_lock(" + OLD_POSITION_LOCK + "), pg_sleep(3)"), "READ_ONLY");
+    refused(reader, "query", query("SELECT pg_try_advisory_lock(42)"), "READ_ONLY");
+    assertEquals(0, count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"), "no advisory lock was taken");
+    // even on the caller's own login, the old advisory position lock no longer holds commits back
+    try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), "tidemark_reader",
+        TestNodes.CALLER_PASSWORDS.get("tidemark_reader"))) {
+      c.setAutoCommit(false);
+      c.createStatement().execute("SELECT pg_advisory_xact_lock(" + OLD_POSITION_LOCK + ")");
+      CompletableFuture<Void> writes = CompletableFuture.runAsync(() ->
+          sql(infra, DB, "INSERT INTO public.sec_items VALUES (100, 1)", "DELETE FROM public.sec_items WHERE id = 100"));
+      writes.get(20, java.util.concurrent.TimeUnit.SECONDS);
+      c.rollback();
+    }
+    assertEquals("42501", asRoleItself("tidemark_reader", "SELECT 1 FROM tidemark.position_lock FOR UPDATE"),
+        "the position lock is a row no caller role may lock");
   }
 
   // ---- 5. attribution and identity ----
 
   @Test
   void aSettingInACallersStatementCannotChangeWhoTheChangelogSaysMadeTheChange() {
-    JsonObject args = new JsonObject().put("sql",
-        "UPDATE public.sec_items SET qty = qty + 1 WHERE id = 1 AND set_config('tidemark.caller', 'someone-else', true) IS NOT NULL");
+    refused(writer, "execute", new JsonObject().put("sql",
+        "UPDATE public.sec_items SET qty = qty + 1 WHERE id = 1 AND set_config('tidemark.caller', 'someone-else', true) IS NOT NULL"),
+        "INVALID_ARGUMENTS");
+    // a function the database's owner marked STABLE passes the function check: the attribution still holds
+    JsonObject args = new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty + 1 WHERE id = 1 AND public.it_claim('someone-else')");
     JsonObject plan = ToolResults.ok(writer, "execute", args);
     String key = "iso-" + UUID.randomUUID();
     ToolResults.ok(writer, "execute", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key));
@@ -237,9 +310,13 @@ class CallerIsolationIT {
   @Test
   void aForgedIdentityIsRefusedAndShowsNoOneElsesRows() {
     for (String forged : List.of("dev-read-write", "v1|1|99999999999999|00|dev-read-write")) {
-      JsonObject result = refused(reader, "query", query("SELECT set_config('tidemark.identity', '" + forged + "', true),"
-          + " query_to_xml('select body from public.agent_notes', false, false, '')"), "PERMISSION_DENIED");
+      refused(reader, "query", query("SELECT set_config('tidemark.identity', '" + forged + "', true)"), "READ_ONLY");
+      // through a function that sets it (marked STABLE, so the function check lets it pass), the signature refuses it
+      JsonObject result = refused(reader, "query", query("SELECT public.it_as('" + forged + "') AS forged, tidemark.caller() AS who"),
+          "PERMISSION_DENIED");
       assertFalse(result.encode().contains("Plan every change"), "the writer's note is not shown: " + result.encode());
+      assertEquals("42501", asRoleItself("tidemark_reader",
+          "SELECT set_config('tidemark.identity', '" + forged + "', true), tidemark.caller()"));
     }
   }
 
@@ -312,8 +389,11 @@ class CallerIsolationIT {
 
   @Test
   void aSettingOrLockACallMadeNeverReachesTheNextCallOnTheConnection() {
-    JsonObject args = new JsonObject().put("sql",
-        "UPDATE public.sec_items SET qty = qty WHERE id = 2 AND set_config('search_path', 'it_evil', false) IS NOT NULL");
+    refused(writer, "execute", new JsonObject().put("sql",
+        "UPDATE public.sec_items SET qty = qty WHERE id = 2 AND set_config('search_path', 'it_evil', false) IS NOT NULL"),
+        "INVALID_ARGUMENTS");
+    // what a function marked STABLE leaves on the session ends with the call: the session is reset
+    JsonObject args = new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty WHERE id = 2 AND public.it_sneak('it_evil')");
     JsonObject plan = ToolResults.ok(writer, "execute", args);
     ToolResults.ok(writer, "execute", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", "iso-" + UUID.randomUUID()));
     JsonObject next = ToolResults.ok(writer, "execute", new JsonObject().put("sql",
@@ -321,7 +401,7 @@ class CallerIsolationIT {
     assertEquals(0, next.getJsonObject("totals").getInteger("updated"), "the committed call's setting was reset");
     JsonObject path = rows(ToolResults.ok(writer, "query", query("SELECT current_setting('search_path') AS p"))).getJsonObject(0);
     assertFalse(path.getString("p").contains("it_evil"));
-    ToolResults.ok(writer, "query", query("SELECT pg_advisory_lock(4242) IS NULL AS locked"));
+    ToolResults.ok(writer, "query", query("SELECT public.it_lock(4242) AS locked"));
     assertEquals(0, count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"), "the session lock ended with the call");
   }
 

@@ -2,6 +2,7 @@ package dev.tidemark.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +14,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,6 +42,12 @@ class ReadOnlyGuardIT {
     try (Connection conn = jdbc()) {
       conn.createStatement().execute("CREATE OR REPLACE PROCEDURE public.it_touch() LANGUAGE sql AS $$ UPDATE public.products SET active = active $$");
       conn.createStatement().execute("GRANT EXECUTE ON PROCEDURE public.it_touch() TO tidemark_writer");
+      // functions someone with CREATE rights marked STABLE although they change session state: the
+      // function guard lets them through, so only the session reset stands between a call and the next
+      conn.createStatement().execute("CREATE OR REPLACE FUNCTION public.it_lock(bigint) RETURNS text LANGUAGE sql STABLE"
+          + " AS $$ SELECT pg_advisory_lock($1)::text $$");
+      conn.createStatement().execute("CREATE OR REPLACE FUNCTION public.it_set(text, text) RETURNS text LANGUAGE sql STABLE"
+          + " AS $$ SELECT set_config($1, $2, false) $$");
     }
     node = TestNodes.startAlone(infra, "gateway,query", Map.of(
         ConfigKey.DATABASE_POOL_SIZE, "1",
@@ -54,6 +62,15 @@ class ReadOnlyGuardIT {
       writer.close();
     }
     TestNodes.stop(node);
+  }
+
+  private long count(String sql) {
+    try (Connection conn = jdbc(); ResultSet rs = conn.createStatement().executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private Connection jdbc() throws Exception {
@@ -150,8 +167,24 @@ class ReadOnlyGuardIT {
   // ---- nothing outlives a call on the pooled connection ----
 
   @Test
+  void aVolatileFunctionThatChangesStateIsRefusedBeforeItRuns() {
+    for (String sql : List.of("SELECT pg_advisory_lock(4242)", "SELECT pg_advisory_xact_lock(1), pg_sleep(1)",
+        "SELECT set_config('work_mem', '1234kB', false)", "SELECT pg_notify('it', 'x')", "SELECT * FROM pg_ls_dir('.')",
+        "SELECT query_to_xml('select 1', false, false, '')", "SELECT x FROM (SELECT pg_try_advisory_lock(7) AS x) s")) {
+      JsonObject e = writer.callTool("query", new JsonObject().put("sql", sql)).getJsonObject("structuredContent").getJsonObject("error");
+      assertNotNull(e, sql);
+      if ("PERMISSION_DENIED".equals(e.getString("code"))) {
+        continue;  // PostgreSQL refused it while planning: the role may not execute the function at all
+      }
+      assertEquals("READ_ONLY", e.getString("code"), sql);
+      assertTrue(e.getJsonArray("functions").size() > 0, e::encode);
+    }
+    assertEquals(0, count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"), "nothing was locked");
+  }
+
+  @Test
   void anAdvisoryLockEndsWithItsCall() {
-    int pid = rows("SELECT pg_backend_pid() AS pid, pg_advisory_lock(4242)::text AS locked").getInteger("pid");
+    int pid = rows("SELECT pg_backend_pid() AS pid, public.it_lock(4242) AS locked").getInteger("pid");
     JsonObject next = rows("SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS held");
     assertEquals(pid, next.getInteger("pid"), "the next call ran on the same connection");
     assertEquals(0, next.getInteger("held"));
@@ -159,7 +192,7 @@ class ReadOnlyGuardIT {
 
   @Test
   void aSettingEndsWithItsCall() {
-    int pid = rows("SELECT pg_backend_pid() AS pid, set_config('work_mem', '1234kB', false) AS wm").getInteger("pid");
+    int pid = rows("SELECT pg_backend_pid() AS pid, public.it_set('work_mem', '1234kB') AS wm").getInteger("pid");
     JsonObject next = rows("SELECT pg_backend_pid() AS pid, current_setting('work_mem') AS wm, current_user AS who");
     assertEquals(pid, next.getInteger("pid"));
     assertNotEquals("1234kB", next.getString("wm"));

@@ -2,6 +2,7 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.impl.FunctionGuard;
 import dev.tidemark.query.impl.PgParams;
 import dev.tidemark.query.impl.TableCatalog;
 import io.vertx.core.Future;
@@ -51,6 +52,7 @@ public final class WriteGuard {
 
   /** @param argument the argument the statement came in, for errors (sql, or statements/3/sql) */
   public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String argument) {
+    java.util.concurrent.atomic.AtomicReference<JsonObject> planOf = new java.util.concurrent.atomic.AtomicReference<>();
     return conn.prepare(sql)
         .recover(err -> Future.failedFuture(severalStatements(err)
             ? refuse(argument, "Send exactly one statement in " + argument + "; use the transaction tool for several.")
@@ -64,6 +66,7 @@ public final class WriteGuard {
                   : err))
               .map(plans -> {
                 JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan");
+                planOf.set(plan);
                 List<String> nodes = new ArrayList<>();
                 List<String> relations = new ArrayList<>();
                 walk(plan, nodes, relations);
@@ -78,7 +81,8 @@ public final class WriteGuard {
                   }
                 }
                 return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")));
-              });
+              })
+              .compose(checked -> FunctionGuard.check(conn, planOf.get(), ErrorCode.INVALID_ARGUMENTS, argument).map(checked));
         }));
   }
 

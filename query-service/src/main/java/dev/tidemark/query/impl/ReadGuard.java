@@ -62,6 +62,11 @@ public final class ReadGuard {
    * statements in one text, the EXPLAIN's included.
    */
   public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
+    return checkPlan(conn, sql, params, knownTypes)
+        .compose(checked -> FunctionGuard.check(conn, checked.plan(), ErrorCode.READ_ONLY, "sql").map(checked));
+  }
+
+  private static Future<Checked> checkPlan(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
     Future<PreparedStatement> prepared = conn.prepare(sql)
         .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
     if (knownTypes != null) {
