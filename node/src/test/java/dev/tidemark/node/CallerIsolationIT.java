@@ -332,6 +332,17 @@ class CallerIsolationIT {
     long readersNote = readerRows.getJsonObject(0).getLong("id");
     refused(writer, "get_row", new JsonObject().put("table", "agent_notes").put("key", readersNote), "NOT_FOUND");
     ToolResults.ok(reader, "get_row", new JsonObject().put("table", "agent_notes").put("key", readersNote));
+    // the row as a resource, and a subscription to it: the same policy decides
+    String uri = "tidemark://row/public.agent_notes/" + readersNote;
+    JsonObject mine = reader.rpc("resources/read", new JsonObject().put("uri", uri));
+    assertNotNull(mine.getJsonObject("result"), mine::encode);
+    assertTrue(mine.encode().contains("dev-read-only"), mine::encode);
+    JsonObject theirs = writer.rpc("resources/read", new JsonObject().put("uri", uri));
+    assertNotNull(theirs.getJsonObject("error"), "another caller's row is not a resource the writer can read: " + theirs.encode());
+    assertFalse(theirs.encode().contains("dev-read-only"), theirs::encode);
+    JsonObject subscribed = writer.rpc("resources/subscribe", new JsonObject().put("uri", uri));
+    assertNotNull(subscribed.getJsonObject("error"), "nor one it may subscribe to: " + subscribed.encode());
+    assertNotNull(reader.rpc("resources/subscribe", new JsonObject().put("uri", uri)).getJsonObject("result"));
     JsonArray counted = rows(ToolResults.ok(reader, "query", query("SELECT count(*) AS n FROM public.agent_notes")));
     assertEquals(readersOwn, counted.getJsonObject(0).getLong("n"));
     // a new row takes the verified caller as its owner; another owner is refused by the policy
