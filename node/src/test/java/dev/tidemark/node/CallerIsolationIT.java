@@ -363,20 +363,32 @@ class CallerIsolationIT {
     String writerHead = ToolResults.ok(writer, "status", new JsonObject()).getString("changelog_head");
     sql(infra, DB, "INSERT INTO public.agent_notes (owner, body) VALUES ('dev-read-only', 'for the reader'), ('dev-read-write', 'for the writer')",
         "UPDATE public.agent_notes SET body = body || '!' WHERE body LIKE 'for the %'",
-        "DELETE FROM public.agent_notes WHERE body = 'for the writer!'");
+        "DELETE FROM public.agent_notes WHERE body = 'for the writer!'",
+        // a key given to another caller's row since: the writer's secret note moves away, the reader gets its key
+        "INSERT INTO public.agent_notes (id, owner, body) VALUES (5000, 'dev-read-write', 'SECRET hunter2')",
+        "UPDATE public.agent_notes SET body = 'SECRET hunter2 again' WHERE id = 5000",
+        "UPDATE public.agent_notes SET id = 6000 WHERE id = 5000",
+        "INSERT INTO public.agent_notes (id, owner, body) VALUES (5000, 'dev-read-only', 'the reader''s own 5000')");
     JsonArray tables = new JsonArray().add("agent_notes");
     List<String> seenByReader = new ArrayList<>();
+    StringBuilder shown = new StringBuilder();
     ChangelogFixtures.await("the reader's changes", java.time.Duration.ofSeconds(20), () -> {
       seenByReader.clear();
-      ToolResults.ok(reader, "changes_since", new JsonObject().put("cursor", readerHead).put("tables", tables))
-          .getJsonArray("changes").forEach(c -> seenByReader.add(((JsonObject) c).getString("op") + " "
-              + (((JsonObject) c).getJsonObject("after") == null ? "" : ((JsonObject) c).getJsonObject("after").getString("owner"))));
+      JsonArray changes = ToolResults.ok(reader, "changes_since", new JsonObject().put("cursor", readerHead).put("tables", tables))
+          .getJsonArray("changes");
+      shown.setLength(0);
+      shown.append(changes.encode());
+      changes.forEach(c -> seenByReader.add(((JsonObject) c).getString("op") + " "
+          + (((JsonObject) c).getJsonObject("after") == null ? "" : ((JsonObject) c).getJsonObject("after").getString("body"))));
       return seenByReader.size() >= 2;
     });
-    assertEquals(List.of("INSERT dev-read-only", "UPDATE dev-read-only"), seenByReader, "only the reader's own note, never the writer's");
+    // only rows the reader may read now, each exactly as it is now: not the insert its update moved on from
+    assertEquals(List.of("UPDATE for the reader!", "INSERT the reader's own 5000"), seenByReader, shown::toString);
+    assertFalse(shown.toString().contains("hunter2") || shown.toString().contains("dev-read-write"), shown::toString);
+    assertFalse(shown.toString().contains("\"before\""), "no before-image under row-level security: " + shown);
     JsonArray writerChanges = ToolResults.ok(writer, "changes_since", new JsonObject().put("cursor", writerHead).put("tables", tables))
         .getJsonArray("changes");
-    assertFalse(writerChanges.encode().contains("for the reader"), writerChanges::encode);
+    assertFalse(writerChanges.encode().contains("for the reader") || writerChanges.encode().contains("own 5000"), writerChanges::encode);
     assertFalse(writerChanges.encode().contains("DELETE"), "a delete on a table with row-level security is not shown: " + writerChanges.encode());
   }
 

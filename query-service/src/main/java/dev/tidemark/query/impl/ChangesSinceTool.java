@@ -65,7 +65,8 @@ public final class ChangesSinceTool implements ReadTool {
              coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool,
              cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
                AS row_security,
-             t.key_columns, format('%I.%I', ns.nspname, cls.relname) AS relation
+             t.key_columns, format('%I.%I', ns.nspname, cls.relname) AS relation,
+             CASE WHEN cls.relrowsecurity THEN c.after::text END AS rls_after
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
         JOIN pg_class cls ON cls.oid = c.relid
@@ -130,7 +131,7 @@ public final class ChangesSinceTool implements ReadTool {
                         break;
                       }
                       last = new ChangePosition(r.getLong("position"), r.getLong("id"));
-                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(visibilityKey(r))) {
+                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(r.getLong("id"))) {
                         shown.add(r);
                         positions.add(last.encode(key));
                       }
@@ -164,69 +165,60 @@ public final class ChangesSinceTool implements ReadTool {
   }
 
   /**
-   * Of the page's changes to tables whose row-level security applies to the caller, those it may
-   * see: an insert or update whose row the caller may read now, read as the caller (its policies
-   * decide). The log knows nothing of policies, and a deleted row cannot be read, so deletes and
-   * truncations of such tables are not shown.
+   * Of the page's changes to tables whose row-level security applies to the caller, the ids of
+   * those it may see: an insert or update whose row, as it is now and read as the caller (its
+   * policies decide), is exactly the row the change left. Matching the key alone would not do: a
+   * key can be given to another row since, and the log's image may be a row the policies hide.
+   * So a change the row moved on from is not shown, nor its before-image, nor a delete or
+   * truncation (a deleted row cannot be read). Any failure (a column the role may not read)
+   * shows none of them.
    */
-  private Future<Set<String>> visible(CallerDb db, ToolRequest request, RowSet<Row> rows) {
-    Map<String, List<JsonArray>> keysByTable = new LinkedHashMap<>();
+  private Future<Set<Long>> visible(CallerDb db, ToolRequest request, RowSet<Row> rows) {
+    Map<String, JsonArray> wantedByTable = new LinkedHashMap<>();
     Map<String, String[]> keyColumns = new HashMap<>();
     for (Row r : rows) {
       String[] columns = r.getArrayOfStrings("key_columns");
       if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || !List.of("INSERT", "UPDATE").contains(r.getString("op"))
-          || !(r.getValue("key") instanceof JsonArray k) || columns == null || columns.length == 0) {
+          || !(r.getValue("key") instanceof JsonArray k) || columns == null || columns.length == 0 || r.getString("rls_after") == null) {
         continue;
       }
-      String table = ReadTool.quoteIdent(r.getString("schema_name")) + "." + ReadTool.quoteIdent(r.getString("table_name"));
-      keysByTable.computeIfAbsent(table, t -> new ArrayList<>()).add(k);
+      String table = r.getString("relation");
+      JsonObject key = new JsonObject();
+      for (int i = 0; i < columns.length && i < k.size(); i++) {
+        key.put(columns[i], k.getValue(i));
+      }
+      wantedByTable.computeIfAbsent(table, t -> new JsonArray()).add(new JsonObject().put("id", r.getLong("id")).put("key", key)
+          .put("after", new JsonObject(r.getString("rls_after"))));
       keyColumns.put(table, columns);
     }
-    if (keysByTable.isEmpty()) {
+    if (wantedByTable.isEmpty()) {
       return Future.succeededFuture(Set.of());
     }
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
-      List<Future<RowSet<Row>>> reads = new ArrayList<>();
-      for (Map.Entry<String, List<JsonArray>> e : keysByTable.entrySet()) {
+    Future<Set<Long>> read = ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
+      Future<Set<Long>> chain = Future.succeededFuture(new HashSet<>());
+      for (Map.Entry<String, JsonArray> e : wantedByTable.entrySet()) {
         String[] columns = keyColumns.get(e.getKey());
         StringBuilder live = new StringBuilder();
         StringBuilder given = new StringBuilder();
-        JsonArray wanted = new JsonArray();
         for (int i = 0; i < columns.length; i++) {
           String col = ReadTool.quoteIdent(columns[i]);
           live.append(i == 0 ? "" : ", ").append("t.").append(col);
           given.append(i == 0 ? "" : ", ").append("r.").append(col);
         }
-        for (JsonArray k : e.getValue()) {
-          JsonObject o = new JsonObject();
-          for (int i = 0; i < columns.length && i < k.size(); i++) {
-            o.put(columns[i], k.getValue(i));
+        // relation is format('%I.%I') of the catalog's names; both sides go through to_jsonb in this session
+        String sql = "SELECT (w.v->>'id')::bigint FROM jsonb_array_elements($1::jsonb) AS w(v) JOIN " + e.getKey() + " t ON ("
+            + live + ") = (SELECT " + given + " FROM jsonb_populate_record(NULL::" + e.getKey() + ", w.v->'key') r)"
+            + " WHERE to_jsonb(t) = to_jsonb(jsonb_populate_record(NULL::" + e.getKey() + ", w.v->'after'))";
+        chain = chain.compose(found -> conn.preparedQuery(sql).execute(Tuple.of(e.getValue())).map(rs -> {
+          for (Row r : rs) {
+            found.add(r.getLong(0));
           }
-          wanted.add(o);
-        }
-        String sql = "SELECT " + ReadTool.quoteLiteralText(e.getKey()) + " || '|' || jsonb_build_array(" + live + ")::text FROM "
-            + e.getKey() + " t WHERE (" + live + ") IN (SELECT " + given + " FROM jsonb_populate_recordset(NULL::" + e.getKey()
-            + ", $1::jsonb) r)";
-        reads.add(conn.preparedQuery(sql).execute(Tuple.of(wanted)));
+          return found;
+        }));
       }
-      return Future.all(reads).map(all -> {
-        Set<String> shown = new HashSet<>();
-        for (Future<RowSet<Row>> read : reads) {
-          for (Row r : read.result()) {
-            String v = r.getString(0);
-            int bar = v.lastIndexOf("|[");
-            shown.add(v.substring(0, bar) + "|" + new JsonArray(v.substring(bar + 1)).encode());
-          }
-        }
-        return shown;
-      });
+      return chain;
     });
-  }
-
-  private static String visibilityKey(Row r) {
-    Object key = r.getValue("key");
-    String table = ReadTool.quoteIdent(r.getString("schema_name")) + "." + ReadTool.quoteIdent(r.getString("table_name"));
-    return table + "|" + (key instanceof JsonArray k ? k.encode() : "");
+    return read.otherwise(err -> Set.of());
   }
 
   private static ChangePosition decode(String cursor, KeyRing key) {
@@ -242,7 +234,9 @@ public final class ChangesSinceTool implements ReadTool {
         .put("table", r.getString("table_name"))
         .put("op", r.getString("op"));
     putIfPresent(c, "key", images.key());
-    putIfPresent(c, "before", images.before());
+    if (!Boolean.TRUE.equals(r.getBoolean("row_security"))) {
+      putIfPresent(c, "before", images.before());  // under row-level security the row before may not have been the caller's
+    }
     putIfPresent(c, "after", images.after());
     c.put("committed_at", r.getOffsetDateTime("committed_at").toString()).put("transaction", r.getString("xid"));
     if (r.getString("caller") != null) {
