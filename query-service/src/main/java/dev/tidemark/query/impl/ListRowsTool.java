@@ -93,7 +93,7 @@ public final class ListRowsTool implements ReadTool {
           }
           long pageOffset = offset;
           return catalog.read(db, request, table, tableArg, sql.toString(), params.tuple())
-              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
+              .recover(err -> ValueFaults.blame(db, request, catalog.timeoutMs(), err, params, "where").compose(Future::failedFuture))
               .map(rows -> {
                 List<JsonObject> fetched = new ArrayList<>();
                 List<JsonArray> lastKeys = new ArrayList<>();
