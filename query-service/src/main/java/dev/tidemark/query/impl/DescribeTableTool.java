@@ -79,6 +79,9 @@ public final class DescribeTableTool implements ReadTool {
                       if (c.comment() != null) {
                         col.put("comment", c.comment());
                       }
+                      if (!c.labels().isEmpty()) {
+                        col.put("labels", new JsonArray(c.labels()));
+                      }
                       columns.add(col);
                     }
                     out.put("columns", columns).put("primary_key", new JsonArray(table.primaryKey()));
