@@ -158,10 +158,8 @@ public final class ChangeRunner {
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
                       new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + changes.describe() + "."));
                 }
+                // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
                 JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
-                if (planId != null) {
-                  out.put("plan_id", planId);
-                }
                 String summary = request.tool() + ": committed — the change " + changes.describe() + ".";
                 String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
                 String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
@@ -293,8 +291,11 @@ public final class ChangeRunner {
 
   private static JsonObject body(Captured captured, String mode) {
     ChangeSet changes = captured.changes();
-    JsonObject out = new JsonObject().put("mode", mode).put("changes", changes.perTable()).put("totals", changes.totals())
-        .put("samples", changes.samples()).put("confirmation_required", changes.removes());
+    JsonObject out = new JsonObject().put("mode", mode).put("changes", changes.perTable()).put("totals", changes.totals());
+    if ("plan".equals(mode)) {
+      out.put("samples", changes.samples());
+    }
+    out.put("confirmation_required", changes.removes());
     if (captured.applied().returning() != null) {
       out.put("returning", captured.applied().returning());
       if (captured.applied().truncated()) {
