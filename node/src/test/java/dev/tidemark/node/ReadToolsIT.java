@@ -96,6 +96,27 @@ class ReadToolsIT {
     JsonObject customers = ok("describe_table", new JsonObject().put("table", "customers"));
     assertEquals("Free text written by support staff.", customers.getJsonArray("columns").stream().map(JsonObject.class::cast)
         .filter(c -> c.getString("name").equals("notes")).findFirst().orElseThrow().getString("comment"));
+    JsonObject index = orders.getJsonArray("indexes").stream().map(JsonObject.class::cast)
+        .filter(i -> i.getString("name").equals("orders_customer_idx")).findFirst().orElseThrow();
+    assertTrue(index.getString("definition").startsWith("btree ("), index.encode());
+    assertTrue(orders.getJsonArray("indexes").stream().noneMatch(i -> ((JsonObject) i).getBoolean("primary")),
+        "the primary key's index only repeats primary_key");
+  }
+
+  @Test
+  void describeTableDescribesSeveralTablesShowingEachForeignKeyBetweenThemOnce() {
+    JsonObject both = ok("describe_table", new JsonObject().put("tables", new JsonArray().add("orders").add("public.customers")));
+    List<JsonObject> tables = both.getJsonArray("tables").stream().map(JsonObject.class::cast).toList();
+    assertEquals(List.of("orders", "customers"), tables.stream().map(t -> t.getString("name")).toList(), "in the order asked");
+    assertEquals("customers", tables.get(0).getJsonArray("foreign_keys").getJsonObject(0).getJsonObject("references").getString("table"));
+    List<String> referencing = tables.get(1).getJsonArray("referenced_by").stream().map(o -> ((JsonObject) o).getString("table")).toList();
+    assertFalse(referencing.contains("orders"), "shown in foreign_keys of orders, not again: " + referencing);
+    assertTrue(referencing.contains("support_tickets"), referencing.toString());
+
+    JsonObject missing = error("describe_table", new JsonObject().put("tables", new JsonArray().add("orders").add("nope")), "NOT_FOUND");
+    assertEquals("tables/1", missing.getString("argument"));
+    error("describe_table", new JsonObject().put("table", "orders").put("tables", new JsonArray().add("orders")), "INVALID_ARGUMENTS");
+    error("describe_table", new JsonObject(), "INVALID_ARGUMENTS");
   }
 
   @Test

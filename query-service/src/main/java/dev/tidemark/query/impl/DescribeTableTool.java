@@ -43,11 +43,12 @@ public final class DescribeTableTool implements ReadTool {
          AND sn.nspname <> 'tidemark' AND tn.nspname <> 'tidemark'
        ORDER BY sn.nspname, sc.relname, con.conname""";
 
+  // the primary key's index only repeats primary_key, and "CREATE INDEX name ON table" only repeats the name and table
   private static final String INDEXES_SQL = """
       SELECT ic.relname::text AS name, i.indisunique AS is_unique, i.indisprimary AS is_primary,
-             pg_get_indexdef(i.indexrelid) AS definition
+             regexp_replace(pg_get_indexdef(i.indexrelid), '^.*? USING ', '') AS definition
         FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-       WHERE i.indrelid = $1::int8::oid
+       WHERE i.indrelid = $1::int8::oid AND NOT i.indisprimary
        ORDER BY ic.relname""";
 
   private static final String CHECKS_SQL = """
