@@ -126,8 +126,9 @@ const scripts = {
   tidemark: {
     async schema(s) {
       const tables = (await s.call('list_tables', {})).structuredContent.tables;
-      for (const t of tables) await s.call('describe_table', { table: t.name });
-      return tables.length === 6;
+      const described = (await s.call('describe_table', { tables: tables.map((t) => t.name) })).structuredContent.tables;
+      const fks = described.flatMap((t) => t.foreign_keys);
+      return tables.length === 6 && described.length === 6 && fks.length === 5 && fks.every((f) => f.on_delete);
     },
     async find(s) {
       const rows = (await s.call('list_rows', { table: 'customers', where: { column: 'notes', op: 'ilike', value: `%${DATE}%` },

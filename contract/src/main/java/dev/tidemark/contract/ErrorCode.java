@@ -6,11 +6,11 @@ package dev.tidemark.contract;
  * unchanged.
  */
 public enum ErrorCode {
-  INVALID_ARGUMENTS(false, "Fix the arguments listed in the error and call again."),
+  INVALID_ARGUMENTS(false, "Fix the arguments named above and call again."),
   NOT_FOUND(false, "Check the name with list_tables or describe_table."),
-  PERMISSION_DENIED(false, "Your role may not do this; ask an administrator for access."),
+  PERMISSION_DENIED(false, "Your role lacks a privilege this needs; use list_tables to see what you may read, and work within it."),
   READ_ONLY(false, "This call may only read; use a change tool to write."),
-  TIMEOUT(true, "The statement ran past its time limit; narrow it or raise the limit."),
+  TIMEOUT(true, "The statement ran past its time limit; narrow the request: add a filter or a limit, or page with a cursor."),
   LIMIT_EXCEEDED(false, "Ask for less, or page through the result."),
   UNAVAILABLE(true, "The service that runs this tool is not reachable right now; retry shortly."),
   CURSOR_STALE(false, "The data changed since the first page; start again without a cursor."),

@@ -8,7 +8,10 @@ public final class SqlStates {
 
   private SqlStates() {}
 
-  /** What a data exception (class 22) means, without the value PostgreSQL's own message would quote. */
+  /**
+   * What a data exception (class 22) means, without the value PostgreSQL's own message would
+   * quote, and without the SQLSTATE, which the message that uses it names once.
+   */
   public static String describeDataException(String sqlState) {
     String what = switch (sqlState == null ? "" : sqlState) {
       case "22P02" -> "a value is not valid text for its type";
@@ -20,7 +23,7 @@ public final class SqlStates {
       case "22004" -> "a null value where none is allowed";
       default -> "a value does not fit its type";
     };
-    return what + " (SQLSTATE " + sqlState + ")";
+    return what;
   }
 
   public static ErrorCode classify(String sqlState) {

@@ -126,6 +126,18 @@ class ChangeToolsIT {
     }
   }
 
+  private List<String> strings(String sql) {
+    List<String> out = new java.util.ArrayList<>();
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
+      while (r.next()) {
+        out.add(r.getString(1));
+      }
+      return out;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static String key() {
     return "k-" + UUID.randomUUID();
   }
@@ -140,7 +152,7 @@ class ChangeToolsIT {
     assertEquals("plan", plan.getString("mode"));
     assertEquals(2, perTable(plan, "public.ct_line").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
-    assertTrue(plan.getString("plan_id").startsWith("p2."));
+    assertTrue(plan.getString("plan_id").startsWith("p3."));
     assertNotNull(plan.getString("expires_at"));
     assertEquals(4, count("SELECT count(*) FROM public.ct_line"), "a plan writes nothing");
   }
@@ -278,7 +290,18 @@ class ChangeToolsIT {
     chars[at] = chars[at] == 'A' ? 'B' : 'A';
     dev.tidemark.contract.KeyRing ring = TestNodes.keyRing(infra, DB);
     PlanCodec codec = new PlanCodec(() -> ring);
-    PlanCodec.Plan real = codec.decode(planId);
+    String inputHash = Canonical.inputHash("update_rows", args);
+    PlanCodec.Plan real = null;
+    // the caller is the associated data of the seal: the plan opens for the id of the token that made it
+    for (String caller : strings("SELECT id::text FROM tidemark.api_token")) {
+      try {
+        real = codec.decode(planId, caller, "update_rows", inputHash);
+        break;
+      } catch (dev.tidemark.contract.ToolException notThisCaller) {
+        // another token's id
+      }
+    }
+    assertNotNull(real, "the plan opens for its caller, tool and arguments");
     String expired = codec.encode(new PlanCodec.Plan(real.caller(), real.tool(), real.inputHash(), real.fingerprint(),
         System.currentTimeMillis() - 1, real.removes(), real.totals()));
     String foreign = codec.encode(new PlanCodec.Plan("someone-else", real.tool(), real.inputHash(), real.fingerprint(),

@@ -81,6 +81,13 @@ class DocsTest {
       assertTrue(retriable.containsKey(code.code()), "docs/reference/errors.md lacks error code " + code.code());
       assertEquals(code.retriable() ? "yes" : "no", retriable.get(code.code()), "retriable of " + code.code());
     }
+    Map<String, String> whatToDo = new LinkedHashMap<>();
+    rows.forEach(row -> whatToDo.put(unquote(row.get(0)), row.get(3).replace("`", "")));
+    for (ErrorCode code : ErrorCode.values()) {
+      assertEquals(code.hint(), whatToDo.get(code.code()), "what to do of " + code.code() + " is its hint, word for word");
+      assertFalse(code.hint().contains("administrator") || code.hint().contains("raise the limit"),
+          code.code() + "'s hint suggests what only an operator can do");
+    }
     Set<String> declared = Arrays.stream(ErrorCode.values()).map(ErrorCode::code).collect(Collectors.toSet());
     Set<String> unknown = new LinkedHashSet<>(retriable.keySet());
     unknown.removeAll(declared);

@@ -71,8 +71,9 @@ final class ToolsPage {
       - **Short descriptions.** A tool's description in `tools/list` says when to use it and what
         to do next; the paragraph after it on this page says how it behaves in detail.
       - **A text summary.** The result's text content opens with one line that says how the call
-        ended. A result that carries rows follows that line with the rows, one JSON object a line,
-        between a `BEGIN-<nonce>` line and an `END-<nonce>` line. The nonce is random, new for every
+        ended. A result that carries rows follows that line with the rows between a `BEGIN-<nonce>`
+        line and an `END-<nonce>` line: first a JSON array of the column names, then one JSON array
+        of values a row, in the same order (null where a row lacks a name). The nonce is random, new for every
         result, and occurs nowhere else in the result, so text stored in the database (a comment, a
         customer's message) cannot pass itself off as Tidemark's own words. The structured content
         carries the same values as plain JSON, mapped as [types.md](types.md) says.

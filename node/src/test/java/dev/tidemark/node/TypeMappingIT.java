@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * One row holding every type of docs/reference/types.md, walked through every path that shows a
  * row: get_row, list_rows, query, resources/read, the samples of an update_rows and an insert_rows
- * plan and commit, and changes_since. Each value is the documented JSON, spelled the same (same
+ * plan, and changes_since. Each value is the documented JSON, spelled the same (same
  * text, keys in column order) on every path.
  */
 @ExtendWith(InfraExtension.class)
@@ -157,21 +157,18 @@ class TypeMappingIT {
     assertSame(read, new JsonObject(resource.getJsonArray("contents").getJsonObject(0).getString("text")).getJsonObject("row"),
         "resources/read");
 
-    // update_rows: plan and commit show the row before and after as get_row does
+    // update_rows: the plan shows the changed column before and after as get_row does
     JsonObject update = new JsonObject().put("table", "tm_all").put("key", new JsonArray().add(1).add(2))
         .put("set", new JsonObject().put("t", "Hello again"));
     JsonObject updated = read.copy().put("t", "Hello again");
     JsonObject plan = ok("update_rows", update);
     assertEquals(new JsonArray().add(1).add(2).encode(), sample(plan, "UPDATE").getJsonArray("key").encode(), "plan key");
-    assertSame(read, sample(plan, "UPDATE").getJsonObject("before"), "update_rows plan before");
-    assertSame(updated, sample(plan, "UPDATE").getJsonObject("after"), "update_rows plan after");
+    // an update's sample shows the key and only the columns that change
+    assertSame(new JsonObject().put("t", read.getValue("t")), sample(plan, "UPDATE").getJsonObject("before"), "update_rows plan before");
+    assertSame(new JsonObject().put("t", "Hello again"), sample(plan, "UPDATE").getJsonObject("after"), "update_rows plan after");
     String updateKey = UUID.randomUUID().toString();
-    JsonObject commit = ok("update_rows", update.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", updateKey));
-    assertSame(read, sample(commit, "UPDATE").getJsonObject("before"), "update_rows commit before");
-    assertSame(updated, sample(commit, "UPDATE").getJsonObject("after"), "update_rows commit after");
+    ok("update_rows", update.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", updateKey));
     assertSame(updated, getRow(1, 2), "get_row after the update");
-    JsonObject replay = ok("update_rows", update.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", updateKey));
-    assertSame(updated, sample(replay, "UPDATE").getJsonObject("after"), "update_rows replayed commit after");
 
     // insert_rows: every value sent back as it was read
     JsonObject values = read.copy().put("id", 3).put("part", 4);
@@ -186,7 +183,7 @@ class TypeMappingIT {
     JsonObject readInserted = getRow(3, 4);
     assertSame(read.copy().put("id", 3).put("part", 4).put("seq", readInserted.getValue("seq")), readInserted,
         "get_row of the inserted row");
-    assertSame(readInserted, sample(insertCommit, "INSERT").getJsonObject("after"), "insert_rows commit after");
+    assertEquals(1, insertCommit.getJsonObject("totals").getInteger("inserted"), "a commit answers with its totals, not the images");
 
     // changes_since: the same images, and the key as get_row takes it
     List<JsonObject> changes = new ArrayList<>();

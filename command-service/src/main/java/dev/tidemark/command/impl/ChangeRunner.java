@@ -11,6 +11,7 @@ import dev.tidemark.contract.KeyRing;
 import dev.tidemark.query.CallerPools;
 import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.impl.ValueFaults;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -82,7 +83,7 @@ public final class ChangeRunner {
     String key = args.getString("idempotency_key");
     boolean direct = planId == null && key != null && config.directCommitRoles().contains(request.caller().pgRole());
     if (planId == null && !direct) {
-      return plan(request, tool).recover(err -> ChangeErrors.classify(pool, err, 1).compose(Future::failedFuture));
+      return plan(request, tool).recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture));
     }
     if (key == null) {
       return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "A commit (a call with plan_id) needs an idempotency_key:"
@@ -97,15 +98,20 @@ public final class ChangeRunner {
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
     return inTransaction(db, conn -> asCaller(conn, db, request)
-        .compose(v -> tool.apply(conn, request.arguments()))
-        .compose(affected -> captured(conn, db, request, affected))
-        .map(captured -> new Result<>(captured.changes(), false)))
-        .map(changes -> {
+        .compose(v -> tool.applyReturning(conn, request.arguments()))
+        .compose(applied -> captured(conn, db, request, applied))
+        .map(captured -> new Result<>(captured, false)))
+        .map(captured -> {
+          ChangeSet changes = captured.changes();
           long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
           String planId = plans.encode(new PlanCodec.Plan(request.caller().id(), request.tool(),
               Canonical.inputHash(request.tool(), request.arguments()), changes.fingerprint(), expiresAt, changes.removes(),
               changes.totals()));
-          JsonObject out = body(changes, "plan").put("plan_id", planId).put("expires_at", Instant.ofEpochMilli(expiresAt).toString());
+          JsonObject out = body(captured, "plan").put("plan_id", planId).put("expires_at", Instant.ofEpochMilli(expiresAt).toString());
+          if (changes.totals().getLong("inserted", 0L) > 0) {
+            // a rollback never gives back a sequence value, and restoring one by hand would race other writers
+            out.put("note", SEQUENCE_NOTE);
+          }
           String summary = request.tool() + ": plan, nothing written — the change " + changes.describe()
               + (changes.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
               + ". Commit with plan_id and an idempotency_key.";
@@ -144,8 +150,8 @@ public final class ChangeRunner {
           }
           CallerDb db = callers.forCaller(caller);
           return inTransaction(db, conn -> asCaller(conn, db, request)
-              .compose(v -> tool.apply(conn, args))
-              .compose(affected -> captured(conn, db, request, affected))
+              .compose(v -> tool.applyReturning(conn, args))
+              .compose(applied -> captured(conn, db, request, applied))
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
@@ -159,10 +165,8 @@ public final class ChangeRunner {
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
                       new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + changes.describe() + "."));
                 }
-                JsonObject out = body(changes, "commit").put("idempotency_key", key).put("replayed", false);
-                if (planId != null) {
-                  out.put("plan_id", planId);
-                }
+                // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
+                JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
                 String summary = request.tool() + ": committed — the change " + changes.describe() + ".";
                 String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
                 String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
@@ -188,7 +192,7 @@ public final class ChangeRunner {
           if ((err instanceof KeyTaken || ChangeErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
             return commit(request, tool, planId, key, attempt + 1);
           }
-          return ChangeErrors.classify(pool, err, attempt).compose(Future::failedFuture);
+          return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
         });
   }
 
@@ -221,8 +225,21 @@ public final class ChangeRunner {
   /** What a transaction produced, and whether to commit it (otherwise it is rolled back). */
   private record Result<T>(T value, boolean commit) {}
 
-  /** What a transaction captured, and its id, to which the server's MACs are bound. */
-  private record Captured(String xid, ChangeSet changes) {}
+  /** What a transaction captured, its id, to which the server's MACs are bound, and what the tool's statement reported. */
+  private record Captured(String xid, ChangeSet changes, ChangeTool.Applied applied) {}
+
+  /**
+   * What a plan says about values drawn from sequences: the rolled-back plan used them up, so the
+   * commit draws new ones.
+   */
+  static final String SEQUENCE_NOTE = "This plan drew values from sequences (serial and identity columns) and a rollback does not"
+      + " give them back: the commit draws new ones, so generated ids differ from the plan's samples. Match rows by other columns, or"
+      + " send the ids yourself.";
+
+  /** A value PostgreSQL refused, blamed on its argument once the transaction has ended. */
+  private Future<Throwable> blamed(ToolRequest request, Throwable err) {
+    return ValueFaults.resolve(callers.forCaller(request.caller()), request, database.statementTimeoutMs(), err);
+  }
 
   /**
    * Runs {@code work} in a transaction on a connection of the caller's role that is committed only
@@ -259,7 +276,8 @@ public final class ChangeRunner {
    * nothing was captured means the table has no capture triggers (the changelog role has not
    * reached it).
    */
-  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, long affected) {
+  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied) {
+    long affected = applied.affected();
     return conn.query(WHO_SQL).execute().compose(who -> {
       var row = who.iterator().next();
       if (!request.caller().pgRole().equals(row.getString(0))) {
@@ -267,7 +285,7 @@ public final class ChangeRunner {
             "The change switched its database role; a change runs only as your role. Nothing was written."));
       }
       String xid = row.getString(1);
-      return ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid)).map(changes -> new Captured(xid, changes));
+      return ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid)).map(changes -> new Captured(xid, changes, applied));
     }).map(captured -> {
       if (affected > 0 && captured.changes().isEmpty()) {
         throw new ToolException(ErrorCode.UNAVAILABLE, "The change touched rows of a table whose changes are not captured yet, so"
@@ -278,8 +296,19 @@ public final class ChangeRunner {
     });
   }
 
-  private static JsonObject body(ChangeSet changes, String mode) {
-    return new JsonObject().put("mode", mode).put("changes", changes.perTable()).put("totals", changes.totals())
-        .put("samples", changes.samples()).put("confirmation_required", changes.removes());
+  private static JsonObject body(Captured captured, String mode) {
+    ChangeSet changes = captured.changes();
+    JsonObject out = new JsonObject().put("mode", mode).put("changes", changes.perTable()).put("totals", changes.totals());
+    if ("plan".equals(mode)) {
+      out.put("samples", changes.samples());
+    }
+    out.put("confirmation_required", changes.removes());
+    if (captured.applied().returning() != null) {
+      out.put("returning", captured.applied().returning());
+      if (captured.applied().truncated()) {
+        out.put("returning_truncated", true);
+      }
+    }
+    return out;
   }
 }

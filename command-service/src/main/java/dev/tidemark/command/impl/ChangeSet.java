@@ -21,8 +21,11 @@ import java.util.Set;
  */
 public final class ChangeSet {
 
-  /** Before/after images shown per table and operation. */
-  public static final int SAMPLES_PER_TABLE_AND_OP = 3;
+  /**
+   * Before/after images shown per table and operation: enough for the user to see what kind of
+   * row a change touches, while the counts say how many.
+   */
+  public static final int SAMPLES_PER_TABLE_AND_OP = 2;
 
   /**
    * One captured change. {@code readable} are the columns the caller's role may SELECT, and
@@ -208,11 +211,26 @@ public final class ChangeSet {
       if (c.key() != null && c.wholeShown()) {
         s.put("key", c.key());
       }
-      if (c.shown(c.before()) != null) {
-        s.put("before", c.shown(c.before()));
+      JsonObject before = c.shown(c.before());
+      JsonObject after = c.shown(c.after());
+      if ("UPDATE".equals(c.op()) && before != null && after != null) {
+        // the key names the row; the columns that keep their value would only repeat it
+        JsonObject changedBefore = new JsonObject();
+        JsonObject changedAfter = new JsonObject();
+        for (String column : after.fieldNames()) {
+          if (!java.util.Objects.equals(before.getValue(column), after.getValue(column))) {
+            changedBefore.put(column, before.getValue(column));
+            changedAfter.put(column, after.getValue(column));
+          }
+        }
+        before = changedBefore;
+        after = changedAfter;
       }
-      if (c.shown(c.after()) != null) {
-        s.put("after", c.shown(c.after()));
+      if (before != null) {
+        s.put("before", before);
+      }
+      if (after != null) {
+        s.put("after", after);
       }
       if (c.rowSecurity()) {
         s.put("images", "hidden: row-level security applies to your role on this table");

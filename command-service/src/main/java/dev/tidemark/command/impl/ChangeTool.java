@@ -1,6 +1,7 @@
 package dev.tidemark.command.impl;
 
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.SqlConnection;
 
@@ -16,4 +17,15 @@ public interface ChangeTool {
    * when the statement does not report rows it changed (a WITH whose outer part is a SELECT).
    */
   Future<Long> apply(SqlConnection conn, JsonObject arguments);
+
+  /** Runs the change and also hands back the rows its statement returned (RETURNING), for the tools that show them. */
+  default Future<Applied> applyReturning(SqlConnection conn, JsonObject arguments) {
+    return apply(conn, arguments).map(n -> new Applied(n, null, false));
+  }
+
+  /**
+   * What a change did as its statement reported it: the row count (as {@link #apply}), and the rows
+   * of a RETURNING clause, null when the tool shows none; {@code truncated} when they were cut to the cap.
+   */
+  record Applied(long affected, JsonArray returning, boolean truncated) {}
 }

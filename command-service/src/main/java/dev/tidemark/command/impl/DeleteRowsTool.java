@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.ValueFaults;
 import dev.tidemark.query.impl.TableCatalog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -26,7 +27,7 @@ public final class DeleteRowsTool implements ChangeTool {
       String sql = "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params);
       return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "delete")
           .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
-          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, args.containsKey("key") ? "key" : "where")))
+          .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, args.containsKey("key") ? "key" : "where")))
           .map(result -> {
             if (result.rowCount() == 0 && args.containsKey("key")) {
               throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified()

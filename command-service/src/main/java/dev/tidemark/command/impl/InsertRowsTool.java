@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.ValueFaults;
 import dev.tidemark.query.impl.TableCatalog;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import io.vertx.core.Future;
@@ -68,7 +69,7 @@ public final class InsertRowsTool implements ChangeTool {
             .append(sets.isEmpty() ? "DO NOTHING" : "DO UPDATE SET " + String.join(", ", sets));
       }
       return conn.preparedQuery(sql.toString()).execute(params.tuple())
-          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "rows")))
+          .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "rows")))
           .map(result -> (long) result.rowCount());
     });
   }

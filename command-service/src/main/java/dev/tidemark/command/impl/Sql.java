@@ -6,6 +6,7 @@ import dev.tidemark.query.impl.FilterCompiler;
 import dev.tidemark.query.impl.PgJson;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.ValueFaults;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import dev.tidemark.query.impl.TableCatalog.Table;
 import io.vertx.core.Future;
@@ -64,9 +65,9 @@ final class Sql {
       Column c = table.columns().get(pk.get(i));
       Object v = key.getValue(i);
       if (v == null || v instanceof JsonObject || v instanceof JsonArray) {
-        throw fault("key", "/key/" + i, "a string, number or boolean");
+        throw fault("key", keyArg instanceof JsonArray ? "/key/" + i : "/key", "a string, number or boolean");
       }
-      conditions.add(ident(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
+      conditions.add(ident(c.name()) + " = " + params.addScalar(v, c, "key", keyArg instanceof JsonArray ? "/key/" + i : "/key"));
     }
     return String.join(" AND ", conditions);
   }
@@ -84,7 +85,7 @@ final class Sql {
     String sql = "SELECT EXISTS (SELECT 1 FROM " + table.sql() + ") AND NOT EXISTS (SELECT 1 FROM " + table.sql()
         + " WHERE (" + where + ") IS NOT TRUE)";
     return conn.preparedQuery(sql).execute(params.tuple())
-        .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
+        .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "where")))
         .compose(rows -> rows.iterator().next().getBoolean(0)
             ? Future.failedFuture(new ToolException(ErrorCode.DECISION_REQUIRED,
                 "The where matches every row of " + table.qualified() + ", so this would " + verb + " them all. If that is what the user"

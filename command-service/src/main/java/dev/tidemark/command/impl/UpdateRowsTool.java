@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.SqlParams;
+import dev.tidemark.query.impl.ValueFaults;
 import dev.tidemark.query.impl.TableCatalog;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import io.vertx.core.Future;
@@ -36,7 +37,7 @@ public final class UpdateRowsTool implements ChangeTool {
       String sql = "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where;
       return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "update")
           .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
-          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, args.containsKey("key") ? "key" : "set")))
+          .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "set")))
           .map(result -> {
             if (result.rowCount() == 0 && args.containsKey("key")) {
               throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified()

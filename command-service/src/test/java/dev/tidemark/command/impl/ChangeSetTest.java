@@ -60,4 +60,14 @@ class ChangeSetTest {
         delete("public.b", 1)));
     assertEquals(ChangeSet.SAMPLES_PER_TABLE_AND_OP + 1, set.samples().size());
   }
+
+  @Test
+  void anUpdateSampleShowsTheKeyAndOnlyTheColumnsThatChange() {
+    Change c = new Change("public.t", "UPDATE", new JsonArray().add(1), new JsonObject().put("id", 1).put("v", 2).put("w", "same"),
+        new JsonObject().put("id", 1).put("v", 3).put("w", "same"));
+    JsonObject sample = new ChangeSet(List.of(c)).samples().getJsonObject(0);
+    assertEquals(new JsonArray().add(1), sample.getValue("key"));
+    assertEquals(new JsonObject().put("v", 2), sample.getJsonObject("before"));
+    assertEquals(new JsonObject().put("v", 3), sample.getJsonObject("after"));
+  }
 }

@@ -22,7 +22,7 @@ class PlanCodecTest {
   }
 
   private final PlanCodec codec = new PlanCodec(() -> ring(1));
-  private final PlanCodec.Plan plan = new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", "fp", NOW + 60_000, true,
+  private final PlanCodec.Plan plan = new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", Canonical.hash("fp"), NOW + 60_000, true,
       new JsonObject().put("inserted", 0).put("updated", 0).put("deleted", 3));
 
   private ToolException refused(String planId, String caller, String tool, String inputHash, long now) {
@@ -51,7 +51,7 @@ class PlanCodecTest {
     chars[10] = chars[10] == 'A' ? 'B' : 'A';
     refused(new String(chars), "caller-1", "delete_rows", "hash-a", NOW);
     refused(id.substring(0, id.length() - 2), "caller-1", "delete_rows", "hash-a", NOW);
-    refused("p2.", "caller-1", "delete_rows", "hash-a", NOW);
+    refused("p3.", "caller-1", "delete_rows", "hash-a", NOW);
     refused("garbage", "caller-1", "delete_rows", "hash-a", NOW);
   }
 
@@ -72,5 +72,11 @@ class PlanCodecTest {
     assertTrue(refused(id, "caller-2", "delete_rows", "hash-a", NOW).getMessage().contains("another caller"));
     assertTrue(refused(id, "caller-1", "update_rows", "hash-a", NOW).getMessage().contains("other arguments"));
     assertTrue(refused(id, "caller-1", "delete_rows", "hash-b", NOW).getMessage().contains("other arguments"));
+  }
+
+  @Test
+  void aPlanIdIsShortBecauseItsBindingIsNotCarried() {
+    String id = codec.encode(plan);
+    assertTrue(id.length() <= 120, id.length() + " characters: " + id);
   }
 }

@@ -67,6 +67,21 @@ public final class ArgumentValidator {
     return faults;
   }
 
+  /**
+   * The faults as one sentence for the text content, which is all that some hosts show a model:
+   * each pointer and what was expected there, never the value sent.
+   */
+  public static String describe(JsonArray faults) {
+    List<String> parts = new java.util.ArrayList<>();
+    for (Object f : faults) {
+      JsonObject fault = (JsonObject) f;
+      String pointer = fault.getString("pointer", "");
+      parts.add((parts.size() + 1) + ". at " + (pointer.isEmpty() ? "the arguments as a whole" : pointer) + ", "
+          + fault.getString("expected"));
+    }
+    return String.join(" ", parts.stream().map(p -> p.endsWith(".") ? p : p + ".").toList());
+  }
+
   static final String NO_NUL = "text without NUL characters (\\u0000), which PostgreSQL cannot take; remove them, "
       + "or send binary data to a bytea column as base64";
 

@@ -195,7 +195,8 @@ final class McpMethods {
     if (!faults.isEmpty()) {
       ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
           "The arguments do not fit the inputSchema of " + toolName + " (" + faults.size()
-              + (faults.size() == 1 ? " fault" : " faults") + "). " + ErrorCode.INVALID_ARGUMENTS.hint(),
+              + (faults.size() == 1 ? " fault" : " faults") + "): " + ArgumentValidator.describe(faults) + " "
+              + ErrorCode.INVALID_ARGUMENTS.hint(),
           new JsonObject().put("faults", faults));
       return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(invalid)));
     }
@@ -611,7 +612,7 @@ final class McpMethods {
       JsonObject where = new JsonObject().put("column", column).put("op", "like")
           .put("value", prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%");
       return readTool(call, ToolCatalog.LIST_ROWS, new JsonObject().put("table", table).put("columns", new JsonArray().add(column))
-              .put("order", new JsonArray().add(column)).put("limit", 100).put("where", where))
+              .put("order", new JsonArray().add(column)).put("limit", 101).put("where", where))
           .map(rows -> {
             List<String> keys = new ArrayList<>();
             if (!rows.isError()) {

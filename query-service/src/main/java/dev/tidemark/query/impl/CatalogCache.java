@@ -74,6 +74,11 @@ public final class CatalogCache {
     this.ttlNanos = ttlMs * 1_000_000L;
   }
 
+  /** The statement timeout of a read. */
+  public long timeoutMs() {
+    return timeoutMs;
+  }
+
   /** Forgets every table: the schema changed. */
   public void clear() {
     entries.clear();

@@ -11,10 +11,17 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.impl.TableCatalog.Table;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 
-/** {@code describe_table}: columns, keys, foreign keys both ways, indexes, checks and row-level security. */
+/** {@code describe_table}: of one table or several, columns, keys, foreign keys both ways, indexes, checks and row-level security. */
 public final class DescribeTableTool implements ReadTool {
 
   private static final Map<String, String> ACTIONS = Map.of(
@@ -36,11 +43,12 @@ public final class DescribeTableTool implements ReadTool {
          AND sn.nspname <> 'tidemark' AND tn.nspname <> 'tidemark'
        ORDER BY sn.nspname, sc.relname, con.conname""";
 
+  // the primary key's index only repeats primary_key, and "CREATE INDEX name ON table" only repeats the name and table
   private static final String INDEXES_SQL = """
       SELECT ic.relname::text AS name, i.indisunique AS is_unique, i.indisprimary AS is_primary,
-             pg_get_indexdef(i.indexrelid) AS definition
+             regexp_replace(pg_get_indexdef(i.indexrelid), '^.*? USING ', '') AS definition
         FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-       WHERE i.indrelid = $1::int8::oid
+       WHERE i.indrelid = $1::int8::oid AND NOT i.indisprimary
        ORDER BY ic.relname""";
 
   private static final String CHECKS_SQL = """
@@ -54,69 +62,143 @@ public final class DescribeTableTool implements ReadTool {
     this.database = database;
   }
 
+  /** The most tables one call describes: enough for a schema, bounded like every other answer. */
+  static final int MAX_TABLES = 50;
+
   @Override
   public Future<ToolReply> run(CallerDb db, ToolRequest request) {
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
-        conn -> TableCatalog.resolve(conn, database.schemas(), request.arguments().getString("table")).compose(table -> {
-          Tuple oid = Tuple.of(table.oid());
-          return conn.preparedQuery(FOREIGN_KEYS_SQL).execute(oid)
-              .compose(fks -> conn.preparedQuery(INDEXES_SQL).execute(oid)
-                  .compose(idx -> conn.preparedQuery(CHECKS_SQL).execute(oid).map(checks -> {
-                    JsonObject out = new JsonObject().put("schema", table.schema()).put("name", table.name()).put("kind", table.kind());
-                    if (table.comment() != null) {
-                      out.put("comment", table.comment());
-                    }
-                    if (table.estimatedRows() != null) {
-                      out.put("estimated_rows", table.estimatedRows());
-                    }
-                    out.put("row_level_security", table.rowLevelSecurity());
-                    JsonArray columns = new JsonArray();
-                    for (Column c : table.columns().values()) {
-                      JsonObject col = new JsonObject().put("name", c.name()).put("type", c.type()).put("nullable", c.nullable());
-                      if (c.defaultExpr() != null) {
-                        col.put("default", c.defaultExpr());
-                      }
-                      if (c.comment() != null) {
-                        col.put("comment", c.comment());
-                      }
-                      columns.add(col);
-                    }
-                    out.put("columns", columns).put("primary_key", new JsonArray(table.primaryKey()));
-                    JsonArray outgoing = new JsonArray();
-                    JsonArray incoming = new JsonArray();
-                    for (Row r : fks) {
-                      if (r.getBoolean("outgoing")) {
-                        outgoing.add(new JsonObject().put("name", r.getString("name"))
-                            .put("columns", strings(r, "src_columns"))
-                            .put("references", new JsonObject().put("schema", r.getString("dst_schema"))
-                                .put("table", r.getString("dst_table")).put("columns", strings(r, "dst_columns")))
-                            .put("on_update", ACTIONS.get(r.getString("on_update")))
-                            .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
-                      }
-                      if (r.getBoolean("incoming")) {
-                        incoming.add(new JsonObject().put("name", r.getString("name"))
-                            .put("schema", r.getString("src_schema")).put("table", r.getString("src_table"))
-                            .put("columns", strings(r, "src_columns")).put("referenced_columns", strings(r, "dst_columns"))
-                            .put("on_update", ACTIONS.get(r.getString("on_update")))
-                            .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
-                      }
-                    }
-                    out.put("foreign_keys", outgoing).put("referenced_by", incoming);
-                    JsonArray indexes = new JsonArray();
-                    for (Row r : idx) {
-                      indexes.add(new JsonObject().put("name", r.getString("name")).put("unique", r.getBoolean("is_unique"))
-                          .put("primary", r.getBoolean("is_primary")).put("definition", r.getString("definition")));
-                    }
-                    JsonArray checkList = new JsonArray();
-                    for (Row r : checks) {
-                      checkList.add(new JsonObject().put("name", r.getString("name")).put("definition", r.getString("definition")));
-                    }
-                    out.put("indexes", indexes).put("checks", checkList);
-                    String summary = "describe_table: " + table.qualified() + " (" + table.kind() + "), " + columns.size() + " columns, key ("
-                        + String.join(", ", table.primaryKey()) + "), " + outgoing.size() + " foreign keys out, " + incoming.size() + " in";
-                    return ToolReply.ok(summary, out, columns);
-                  })));
-        }));
+    JsonObject args = request.arguments();
+    String one = args.getString("table");
+    JsonArray many = args.getJsonArray("tables");
+    if ((one == null) == (many == null)) {
+      return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS,
+          "Name the table to describe as table, or several as tables, not both and not neither.",
+          new JsonObject().put("argument", "table")));
+    }
+    List<String> names = new ArrayList<>();
+    if (many != null) {
+      many.forEach(n -> names.add((String) n));
+    } else {
+      names.add(one);
+    }
+    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
+      Future<List<Table>> resolved = Future.succeededFuture(new ArrayList<>());
+      for (int i = 0; i < names.size(); i++) {
+        String name = names.get(i);
+        String argument = many == null ? "table" : "tables/" + i;
+        resolved = resolved.compose(list -> TableCatalog.resolve(conn, database.schemas(), name)
+            .recover(err -> Future.failedFuture(argumentNamed(err, argument)))
+            .map(t -> {
+              list.add(t);
+              return list;
+            }));
+      }
+      return resolved.compose(tables -> {
+        Set<String> described = new HashSet<>();
+        tables.forEach(t -> described.add(t.schema() + "." + t.name()));
+        Future<List<JsonObject>> out = Future.succeededFuture(new ArrayList<>());
+        for (Table table : tables) {
+          out = out.compose(list -> describe(conn, table, described).map(d -> {
+            list.add(d);
+            return list;
+          }));
+        }
+        return out.map(list -> reply(list, many != null));
+      });
+    });
+  }
+
+  /** A NOT_FOUND or INVALID_ARGUMENTS for one table, naming the element of tables it came from. */
+  private static Throwable argumentNamed(Throwable err, String argument) {
+    if (err instanceof ToolException e && !"table".equals(argument)) {
+      return new ToolException(e.code(), e.getMessage(), e.details().copy().put("argument", argument));
+    }
+    return err;
+  }
+
+  private static ToolReply reply(List<JsonObject> tables, boolean many) {
+    JsonArray rows = new JsonArray();
+    List<String> parts = new ArrayList<>();
+    for (JsonObject t : tables) {
+      String qualified = t.getString("schema") + "." + t.getString("name");
+      for (Object o : t.getJsonArray("columns")) {
+        JsonObject col = (JsonObject) o;
+        rows.add(many ? new JsonObject().put("table", qualified).mergeIn(col) : col);
+      }
+      parts.add(qualified + " (" + t.getString("kind") + ", " + t.getJsonArray("columns").size() + " columns, key ("
+          + String.join(", ", t.getJsonArray("primary_key").stream().map(String::valueOf).toList()) + "), "
+          + t.getJsonArray("foreign_keys").size() + " foreign keys out, " + t.getJsonArray("referenced_by").size() + " in)");
+    }
+    String summary = "describe_table: " + String.join("; ", parts);
+    return many ? ToolReply.ok(summary, new JsonObject().put("tables", new JsonArray(new ArrayList<>(tables))), rows)
+        : ToolReply.ok(summary, tables.get(0), rows);
+  }
+
+  /**
+   * One table. {@code described} are the tables of the same call: a foreign key between two of
+   * them is shown once, in foreign_keys of the table that holds it, not again in referenced_by.
+   */
+  private static Future<JsonObject> describe(SqlConnection conn, Table table, Set<String> described) {
+    Tuple oid = Tuple.of(table.oid());
+    return conn.preparedQuery(FOREIGN_KEYS_SQL).execute(oid)
+        .compose(fks -> conn.preparedQuery(INDEXES_SQL).execute(oid)
+            .compose(idx -> conn.preparedQuery(CHECKS_SQL).execute(oid).map(checks -> {
+              JsonObject out = new JsonObject().put("schema", table.schema()).put("name", table.name()).put("kind", table.kind());
+              if (table.comment() != null) {
+                out.put("comment", table.comment());
+              }
+              if (table.estimatedRows() != null) {
+                out.put("estimated_rows", table.estimatedRows());
+              }
+              out.put("row_level_security", table.rowLevelSecurity());
+              JsonArray columns = new JsonArray();
+              for (Column c : table.columns().values()) {
+                JsonObject col = new JsonObject().put("name", c.name()).put("type", c.type()).put("nullable", c.nullable());
+                if (c.defaultExpr() != null) {
+                  col.put("default", c.defaultExpr());
+                }
+                if (c.comment() != null) {
+                  col.put("comment", c.comment());
+                }
+                if (!c.labels().isEmpty()) {
+                  col.put("labels", new JsonArray(c.labels()));
+                }
+                columns.add(col);
+              }
+              out.put("columns", columns).put("primary_key", new JsonArray(table.primaryKey()));
+              JsonArray outgoing = new JsonArray();
+              JsonArray incoming = new JsonArray();
+              for (Row r : fks) {
+                if (r.getBoolean("outgoing")) {
+                  outgoing.add(new JsonObject().put("name", r.getString("name"))
+                      .put("columns", strings(r, "src_columns"))
+                      .put("references", new JsonObject().put("schema", r.getString("dst_schema"))
+                          .put("table", r.getString("dst_table")).put("columns", strings(r, "dst_columns")))
+                      .put("on_update", ACTIONS.get(r.getString("on_update")))
+                      .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
+                }
+                boolean shownWithItsTable = described.contains(r.getString("src_schema") + "." + r.getString("src_table"))
+                    && described.size() > 1;
+                if (r.getBoolean("incoming") && !shownWithItsTable) {
+                  incoming.add(new JsonObject().put("name", r.getString("name"))
+                      .put("schema", r.getString("src_schema")).put("table", r.getString("src_table"))
+                      .put("columns", strings(r, "src_columns")).put("referenced_columns", strings(r, "dst_columns"))
+                      .put("on_update", ACTIONS.get(r.getString("on_update")))
+                      .put("on_delete", ACTIONS.get(r.getString("on_delete"))));
+                }
+              }
+              out.put("foreign_keys", outgoing).put("referenced_by", incoming);
+              JsonArray indexes = new JsonArray();
+              for (Row r : idx) {
+                indexes.add(new JsonObject().put("name", r.getString("name")).put("unique", r.getBoolean("is_unique"))
+                    .put("primary", r.getBoolean("is_primary")).put("definition", r.getString("definition")));
+              }
+              JsonArray checkList = new JsonArray();
+              for (Row r : checks) {
+                checkList.add(new JsonObject().put("name", r.getString("name")).put("definition", r.getString("definition")));
+              }
+              return out.put("indexes", indexes).put("checks", checkList);
+            })));
   }
 
   private static JsonArray strings(Row r, String column) {

@@ -102,7 +102,7 @@ public final class FilterCompiler {
           }
           texts[i] = PgJson.text(v);
         }
-        return col + " = ANY(" + params.add(texts) + "::text[]::" + column.castType() + "[])";
+        return col + " = ANY(" + params.addList(texts, column, "where", pointer + "/value") + ")";
       }
       case "eq", "ne", "lt", "lte", "gt", "gte": {
         if (value == null) {

@@ -53,11 +53,11 @@ public final class GetRowTool implements ReadTool {
           throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "key value " + i + " must be a string, number or boolean.",
               new JsonObject().put("argument", "key"));
         }
-        conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.add(PgJson.text(v)) + "::text::" + c.castType());
+        conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.addScalar(v, c, "key", "/key" + (key.size() == 1 && !(request.arguments().getValue("key") instanceof JsonArray) ? "" : "/" + i)));
       }
       String sql = table.shapeTag() + "SELECT " + String.join(", ", items) + " FROM " + table.sql() + SizeGuard.lateral(all, cap) + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
       return catalog.read(db, request, table, tableArg, sql, params.tuple())
-          .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "key")))
+          .recover(err -> ValueFaults.blame(db, request, catalog.timeoutMs(), err, params, "key").compose(Future::failedFuture))
           .map(rows -> {
             if (rows.size() == 0) {
               throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",

@@ -113,7 +113,7 @@ public final class ListRowsTool implements ReadTool {
                     lastKeys[0] = k;
                     return true;
                   }))
-              .recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where")))
+              .recover(err -> ValueFaults.blame(db, request, catalog.timeoutMs(), err, params, "where").compose(Future::failedFuture))
               .map(descriptors -> {
                 Page page = builder.build();
                 String next = null;

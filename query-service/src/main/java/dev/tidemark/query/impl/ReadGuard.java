@@ -76,11 +76,13 @@ public final class ReadGuard {
       } catch (ToolException e) {
         return prepared.transform(x -> Future.failedFuture(e));
       }
+      Future<?> savepoint = conn.query(SAVEPOINT).execute();
       Future<RowSet<Row>> plans = conn.preparedQuery(EXPLAIN + sql).execute(tuple);
       // report the first failure in the order sent: a later one only follows from it
-      return Future.join(prepared, plans)
+      return Future.join(prepared, savepoint, plans)
           .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : plans)
-          .compose(planRows -> classify(prepared.result(), tuple, knownTypes, Future.succeededFuture(planRows)));
+          .transform(planned -> classify(conn, prepared.result(), tuple, knownTypes,
+              planned.succeeded() ? Future.succeededFuture(planned.result()) : Future.failedFuture(planned.cause())));
     }
     // sent behind the Parse on the same connection, so PostgreSQL runs them after it
     Future<RowSet<Row>> types = conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql));
@@ -90,13 +92,43 @@ public final class ReadGuard {
           String[] found = rows.size() == 0 ? null : rows.iterator().next().getArrayOfStrings("types");
           String[] names = found == null ? new String[0] : found;
           Tuple tuple = PgParams.bind(names, params);
-          return classify(prepared.result(), tuple, names, conn.preparedQuery(EXPLAIN + sql).execute(tuple));
+          Future<?> savepoint = conn.query(SAVEPOINT).execute();
+          Future<RowSet<Row>> plans = conn.preparedQuery(EXPLAIN + sql).execute(tuple);
+          return classify(conn, prepared.result(), tuple, names,
+              Future.join(savepoint, plans).transform(ignored -> plans));
         });
   }
 
+  /**
+   * Set before the EXPLAIN, so that a statement the role may not plan can be looked at once more
+   * (see {@link #lockOrWrite}). A savepoint assigns no transaction id and ends with the rollback.
+   */
+  static final String SAVEPOINT = "SAVEPOINT tidemark_guard";
+
+  /**
+   * A statement whose EXPLAIN failed with 42501: a lock (FOR UPDATE, FOR SHARE) or a write needs
+   * a privilege beyond SELECT, so a role without it is refused while planning, and the plan that
+   * would show the lock is never made. Starting the statement answers the question the plan
+   * would have: in a READ ONLY transaction PostgreSQL refuses a statement that locks or writes
+   * (25006) before it checks privileges, and a plain read fails the same privilege check as the
+   * EXPLAIN did, before its first node runs. So both callers see READ_ONLY for a lock or write,
+   * and PERMISSION_DENIED only for a privilege a read itself lacks; nothing runs in either case.
+   */
+  private static Future<RowSet<Row>> lockOrWrite(SqlConnection conn, PreparedStatement prepared, Tuple tuple, Throwable denied) {
+    return conn.query("ROLLBACK TO SAVEPOINT tidemark_guard").execute()
+        .compose(v -> prepared.cursor(tuple).read(1))
+        .transform(started -> Future.failedFuture(started.failed() && started.cause() instanceof PgException pg
+            && "25006".equals(pg.getSqlState())
+            ? refuse("The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. Use a change tool to write.")
+            : denied));
+  }
+
   /** Refuses what the plan shows is not a plain read of served tables. */
-  private static Future<Checked> classify(PreparedStatement prepared, Tuple tuple, String[] types, Future<RowSet<Row>> plans) {
+  private static Future<Checked> classify(SqlConnection conn, PreparedStatement prepared, Tuple tuple, String[] types,
+      Future<RowSet<Row>> plans) {
     return plans
+        .recover(err -> prepared != null && err instanceof PgException pg && "42501".equals(pg.getSqlState())
+            ? lockOrWrite(conn, prepared, tuple, err) : Future.failedFuture(err))
         .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
             ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
                 + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
@@ -110,7 +142,7 @@ public final class ReadGuard {
             throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
           }
           if (nodes.contains("LockRows")) {
-            throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE); reads here never lock.");
+            throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. Use a change tool to write.");
           }
           for (String table : tables) {
             if (table.startsWith(TableCatalog.OWN_SCHEMA + ".")) {

@@ -120,7 +120,8 @@ public interface ReadTool {
   static Throwable argumentError(Throwable err, String argument) {
     if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")) {
       return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column: "
-          + SqlStates.describeDataException(pg.getSqlState()) + ".", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
+          + SqlStates.describeDataException(pg.getSqlState()) + " (SQLSTATE " + pg.getSqlState() + "). Check the column types with"
+          + " describe_table and send " + argument + " again.", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
     }
     return err;
   }

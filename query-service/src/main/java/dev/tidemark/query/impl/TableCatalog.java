@@ -28,8 +28,16 @@ public final class TableCatalog {
   public static final Map<String, String> KINDS = Map.of(
       "r", "table", "v", "view", "m", "materialized_view", "p", "partitioned_table", "f", "foreign_table");
 
-  /** One column: its name, its type as written, the type to cast values to, and its type category. */
-  public record Column(String name, String type, String castType, boolean nullable, String defaultExpr, String comment, String category) {
+  /**
+   * One column: its name, its type as written, the type to cast values to, its type category,
+   * and, for an enum, its labels in their order (empty otherwise).
+   */
+  public record Column(String name, String type, String castType, boolean nullable, String defaultExpr, String comment, String category,
+                       List<String> labels) {
+
+    public Column(String name, String type, String castType, boolean nullable, String defaultExpr, String comment, String category) {
+      this(name, type, castType, nullable, defaultExpr, comment, category, List.of());
+    }
 
     public boolean isArray() {
       return "A".equals(category);
@@ -93,7 +101,9 @@ public final class TableCatalog {
                                 'name', a.attname::text, 'type', format_type(a.atttypid, a.atttypmod),
                                 'cast_type', format_type(a.atttypid, NULL), 'nullable', NOT a.attnotnull,
                                 'default_expr', pg_get_expr(d.adbin, d.adrelid), 'comment', col_description(a.attrelid, a.attnum),
-                                'category', t.typcategory::text) ORDER BY a.attnum)
+                                'category', t.typcategory::text,
+                                'labels', (SELECT json_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+                                             FROM pg_enum e WHERE e.enumtypid = a.atttypid)) ORDER BY a.attnum)
                          FROM pg_attribute a
                          JOIN pg_type t ON t.oid = a.atttypid
                          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -158,11 +168,16 @@ public final class TableCatalog {
       for (Object o : columnsOf(r.getValue("columns"))) {
         JsonObject c = (JsonObject) o;
         columns.put(c.getString("name"), new Column(c.getString("name"), c.getString("type"), c.getString("cast_type"),
-            c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category")));
+            c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category"),
+            labels(c.getJsonArray("labels"))));
       }
       return Future.succeededFuture(new Table(r.getLong("oid"), r.getString("schema"), bare, KINDS.get(r.getString("kind")),
           r.getString("comment"), r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns));
     });
+  }
+
+  private static List<String> labels(JsonArray labels) {
+    return labels == null ? List.of() : labels.stream().map(String::valueOf).toList();
   }
 
   /** The columns come as one JSON array, so that the table and its columns take one round trip. */
