@@ -25,8 +25,10 @@ class CallerRoleCheckIT {
     infra.postgres().createDatabaseIfMissing(DB);
     try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), infra.postgres().user(),
         infra.postgres().password()); Statement s = c.createStatement()) {
-      for (String role : new String[] {"it_bypass", "it_signal", "it_owner", "it_super", "it_repl", "it_creator", "it_login"}) {
-        s.execute("DROP TABLE IF EXISTS public.it_owned");
+      s.execute("DROP TABLE IF EXISTS public.it_owned");
+      s.execute("DROP TABLE IF EXISTS public.it_owned_by_group");
+      for (String role : new String[] {"it_bypass", "it_signal", "it_owner", "it_super", "it_repl", "it_creator", "it_login",
+          "it_member", "it_bypass_group", "it_owner_group"}) {
         s.execute("DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + role + "') THEN EXECUTE 'DROP OWNED BY "
             + role + "'; EXECUTE 'DROP ROLE " + role + "'; END IF; END $$");
       }
@@ -41,12 +43,20 @@ class CallerRoleCheckIT {
       s.execute("CREATE ROLE it_repl LOGIN REPLICATION");
       s.execute("CREATE ROLE it_creator LOGIN CREATEROLE");
       s.execute("CREATE ROLE it_login LOGIN");
+      // what a caller role reaches through the roles it is a member of counts as its own
+      s.execute("CREATE ROLE it_member LOGIN");
+      s.execute("CREATE ROLE it_bypass_group NOLOGIN BYPASSRLS");
+      s.execute("CREATE ROLE it_owner_group NOLOGIN");
+      s.execute("GRANT it_bypass_group, it_owner_group TO it_member");
+      s.execute("CREATE TABLE public.it_owned_by_group (id int PRIMARY KEY)");
+      s.execute("ALTER TABLE public.it_owned_by_group ENABLE ROW LEVEL SECURITY");
+      s.execute("ALTER TABLE public.it_owned_by_group OWNER TO it_owner_group");
       s.execute("GRANT " + infra.postgres().user() + " TO it_login");
     }
     Path config = dir.resolve("tidemark.yaml");
     Files.writeString(config, "database:\n  url: " + infra.postgres().url(DB) + "\n  user: " + infra.postgres().user()
         + "\n  password: " + infra.postgres().password()
-        + "\n  caller-passwords: it_bypass:a,it_signal:b,it_owner:c,it_super:d,it_repl:e,it_creator:f,it_login:g,it_missing:h\n");
+        + "\n  caller-passwords: it_bypass:a,it_signal:b,it_owner:c,it_super:d,it_repl:e,it_creator:f,it_login:g,it_missing:h,it_member:i\n");
 
     Cli.Run refused = Cli.run("migrate", "--config", config.toString());
     assertEquals(2, refused.code(), refused.out() + refused.err());
@@ -59,6 +69,8 @@ class CallerRoleCheckIT {
     assertTrue(err.contains("ALTER ROLE it_creator NOCREATEROLE"), err);
     assertTrue(err.contains("caller role it_login is, or is a member of, Tidemark's own login"), err);
     assertTrue(err.contains("caller role it_missing does not exist"), err);
+    assertTrue(err.contains("caller role it_member is a member of it_bypass_group") && err.contains("REVOKE it_bypass_group FROM it_member"), err);
+    assertTrue(err.contains("public.it_owned_by_group (owned by it_owner_group)"), err);
     assertTrue(err.contains("Nothing was changed"), err);
     try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), infra.postgres().user(),
         infra.postgres().password()); Statement s = c.createStatement()) {
@@ -73,12 +85,15 @@ class CallerRoleCheckIT {
       s.execute("ALTER ROLE it_creator NOCREATEROLE");
       s.execute("REVOKE " + infra.postgres().user() + " FROM it_login");
       s.execute("CREATE ROLE it_missing LOGIN");
+      s.execute("REVOKE it_bypass_group FROM it_member");
+      s.execute("ALTER TABLE public.it_owned_by_group FORCE ROW LEVEL SECURITY");
     }
     Cli.Run passed = Cli.run("migrate", "--config", config.toString());
     assertEquals(0, passed.code(), passed.out() + passed.err());
     try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DB), infra.postgres().user(),
         infra.postgres().password()); Statement s = c.createStatement()) {
       s.execute("DROP TABLE public.it_owned");
+      s.execute("DROP TABLE public.it_owned_by_group");
       s.execute("DROP ROLE it_missing");
     }
   }

@@ -265,8 +265,14 @@ public final class ChangeRunner {
   /** The statement timeout and the caller's signed identity, for this transaction only. */
   private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
     long timeout = database.statementTimeoutMs();
-    return conn.preparedQuery(ReadTool.SETUP).execute(Tuple.of(String.valueOf(timeout), db.identity(conn, request.caller(), timeout)))
-        .mapEmpty();
+    String identity;
+    try {
+      identity = db.identity(conn, request.caller(), timeout);
+    } catch (RuntimeException e) {
+      // a failed future, not a throw: the transaction's rollback hangs on it
+      return Future.failedFuture(e);
+    }
+    return conn.preparedQuery(ReadTool.SETUP).execute(Tuple.of(String.valueOf(timeout), identity)).mapEmpty();
   }
 
   /**

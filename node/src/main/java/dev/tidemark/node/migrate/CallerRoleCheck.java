@@ -23,15 +23,25 @@ public final class CallerRoleCheck {
   private static final String TOKEN_ROLES = """
       SELECT coalesce(array_agg(DISTINCT pg_role), '{}') FROM tidemark.api_token WHERE revoked_at IS NULL""";
 
+  /**
+   * A caller role reaches what every role it is a member of has: its session user is the caller's
+   * role, and PostgreSQL lets it take on any of them (and inheriting members own what they own).
+   */
   private static final String ROLES = """
-      SELECT r.rolname, r.rolsuper, r.rolbypassrls, r.rolcreaterole, r.rolreplication,
+      SELECT r.rolname,
+             ARRAY(SELECT m.rolname::text FROM pg_roles m WHERE pg_has_role(r.oid, m.oid, 'MEMBER') AND m.rolsuper ORDER BY 1) AS super,
+             ARRAY(SELECT m.rolname::text FROM pg_roles m WHERE pg_has_role(r.oid, m.oid, 'MEMBER') AND m.rolbypassrls ORDER BY 1) AS bypass,
+             ARRAY(SELECT m.rolname::text FROM pg_roles m WHERE pg_has_role(r.oid, m.oid, 'MEMBER') AND m.rolcreaterole ORDER BY 1) AS creator,
+             ARRAY(SELECT m.rolname::text FROM pg_roles m WHERE pg_has_role(r.oid, m.oid, 'MEMBER') AND m.rolreplication ORDER BY 1) AS repl,
              ARRAY(SELECT b.rolname::text FROM pg_roles b
                     WHERE b.rolname = ANY($3) AND pg_has_role(r.oid, b.oid, 'MEMBER') ORDER BY 1) AS dangerous,
              r.rolname = $2 OR coalesce(pg_has_role(r.oid, (SELECT l.oid FROM pg_roles l WHERE l.rolname = $2), 'MEMBER'), false)
                AS reaches_login,
-             ARRAY(SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c
+             ARRAY(SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) || ' (owned by ' || o.rolname || ')' FROM pg_class c
                      JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE c.relowner = r.oid AND c.relrowsecurity AND NOT c.relforcerowsecurity AND n.nspname = ANY($4)
+                     JOIN pg_roles o ON o.oid = c.relowner
+                    WHERE pg_has_role(r.oid, c.relowner, 'MEMBER') AND c.relrowsecurity AND NOT c.relforcerowsecurity
+                      AND n.nspname = ANY($4)
                     ORDER BY 1) AS unforced
         FROM pg_roles r WHERE r.rolname = ANY($1) ORDER BY r.rolname""";
 
@@ -79,27 +89,30 @@ public final class CallerRoleCheck {
       out.add("caller role " + role + " is, or is a member of, Tidemark's own login: give callers a role of their own, or REVOKE"
           + " the login's role from " + q);
     }
-    if (r.getBoolean("rolsuper")) {
-      out.add("caller role " + role + " is a superuser, which no grant or policy holds: ALTER ROLE " + q + " NOSUPERUSER");
-    }
-    if (r.getBoolean("rolbypassrls")) {
-      out.add("caller role " + role + " bypasses row-level security: ALTER ROLE " + q + " NOBYPASSRLS");
-    }
-    if (r.getBoolean("rolcreaterole")) {
-      out.add("caller role " + role + " may create and alter roles: ALTER ROLE " + q + " NOCREATEROLE");
-    }
-    if (r.getBoolean("rolreplication")) {
-      out.add("caller role " + role + " may create replication slots and stream the whole database: ALTER ROLE " + q + " NOREPLICATION");
-    }
+    flag(out, role, r.getArrayOfStrings("super"), "a superuser, which no grant or policy holds", "NOSUPERUSER");
+    flag(out, role, r.getArrayOfStrings("bypass"), "bypasses row-level security", "NOBYPASSRLS");
+    flag(out, role, r.getArrayOfStrings("creator"), "may create and alter roles", "NOCREATEROLE");
+    flag(out, role, r.getArrayOfStrings("repl"), "may create replication slots and stream the whole database", "NOREPLICATION");
     for (String member : r.getArrayOfStrings("dangerous")) {
       out.add("caller role " + role + " is a member of " + member + ": REVOKE " + member + " FROM " + q
           + " (or from the role " + role + " inherits it through)");
     }
     for (String table : r.getArrayOfStrings("unforced")) {
-      out.add("caller role " + role + " owns " + table + ", whose row-level security does not apply to its owner: ALTER TABLE "
-          + table + " FORCE ROW LEVEL SECURITY, or give the table another owner");
+      String name = table.substring(0, table.lastIndexOf(" (owned by "));
+      out.add("caller role " + role + " owns, or is a member of the owner of, " + table + ", whose row-level security does not apply"
+          + " to its owner: ALTER TABLE " + name + " FORCE ROW LEVEL SECURITY, or give the table an owner the role is not a member of");
     }
     return out;
+  }
+
+  /** One line per role, the caller's own or one it is a member of, that carries the attribute. */
+  private static void flag(List<String> out, String role, String[] holders, String what, String fix) {
+    for (String holder : holders) {
+      out.add(holder.equals(role)
+          ? "caller role " + role + (what.startsWith("a ") ? " is " : " ") + what + ": ALTER ROLE " + quote(role) + " " + fix
+          : "caller role " + role + " is a member of " + holder + ", which " + (what.startsWith("a ") ? "is " : "") + what
+              + ", and may take it on: REVOKE " + quote(holder) + " FROM " + quote(role) + ", or ALTER ROLE " + quote(holder) + " " + fix);
+    }
   }
 
   private static String quote(String name) {
