@@ -43,8 +43,11 @@ public final class CallerPools {
     }
   }
 
-  /** Added to a call's timeout for the identity's expiry: room for clock skew between a node and PostgreSQL. */
-  static final long IDENTITY_SLACK_MS = 10 * 60 * 1000;
+  /**
+   * Added to a call's timeout for the identity's expiry: room for clock skew between a node and
+   * PostgreSQL (keep their clocks in sync), and no more, so that a copied identity is soon worth nothing.
+   */
+  static final long IDENTITY_SLACK_MS = 60 * 1000;
 
   private final Vertx vertx;
   private final DatabaseConfig database;

@@ -120,7 +120,15 @@ public final class ChangesSinceTool implements ReadTool {
               }
               return conn.preparedQuery(PAGE)
                   .execute(Tuple.of(from.commit(), from.change(), request.caller().pgRole(), wanted, schemas, limit + 1))
-                  .compose(rows -> visible(db, request, rows).compose(visible -> {
+                  .map(rows -> new Fetched(rows, bounds, from));
+            }))
+        // the login's connection goes back before the caller's role reads anything: a caller that fills
+        // its own pool must not hold connections of the login, which every caller's token check needs
+        .compose(fetched -> {
+          RowSet<Row> rows = fetched.rows();
+          Changelog.Bounds bounds = fetched.bounds();
+          ChangePosition from = fetched.from();
+          return visible(db, request, rows).compose(visible -> {
                     List<Row> shown = new ArrayList<>();
                     List<String> positions = new ArrayList<>();
                     ChangePosition last = from;
@@ -149,9 +157,12 @@ public final class ChangesSinceTool implements ReadTool {
                           + (more ? ", more waiting" : ", up to date");
                       return ToolReply.ok(summary, out, changes);
                     });
-                  }));
-            }));
+                  });
+        });
   }
+
+  /** A page read as the login, and where it started. */
+  private record Fetched(RowSet<Row> rows, Changelog.Bounds bounds, ChangePosition from) {}
 
   /**
    * The images of {@code rows} as reads show them ({@link RowImages}), mapped as the caller's role,
