@@ -89,7 +89,8 @@ final class ToolsPage {
       - **Tables.** A `table` argument is `name` or `schema.name`; a bare name is looked up in the
         schemas of `database.schemas`, in that order. A table that does not exist, is not served or
         that the caller's role may not read is `NOT_FOUND`.
-      - **Limits.** A page holds 200 rows unless `limit` says otherwise, and at most 10,000 (more is
+      - **Limits.** Arrays and objects in a tool's arguments nest at most 32 levels deep (deeper is
+        `INVALID_ARGUMENTS`, naming the first pointer past it). A page holds 200 rows unless `limit` says otherwise, and at most 10,000 (more is
         `INVALID_ARGUMENTS`). A page of `query` or `list_rows` also holds at most 100,000 bytes of row
         JSON (about 25,000 tokens, so that a page fits a model's context window with room to spare)
         unless `max_bytes` asks for more, up to 4,194,304 (4 MiB). The page ends before the row that

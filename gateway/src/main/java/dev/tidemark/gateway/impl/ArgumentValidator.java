@@ -45,8 +45,14 @@ public final class ArgumentValidator {
 
   /** Every fault of {@code arguments}; empty when they fit. */
   public JsonArray faults(String tool, JsonObject arguments) {
-    OutputUnit result = validators.get(tool).validate(arguments);
     JsonArray faults = new JsonArray();
+    // every part of Tidemark walks values recursively (validation, encoding, binding): a value nested
+    // past any use would exhaust a thread's stack, so it is refused first, with nothing else checked
+    String tooDeep = tooDeep(arguments, "", 0);
+    if (tooDeep != null) {
+      return faults.add(new JsonObject().put("pointer", tooDeep).put("expected", "values nested at most " + MAX_DEPTH + " levels deep"));
+    }
+    OutputUnit result = validators.get(tool).validate(arguments);
     // PostgreSQL's text cannot hold U+0000, and the wire protocol ends a statement at it: a NUL
     // is the caller's mistake to fix, refused here before any service sees it
     nulFaults(arguments, "", faults);
@@ -80,6 +86,36 @@ public final class ArgumentValidator {
           + fault.getString("expected"));
     }
     return String.join(" ", parts.stream().map(p -> p.endsWith(".") ? p : p + ".").toList());
+  }
+
+  /** How deep arrays and objects may nest in a tool's arguments. */
+  static final int MAX_DEPTH = 32;
+
+  /** The pointer of the first value nested deeper than {@link #MAX_DEPTH}, or null. */
+  private static String tooDeep(Object value, String pointer, int depth) {
+    if (!(value instanceof JsonObject) && !(value instanceof JsonArray)) {
+      return null;
+    }
+    if (depth > MAX_DEPTH) {
+      return pointer;
+    }
+    if (value instanceof JsonObject object) {
+      for (String name : object.fieldNames()) {
+        String found = tooDeep(object.getValue(name), pointer + "/" + escape(name), depth + 1);
+        if (found != null) {
+          return found;
+        }
+      }
+    } else {
+      JsonArray array = (JsonArray) value;
+      for (int i = 0; i < array.size(); i++) {
+        String found = tooDeep(array.getValue(i), pointer + "/" + i, depth + 1);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    return null;
   }
 
   static final String NO_NUL = "text without NUL characters (\\u0000), which PostgreSQL cannot take; remove them, "

@@ -21,6 +21,22 @@ class ArgumentValidatorTest {
   }
 
   @Test
+  void aValueNestedPastTheLimitIsRefusedBeforeAnythingWalksIt() {
+    JsonArray deep = new JsonArray();
+    JsonArray inner = deep;
+    for (int i = 0; i < 5000; i++) {
+      JsonArray next = new JsonArray();
+      inner.add(next);
+      inner = next;
+    }
+    JsonArray faults = validator.faults("query", new JsonObject().put("sql", "SELECT $1").put("params", new JsonArray().add(deep)));
+    assertEquals(1, faults.size(), faults.encode());
+    assertTrue(faults.getJsonObject(0).getString("expected").contains("nested at most " + ArgumentValidator.MAX_DEPTH), faults.encode());
+    JsonArray shallow = new JsonArray().add(new JsonArray().add(new JsonArray().add(1)));
+    assertTrue(validator.faults("query", new JsonObject().put("sql", "SELECT $1").put("params", new JsonArray().add(shallow))).isEmpty());
+  }
+
+  @Test
   void everyFaultIsListedWithItsPointer() {
     JsonArray faults = validator.faults("list_tables", new JsonObject().put("schema", 5).put("sceham", "public"));
     assertEquals(2, faults.size(), faults.encode());
