@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
@@ -42,13 +43,15 @@ class HttpHardeningIT {
   private TidemarkNode node;
   private String url;
   private final ExecutorService pool = Executors.newFixedThreadPool(24);
+  private SharedInfra infra;
   private final java.util.concurrent.atomic.AtomicLong ids = new java.util.concurrent.atomic.AtomicLong();
 
   @BeforeAll
   void start(SharedInfra infra) {
+    this.infra = infra;
     TestNodes.prepareDatabase(infra);
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
-        ConfigKey.DATABASE_POOL_SIZE, "8",
+        ConfigKey.DATABASE_POOL_SIZE, "16",
         ConfigKey.AUTH_MAX_CONCURRENT_CALLS, "16",
         ConfigKey.AUTH_MAX_QUEUED_CALLS, "2",
         ConfigKey.AUTH_QUEUE_TIMEOUT_MS, "500"));
@@ -264,6 +267,17 @@ class HttpHardeningIT {
     }, pool);
   }
 
+  /** The caller statements of the cap test that PostgreSQL is running now. */
+  private long runningSleeps() {
+    try (java.sql.Connection conn = TestNodes.jdbc(infra); java.sql.ResultSet rs = conn.createStatement().executeQuery(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(2), %'")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static JsonObject error(JsonObject result) {
     assertEquals(true, result.getValue("isError"), result.encode());
     return result.getJsonObject("structuredContent").getJsonObject("error");
@@ -294,20 +308,32 @@ class HttpHardeningIT {
       for (int i = 0; i < 16; i++) {
         running.add(callAsync(c.sessionId(), "SELECT pg_sleep(2), " + i + " AS n"));
       }
-      Thread.sleep(700); // the 16 reach the gateway and take every slot of this caller
-      List<CompletableFuture<JsonObject>> queued = List.of(callAsync(c.sessionId(), "SELECT 'q1'"), callAsync(c.sessionId(), "SELECT 'q2'"));
-      Thread.sleep(200);
-      long started = System.nanoTime();
-      JsonObject full = error(c.callTool("query", new JsonObject().put("sql", "SELECT 'full'")));
-      long elapsedMs = (System.nanoTime() - started) / 1_000_000;
+      // the 16 took every slot of this caller once all of them run in PostgreSQL (the pools hold 16)
+      assertTrue(Await.until(() -> runningSleeps() == 16, java.time.Duration.ofSeconds(20)), "the 16 calls run");
+      // three more: two find room in the queue of 2 and wait, one finds it full and is refused at once;
+      // which one is which depends on the order the gateway reads them in, so none is assumed
+      List<CompletableFuture<JsonObject>> more = new ArrayList<>();
+      for (String tag : List.of("q1", "q2", "full")) {
+        long started = System.nanoTime();
+        more.add(callAsync(c.sessionId(), "SELECT '" + tag + "'")
+            .thenApply(result -> result.copy().put("elapsed_ms", (System.nanoTime() - started) / 1_000_000)));
+      }
+      List<JsonObject> waitedOut = new ArrayList<>();
+      List<JsonObject> refusedAtOnce = new ArrayList<>();
+      for (CompletableFuture<JsonObject> call : more) {
+        JsonObject result = call.get(30, TimeUnit.SECONDS);
+        JsonObject e = error(result).put("elapsed_ms", result.getLong("elapsed_ms"));
+        (e.getString("message").contains("waited 500 ms") ? waitedOut : refusedAtOnce).add(e);
+      }
+      assertEquals(1, refusedAtOnce.size(), () -> "one call finds the queue full: " + refusedAtOnce + " " + waitedOut);
+      JsonObject full = refusedAtOnce.get(0);
       assertEquals("UNAVAILABLE", full.getString("code"));
       assertEquals(true, full.getValue("retriable"));
       assertTrue(full.getString("message").contains("Retry shortly"), full.getString("message"));
       assertEquals(16, full.getInteger("max_concurrent_calls"));
-      assertTrue(elapsedMs < 400, "a full queue refuses at once, took " + elapsedMs + " ms");
-
-      for (CompletableFuture<JsonObject> q : queued) {
-        JsonObject waited = error(q.get(30, TimeUnit.SECONDS));
+      assertTrue(full.getLong("elapsed_ms") < 400, "a full queue refuses at once, took " + full.getLong("elapsed_ms") + " ms");
+      assertEquals(2, waitedOut.size());
+      for (JsonObject waited : waitedOut) {
         assertEquals("UNAVAILABLE", waited.getString("code"));
         assertEquals(true, waited.getValue("retriable"));
         assertTrue(waited.getString("message").contains("waited 500 ms"), waited.getString("message"));
