@@ -343,6 +343,9 @@ class CallerIsolationIT {
     JsonObject subscribed = writer.rpc("resources/subscribe", new JsonObject().put("uri", uri));
     assertNotNull(subscribed.getJsonObject("error"), "nor one it may subscribe to: " + subscribed.encode());
     assertNotNull(reader.rpc("resources/subscribe", new JsonObject().put("uri", uri)).getJsonObject("result"));
+    JsonObject wholeTable = reader.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/public.agent_notes"));
+    assertEquals(-32602, wholeTable.getJsonObject("error").getInteger("code"), "a table with row-level security is not subscribable whole");
+    assertTrue(wholeTable.getJsonObject("error").getString("message").contains("row-level security"), wholeTable::encode);
     JsonArray counted = rows(ToolResults.ok(reader, "query", query("SELECT count(*) AS n FROM public.agent_notes")));
     assertEquals(readersOwn, counted.getJsonObject(0).getLong("n"));
     // a new row takes the verified caller as its owner; another owner is refused by the policy

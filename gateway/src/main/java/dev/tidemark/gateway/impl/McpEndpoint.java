@@ -578,8 +578,9 @@ public final class McpEndpoint {
     }
     List<Future<String[]>> resolving = new ArrayList<>();
     for (String uri : resourceUris) {
+      // a URI that names nothing the caller may subscribe to is left out of the acknowledgement
       resolving.add(methods.canonical(call, uri).map(key -> key == null ? null
-          : new String[] {key, Subscriptions.listenerTarget(listenerId, uri), uri}));
+          : new String[] {key, Subscriptions.listenerTarget(listenerId, uri), uri}).otherwise((String[]) null));
     }
     if (listChanged) {
       resolving.add(Future.succeededFuture(new String[] {Subscriptions.LIST_CHANGED,

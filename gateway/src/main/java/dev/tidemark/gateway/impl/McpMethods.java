@@ -424,6 +424,12 @@ final class McpMethods {
       }
       String qualified = reply.structured().getString("schema") + "." + reply.structured().getString("name");
       if (parsed.kind().equals("table")) {
+        if (Boolean.TRUE.equals(reply.structured().getBoolean("row_level_security"))) {
+          // a change to any row would be told to every subscriber, also of rows its policies hide
+          return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "This table has row-level security, so it cannot be"
+              + " subscribed to as a whole: a notification would tell of rows your policies hide. Subscribe to the rows you read"
+              + " (tidemark://row/...), or follow changes_since.", 200, new JsonObject().put("uri", uri)));
+        }
         return Future.succeededFuture(ResourceUris.table(qualified));
       }
       if (reply.structured().getJsonArray("primary_key", new JsonArray()).size() != parsed.key().size()) {
