@@ -5,7 +5,7 @@ import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.changelog.impl.Relay;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;

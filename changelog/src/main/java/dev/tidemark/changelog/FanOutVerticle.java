@@ -3,7 +3,7 @@ package dev.tidemark.changelog;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

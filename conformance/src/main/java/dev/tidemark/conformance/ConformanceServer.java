@@ -1,9 +1,9 @@
 package dev.tidemark.conformance;
 
 import dev.tidemark.auth.Tokens;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.node.dev.DevSetup;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.TidemarkNode;
 import dev.tidemark.node.dev.DevEnvironment;

@@ -1,7 +1,7 @@
 package dev.tidemark.conformance;
 
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.TidemarkNode;
 import dev.tidemark.testsupport.SharedInfra;
 import java.util.Map;

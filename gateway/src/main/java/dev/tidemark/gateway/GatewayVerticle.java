@@ -2,7 +2,7 @@ package dev.tidemark.gateway;
 
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.impl.ConnectionSlots;
 import dev.tidemark.gateway.impl.McpEndpoint;
 import io.vertx.core.Future;

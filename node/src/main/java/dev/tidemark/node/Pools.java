@@ -1,6 +1,6 @@
 package dev.tidemark.node;
 
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;

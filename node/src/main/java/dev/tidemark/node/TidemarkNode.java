@@ -8,7 +8,7 @@ import dev.tidemark.command.CommandVerticle;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.GatewayVerticle;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;

@@ -3,8 +3,8 @@ package dev.tidemark.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.EmbeddedKafkaBroker;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.dev.DevSetup;

@@ -2,7 +2,7 @@ package dev.tidemark.node;
 
 import static dev.tidemark.node.ChangelogFixtures.sql;
 
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ChangeNotice;
 import dev.tidemark.contract.SchemaChangeNotice;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.SharedInfra;

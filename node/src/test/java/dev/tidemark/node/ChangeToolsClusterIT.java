@@ -4,7 +4,7 @@ import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.command.impl.Canonical;
 import dev.tidemark.command.impl.PlanCodec;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;

@@ -2,8 +2,8 @@ package dev.tidemark.node;
 
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.Vertx;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.ChangelogFixtures.TopicReader;
 import dev.tidemark.testsupport.InfraExtension;

@@ -6,7 +6,7 @@ import static dev.tidemark.node.ChangelogFixtures.sql;
 
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ChangeNotice;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.McpHttpClient.Reply;

@@ -1,7 +1,7 @@
 package dev.tidemark.node;
 
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.SharedInfra;

@@ -3,7 +3,7 @@ package dev.tidemark.node;
 import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.tidemark.contract.config.ConfigKey;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;

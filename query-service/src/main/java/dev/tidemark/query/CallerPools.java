@@ -4,7 +4,7 @@ import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;

@@ -4,7 +4,7 @@ import java.time.OffsetDateTime;
 import dev.tidemark.contract.KeyRing;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
-import dev.tidemark.contract.config.TidemarkConfig.ChangelogConfig;
+import dev.tidemark.config.TidemarkConfig.ChangelogConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

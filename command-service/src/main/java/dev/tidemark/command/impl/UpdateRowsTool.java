@@ -2,7 +2,7 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.ReadTool;
 import dev.tidemark.query.impl.SqlParams;
 import dev.tidemark.query.impl.ValueFaults;

@@ -2,7 +2,7 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.config.TidemarkConfig.CallLimits;
+import dev.tidemark.config.TidemarkConfig.CallLimits;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

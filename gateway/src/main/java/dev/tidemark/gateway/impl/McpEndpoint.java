@@ -5,7 +5,7 @@ import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.McpExtension;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

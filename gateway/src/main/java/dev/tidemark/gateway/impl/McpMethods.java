@@ -11,7 +11,7 @@ import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.ExtensionContext;
 import dev.tidemark.gateway.McpExtension;
 import io.vertx.core.Future;

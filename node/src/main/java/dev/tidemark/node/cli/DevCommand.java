@@ -1,8 +1,8 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.auth.Tokens;
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.Pools;
 import dev.tidemark.node.TidemarkNode;
 import dev.tidemark.node.dev.DevEnvironment;

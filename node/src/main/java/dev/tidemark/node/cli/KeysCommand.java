@@ -1,6 +1,6 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.Pools;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

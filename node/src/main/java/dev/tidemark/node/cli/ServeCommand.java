@@ -1,10 +1,10 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.contract.Role;
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.TidemarkNode;
-import dev.tidemark.node.config.ConfigLoader;
+import dev.tidemark.config.ConfigLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumMap;

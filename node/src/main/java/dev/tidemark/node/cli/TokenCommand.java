@@ -3,7 +3,7 @@ package dev.tidemark.node.cli;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.contract.Access;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.Pools;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -3,7 +3,7 @@ package dev.tidemark.node.cluster;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
-import dev.tidemark.contract.config.TidemarkConfig.ClusterConfig;
+import dev.tidemark.config.TidemarkConfig.ClusterConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;

@@ -1,6 +1,6 @@
 package dev.tidemark.node.ops;
 
-import dev.tidemark.contract.config.TidemarkConfig.OpsConfig;
+import dev.tidemark.config.TidemarkConfig.OpsConfig;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;

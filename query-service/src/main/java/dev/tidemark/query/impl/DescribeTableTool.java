@@ -3,7 +3,7 @@ package dev.tidemark.query.impl;
 import dev.tidemark.query.CallerPools.CallerDb;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.impl.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;

@@ -5,7 +5,7 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -7,7 +7,7 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.contract.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -1,4 +1,4 @@
-package dev.tidemark.contract.config;
+package dev.tidemark.config;
 
 import java.util.Locale;
 

@@ -1,4 +1,4 @@
-package dev.tidemark.contract.config;
+package dev.tidemark.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.tidemark.contract.config;
+package dev.tidemark.config;
 
 import dev.tidemark.contract.Role;
 import java.net.URI;

@@ -1,12 +1,10 @@
-package dev.tidemark.node.config;
+package dev.tidemark.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.Role;
-import dev.tidemark.contract.config.ConfigKey;
-import dev.tidemark.contract.config.TidemarkConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
