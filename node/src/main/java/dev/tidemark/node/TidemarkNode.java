@@ -104,7 +104,10 @@ public final class TidemarkNode {
             .authenticator(vertx, Pools.connectOptions(config.database())) : null;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         deployments.add(vertx.deployVerticle(gateway));
-        // every gateway hears of every change, to notify the subscribers it holds
+      }
+      if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {
+        // once per node: a gateway hears of every change to notify the subscribers it holds, and the
+        // query role hears of every schema change to drop the table shapes it cached
         deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready);

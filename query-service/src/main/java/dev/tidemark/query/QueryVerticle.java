@@ -82,7 +82,7 @@ public final class QueryVerticle extends VerticleBase {
       consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
           msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
-      // a gateway on this node hears every schema change from the changelog; elsewhere entries expire
+      // the node's fan-out (deployed with the query role) publishes every schema change from the changelog here
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
         paramTypes.clear();
