@@ -14,7 +14,7 @@ import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;
 import dev.tidemark.node.ops.OpsVerticle;
 import dev.tidemark.query.QueryVerticle;
-import dev.tidemark.query.impl.ChangelogStaleness;
+import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.ext.healthchecks.HealthChecks;
@@ -85,7 +85,7 @@ public final class TidemarkNode {
 
       List<Future<String>> deployments = new ArrayList<>();
       if (roles.contains(Role.QUERY)) {
-        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, new ChangelogStaleness(pool))));
+        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool))));
       }
       if (roles.contains(Role.COMMAND)) {
         deployments.add(vertx.deployVerticle(new CommandVerticle(info, config, pool)));

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.command.impl.Canonical;
-import dev.tidemark.command.impl.PlanCodec;
+import dev.tidemark.command.Canonical;
+import dev.tidemark.command.PlanCodec;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;

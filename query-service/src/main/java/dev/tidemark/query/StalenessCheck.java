@@ -1,14 +1,16 @@
 package dev.tidemark.query;
 
+import dev.tidemark.query.impl.ChangelogStaleness;
 import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
 import java.util.Set;
 
 /**
  * Decides whether a page cursor has gone stale: whether any table its statement reads has changed
  * since the first page. A cursor records the tables and the {@link #position()} at its first page;
- * the next page asks {@link #changedSince}. The changelog provides the real check (a change to one
- * of the tables after the position, with no global counter every writer must update); until it is
- * wired in, {@link #NEVER} reports nothing as changed, so {@code CURSOR_STALE} is never returned.
+ * the next page asks {@link #changedSince}. The changelog provides the real check ({@link #changelog}:
+ * a change to one of the tables after the position, with no global counter every writer must
+ * update); {@link #NEVER} reports nothing as changed, so {@code CURSOR_STALE} is never returned.
  */
 public interface StalenessCheck {
 
@@ -24,6 +26,11 @@ public interface StalenessCheck {
       return Future.succeededFuture(false);
     }
   };
+
+  /** The check of the changelog tables in Tidemark's schema, read through {@code pool}. */
+  static StalenessCheck changelog(Pool pool) {
+    return new ChangelogStaleness(pool);
+  }
 
   /** An opaque position in the change history (for example the changelog head), stored in a first page's cursor. */
   Future<String> position();

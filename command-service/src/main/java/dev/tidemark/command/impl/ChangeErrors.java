@@ -2,7 +2,7 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,7 @@
 package dev.tidemark.command.impl;
 
-import dev.tidemark.query.impl.RowImages;
+import dev.tidemark.query.RowImages;
+import dev.tidemark.command.Canonical;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

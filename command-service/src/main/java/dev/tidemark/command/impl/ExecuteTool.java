@@ -1,7 +1,7 @@
 package dev.tidemark.command.impl;
 
-import dev.tidemark.query.impl.PgJson;
-import dev.tidemark.query.impl.ReadTool;
+import dev.tidemark.query.PgJson;
+import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

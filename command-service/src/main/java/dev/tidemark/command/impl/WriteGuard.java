@@ -2,9 +2,9 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.FunctionGuard;
-import dev.tidemark.query.impl.PgParams;
-import dev.tidemark.query.impl.TableCatalog;
+import dev.tidemark.query.FunctionGuard;
+import dev.tidemark.query.PgParams;
+import dev.tidemark.query.TableCatalog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

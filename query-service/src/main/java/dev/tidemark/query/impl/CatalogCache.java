@@ -2,12 +2,14 @@ package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.TableCatalog.Table;
+import dev.tidemark.query.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import dev.tidemark.query.CallerPools.CallerDb;
 import io.vertx.sqlclient.Pool;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.query.ReadTool;
+import dev.tidemark.query.TableCatalog;
 import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;

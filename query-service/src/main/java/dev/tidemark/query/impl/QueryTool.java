@@ -7,6 +7,8 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.StalenessCheck;
+import dev.tidemark.query.PgJson;
+import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -2,6 +2,9 @@ package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.query.TableCatalog;
+import dev.tidemark.query.FunctionGuard;
+import dev.tidemark.query.PgParams;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

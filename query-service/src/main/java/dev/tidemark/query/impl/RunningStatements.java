@@ -16,11 +16,11 @@ public final class RunningStatements {
 
   private RunningStatements() {}
 
-  static void start(String requestId, SqlConnection conn) {
+  public static void start(String requestId, SqlConnection conn) {
     RUNNING.put(requestId, conn);
   }
 
-  static void finish(String requestId) {
+  public static void finish(String requestId) {
     RUNNING.remove(requestId);
   }
 

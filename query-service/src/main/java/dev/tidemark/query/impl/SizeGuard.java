@@ -1,6 +1,7 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.impl.TableCatalog.Column;
+import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.query.ReadTool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

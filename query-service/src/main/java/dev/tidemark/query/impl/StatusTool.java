@@ -8,6 +8,7 @@ import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.TableCatalog.Column;
-import dev.tidemark.query.impl.TableCatalog.Table;
+import dev.tidemark.query.FilterCompiler;
+import dev.tidemark.query.SqlParams;
+import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.query.TableCatalog.Table;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import java.util.Objects;
 import dev.tidemark.contract.ErrorCode;
@@ -137,7 +137,7 @@ public final class TableCatalog {
    * The table's shape whoever asks: run as Tidemark's login, so the result may be shared by every
    * caller, and the caller's right to read the table must be checked separately.
    */
-  static Future<Table> shape(SqlClient client, List<String> schemas, String table) {
+  public static Future<Table> shape(SqlClient client, List<String> schemas, String table) {
     return lookup(client, SHAPE_SQL, schemas, table);
   }
 
@@ -188,7 +188,7 @@ public final class TableCatalog {
     return value == null ? new JsonArray() : new JsonArray(String.valueOf(value));
   }
 
-  static ToolException notFound(String table, List<String> schemas) {
+  public static ToolException notFound(String table, List<String> schemas) {
     return new ToolException(ErrorCode.NOT_FOUND,
         "No table or view named '" + table + "' that you may read in the served schemas ("
             + String.join(", ", schemas.stream().filter(s -> !OWN_SCHEMA.equals(s)).toList()) + "). "

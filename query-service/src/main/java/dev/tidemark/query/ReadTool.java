@@ -1,15 +1,15 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.query.impl.RunningStatements;
 import io.vertx.sqlclient.Pool;
 import java.util.function.Function;
 import io.vertx.sqlclient.SqlConnection;

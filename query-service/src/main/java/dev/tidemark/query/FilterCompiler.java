@@ -1,8 +1,8 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.TableCatalog.Column;
-import dev.tidemark.query.impl.TableCatalog.Table;
+import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.query.TableCatalog.Table;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;

@@ -1,12 +1,12 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.query.CallerPools.CallerDb;
-import dev.tidemark.query.impl.SqlParams.Bound;
-import dev.tidemark.query.impl.TableCatalog.Column;
+import dev.tidemark.query.SqlParams.Bound;
+import dev.tidemark.query.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Tuple;

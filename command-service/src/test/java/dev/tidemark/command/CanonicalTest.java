@@ -1,4 +1,4 @@
-package dev.tidemark.command.impl;
+package dev.tidemark.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

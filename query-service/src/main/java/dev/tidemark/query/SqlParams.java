@@ -1,8 +1,8 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.impl.TableCatalog.Column;
+import dev.tidemark.query.TableCatalog.Column;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Tuple;

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;

@@ -1,4 +1,4 @@
-package dev.tidemark.command.impl;
+package dev.tidemark.command;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;

@@ -1,4 +1,4 @@
-package dev.tidemark.command.impl;
+package dev.tidemark.command;
 
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;

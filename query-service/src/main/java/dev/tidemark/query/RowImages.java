@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.query;
 
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
