@@ -96,6 +96,9 @@ for r in $roles; do
     has "args: \[\"serve\", \"--roles\", \"$r\", \"--config\", \"/etc/tidemark/tidemark.yaml\"\]" "$scratch/$r.yaml"
 done
 
+check "every container runs the image's entrypoint (java -jar /app/tidemark.jar with its JVM flags), not a command of its own" \
+  bash -c "! grep -n '^ *command:' '$all' '$scratch/migrate.yaml'"
+
 check "every Deployment rolls one pod at a time and never drops below its count" \
   bash -c "[ \$(grep -c 'maxSurge: 1' '$all') = 4 ] && [ \$(grep -c 'maxUnavailable: 0' '$all') = 4 ]"
 

@@ -250,7 +250,6 @@ spec:
         - name: tidemark
           image: {{ include "tidemark.image" $root | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-          command: ["java", "-jar", "/app/tidemark.jar"]
           args: ["serve", "--roles", {{ $role | quote }}, "--config", "/etc/tidemark/tidemark.yaml"]
           ports:
             {{- if eq $role "gateway" }}
