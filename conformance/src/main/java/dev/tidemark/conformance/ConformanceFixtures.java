@@ -63,15 +63,35 @@ public final class ConformanceFixtures implements McpExtension {
         tool("test_elicitation", "Asks the user for a user name and an email address.", new JsonObject().put("message", str.copy()), "message"),
         tool("test_elicitation_sep1034_defaults", "Asks the user with a form whose fields have defaults.", new JsonObject()),
         tool("test_elicitation_sep1330_enums", "Asks the user with every kind of enum field.", new JsonObject()),
-        new JsonObject().put("name", "json_schema_2020_12_tool").put("description", "Takes an address, with a JSON Schema 2020-12 input schema.")
-            .put("inputSchema", new JsonObject()
-                .put("$schema", "https://json-schema.org/draft/2020-12/schema")
-                .put("type", "object")
-                .put("$defs", new JsonObject().put("address", new JsonObject().put("type", "object")
-                    .put("properties", new JsonObject().put("street", str.copy()).put("city", str.copy()))))
-                .put("properties", new JsonObject().put("name", str.copy()).put("address", new JsonObject().put("$ref", "#/$defs/address")))
-                .put("additionalProperties", false)),
+        new JsonObject().put("name", "json_schema_2020_12_tool")
+            .put("description", "Takes a name, an address and a way to be reached, with a JSON Schema 2020-12 input schema.")
+            .put("inputSchema", jsonSchema202012()),
         tool("test_trigger_update", "Tells subscribers of test://watched-resource that it changed.", new JsonObject()));
+  }
+
+  /**
+   * The suite's JSON Schema 2020-12 fixture: {@code $defs} with an {@code $anchor}, a {@code $ref},
+   * {@code allOf}/{@code anyOf} and {@code if}/{@code then}/{@code else}; served as written, and
+   * the gateway validates calls against all of it (phone or email required, by contactMethod).
+   */
+  static JsonObject jsonSchema202012() {
+    JsonObject str = new JsonObject().put("type", "string");
+    return new JsonObject()
+        .put("$schema", "https://json-schema.org/draft/2020-12/schema")
+        .put("type", "object")
+        .put("$defs", new JsonObject().put("address", new JsonObject().put("$anchor", "addressDef").put("type", "object")
+            .put("properties", new JsonObject().put("street", str.copy()).put("city", str.copy()))))
+        .put("properties", new JsonObject().put("name", str.copy()).put("address", new JsonObject().put("$ref", "#/$defs/address"))
+            .put("contactMethod", str.copy().put("enum", new JsonArray().add("phone").add("email")))
+            .put("phone", str.copy()).put("email", str.copy()))
+        .put("allOf", new JsonArray().add(new JsonObject().put("anyOf", new JsonArray()
+            .add(new JsonObject().put("required", new JsonArray().add("phone")))
+            .add(new JsonObject().put("required", new JsonArray().add("email"))))))
+        .put("if", new JsonObject().put("properties", new JsonObject().put("contactMethod", new JsonObject().put("const", "phone")))
+            .put("required", new JsonArray().add("contactMethod")))
+        .put("then", new JsonObject().put("required", new JsonArray().add("phone")))
+        .put("else", new JsonObject().put("required", new JsonArray().add("email")))
+        .put("additionalProperties", false);
   }
 
   @Override

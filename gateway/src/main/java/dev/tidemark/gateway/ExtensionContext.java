@@ -18,6 +18,20 @@ public interface ExtensionContext {
    */
   Future<JsonObject> request(String method, JsonObject params);
 
+  /**
+   * Like {@link #request(String, JsonObject)}, with the key that names the request among the
+   * {@code inputRequests} of a 2026-07-28 {@code input_required} result (and in the client's
+   * {@code inputResponses}); the 2025-11-25 era sends it as a server request and ignores the key.
+   * On 2026-07-28, a client without the capability fails the whole request with -32021.
+   */
+  Future<JsonObject> request(String key, String method, JsonObject params);
+
+  /** Whether the client declared {@code capability} (sampling, elicitation, roots) for this request. */
+  boolean clientSupports(String capability);
+
+  /** Whether this 2026-07-28 request came back with a {@code requestState} the gateway issued and verified. */
+  boolean resumed();
+
   /** Tells every subscriber of {@code uri}, on any gateway, that it changed. */
   Future<Void> resourceUpdated(String uri);
 }

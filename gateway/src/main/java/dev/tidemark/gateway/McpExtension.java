@@ -45,4 +45,9 @@ public interface McpExtension {
   default Future<JsonObject> getPrompt(String name, JsonObject arguments) {
     return Future.succeededFuture(null);
   }
+
+  /** Like {@link #getPrompt(String, JsonObject)}, for a prompt that may ask the client while it is built. */
+  default Future<JsonObject> getPrompt(String name, JsonObject arguments, ExtensionContext context) {
+    return getPrompt(name, arguments);
+  }
 }

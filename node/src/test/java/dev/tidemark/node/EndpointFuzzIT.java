@@ -171,7 +171,8 @@ class EndpointFuzzIT {
 
     // a listen request refused before its stream opened is one JSON error, not a stream that never ends
     JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 3).put("method", "subscriptions/listen")
-        .put("params", new JsonObject().put("_meta", new JsonObject().put(META_VERSION, MODERN)).put("notifications", "x"));
+        .put("params", new JsonObject().put("_meta", new JsonObject().put(META_VERSION, MODERN)
+            .put("io.modelcontextprotocol/clientCapabilities", new JsonObject())).put("notifications", "x"));
     Answer refused = send(new FuzzRequest("fixed", HttpMethod.POST, "/mcp", modernHeaders("subscriptions/listen", null),
         listen.toBuffer(), false, null));
     assertEquals(200, refused.status, refused.body);

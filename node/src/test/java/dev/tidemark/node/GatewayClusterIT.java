@@ -202,7 +202,8 @@ class GatewayClusterIT {
       legacy.initialize();
       legacy.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://row/order_items/5,1"));
       JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 42).put("method", "subscriptions/listen")
-          .put("params", new JsonObject().put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28"))
+          .put("params", new JsonObject().put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
+                  .put("io.modelcontextprotocol/clientCapabilities", new JsonObject()))
               .put("notifications", new JsonObject().put("resourceSubscriptions",
                   new io.vertx.core.json.JsonArray().add("tidemark://table/order_items"))));
       MultiMap listenHeaders = MultiMap.caseInsensitiveMultiMap()

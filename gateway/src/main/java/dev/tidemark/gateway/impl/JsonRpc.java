@@ -14,6 +14,8 @@ public final class JsonRpc {
   public static final int RESOURCE_NOT_FOUND = -32002;
   /** 2026-07-28: a header does not match the body, or a required header is missing. */
   public static final int HEADER_MISMATCH = -32020;
+  /** 2026-07-28: the request needs a client capability its _meta does not declare; data names it. */
+  public static final int MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
   /** 2026-07-28: the requested protocol version is not served; data lists the supported ones. */
   public static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
 

@@ -22,9 +22,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -130,6 +128,7 @@ public final class McpEndpoint {
       }
     });
     return cancelConsumer.completion().compose(v -> sessions.start()).compose(v -> notifier.start())
+        .compose(v -> methods.requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(this::revoked));
   }
 
@@ -472,6 +471,11 @@ public final class McpEndpoint {
 
   private void handleModern(RoutingContext ctx, Caller caller, Object id, boolean hasId, String name, JsonObject p, JsonObject meta,
       String headerVersion) {
+    McpMethods.RpcFailure noVersion = RequestMeta.versionFault(p);
+    if (noVersion != null) {
+      reply(ctx, noVersion.httpStatus, JsonRpc.error(id, noVersion.code, noVersion.getMessage()));
+      return;
+    }
     Object bodyVersion = meta.getValue(McpMethods.META_VERSION);
     if (headerVersion == null || !(bodyVersion instanceof String v) || !headerVersion.equals(v)) {
       reply(ctx, 400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH,
@@ -500,6 +504,11 @@ public final class McpEndpoint {
       ctx.response().setStatusCode(202).end();
       return;
     }
+    McpMethods.RpcFailure refused = RequestMeta.fault(name, p, ctx.request().headers(), methods.paramHeaders);
+    if (refused != null) {
+      reply(ctx, refused.httpStatus, JsonRpc.error(id, refused.code, refused.getMessage(), refused.data));
+      return;
+    }
     Object logLevel = meta.getValue(McpMethods.META_LOG_LEVEL);
     if (logLevel != null && !(logLevel instanceof String l && LogLevels.valid(l))) {
       reply(ctx, 200, JsonRpc.error(id, JsonRpc.INVALID_PARAMS, "_meta." + McpMethods.META_LOG_LEVEL + " must be one of "
@@ -525,14 +534,7 @@ public final class McpEndpoint {
 
   /** Decodes the {@code =?base64?...?=} form headers use for values that are not plain ASCII. */
   static String decodeHeaderValue(String value) {
-    if (value != null && value.startsWith("=?base64?") && value.endsWith("?=") && value.length() >= 11) {
-      try {
-        return new String(Base64.getDecoder().decode(value.substring(9, value.length() - 2)), StandardCharsets.UTF_8);
-      } catch (IllegalArgumentException e) {
-        return null;
-      }
-    }
-    return value;
+    return ParamHeaders.decode(value);
   }
 
   private void listen(Call call) {

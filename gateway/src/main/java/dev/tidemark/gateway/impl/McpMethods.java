@@ -58,6 +58,8 @@ final class McpMethods {
   private final CallLimiter limiter;
   private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
+  final ParamHeaders paramHeaders;
+  final RequestStates requestStates;
 
   McpMethods(Vertx vertx, NodeInfo node, TidemarkConfig config, List<McpExtension> extensions, SessionStore sessions,
       Subscriptions subscriptions, ServerRequests serverRequests) {
@@ -81,6 +83,8 @@ final class McpMethods {
       }
     }
     this.validator = new ArgumentValidator(schemas);
+    this.paramHeaders = new ParamHeaders(schemas);
+    this.requestStates = new RequestStates(vertx);
   }
 
   /** Thrown by a method to answer with a JSON-RPC error (and, on HTTP, a status). */
@@ -123,13 +127,17 @@ final class McpMethods {
   Future<JsonObject> dispatch(Call call) {
     String m = call.method();
     if (call.modern()) {
+      RpcFailure badState = requestStates.fault(call);
+      if (badState != null) {
+        return Future.failedFuture(badState);
+      }
       switch (m) {
         case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
           return Future.failedFuture(new RpcFailure(JsonRpc.METHOD_NOT_FOUND,
               m + " belongs to the 2025-11-25 era; this request speaks " + call.protocolVersion() + ".", 404, null));
         case "server/discover":
           return Future.succeededFuture(new JsonObject()
-              .put("supportedVersions", new JsonArray(McpVersions.MODERN))
+              .put("supportedVersions", new JsonArray(McpVersions.ALL))
               .put("capabilities", capabilities())
               .put("instructions", instructions(call.database()))
               .put("ttlMs", 60_000)
@@ -213,8 +221,8 @@ final class McpMethods {
     if (extension != null) {
       CallContext context = new CallContext(call);
       return extension.callTool(toolName, arguments, context)
-          .recover(err -> err instanceof InputRequired
-              ? Future.succeededFuture(context.inputRequired())
+          .recover(err -> err instanceof InputRequired ? Future.succeededFuture(context.inputRequired())
+              : err instanceof RpcFailure ? Future.failedFuture(err)
               : Future.succeededFuture(new JsonObject().put("isError", true).put("content", new JsonArray()
                   .add(new JsonObject().put("type", "text").put("text", toolName + " failed: " + err.getMessage())))));
     }
@@ -294,16 +302,10 @@ final class McpMethods {
     }
     Future<JsonObject> answer;
     if (call.modern()) {
-      JsonObject given = call.inputResponses() == null ? null : call.inputResponses().getJsonObject(CONSENT_KEY);
-      if (given == null) {
-        JsonObject inputRequired = new JsonObject().put("resultType", "input_required")
-            .put("inputRequests", new JsonObject().put(CONSENT_KEY, new JsonObject().put("method", "elicitation/create")
-                .put("params", consentRequest(refused))))
-            .put("requestState", java.util.Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(("consent:" + tool.name()).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-        return Future.succeededFuture(inputRequired);
+      answer = context.request(CONSENT_KEY, "elicitation/create", consentRequest(refused));
+      if (answer.failed() && answer.cause() instanceof InputRequired) {
+        return Future.succeededFuture(context.inputRequired());
       }
-      answer = Future.succeededFuture(given);
     } else {
       answer = serverRequests.send(call.channel(), "elicitation/create", consentRequest(refused), CLIENT_REQUEST_TIMEOUT_MS)
           .otherwise(err -> null);
@@ -540,9 +542,10 @@ final class McpMethods {
     if (own != null) {
       return Future.succeededFuture(own);
     }
-    return firstOf(extensions, e -> e.getPrompt(name, arguments))
-        .recover(err -> Future.failedFuture(err instanceof IllegalArgumentException
-            ? new RpcFailure(JsonRpc.INVALID_PARAMS, err.getMessage() + ".") : err))
+    CallContext context = new CallContext(call);
+    return firstOf(extensions, e -> e.getPrompt(name, arguments, context))
+        .recover(err -> err instanceof InputRequired ? Future.succeededFuture(context.inputRequired())
+            : Future.failedFuture(err instanceof IllegalArgumentException ? new RpcFailure(JsonRpc.INVALID_PARAMS, err.getMessage() + ".") : err))
         .compose(result -> result == null
         ? Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown prompt; prompts/list shows what exists."))
         : Future.succeededFuture(result));
@@ -661,11 +664,11 @@ final class McpMethods {
 
   private final class CallContext implements ExtensionContext {
     private final Call call;
-    private final JsonObject pending = new JsonObject();
-    private int requests;
+    private final InputRequests inputs;
 
     CallContext(Call call) {
       this.call = call;
+      this.inputs = call.modern() ? new InputRequests(call, requestStates) : null;
     }
 
     @Override
@@ -693,27 +696,33 @@ final class McpMethods {
 
     @Override
     public Future<JsonObject> request(String method, JsonObject params) {
-      String capability = method.startsWith("sampling/") ? "sampling" : method.startsWith("elicitation/") ? "elicitation" : "roots";
+      return request(call.modern() ? inputs.nextKey() : null, method, params);
+    }
+
+    @Override
+    public Future<JsonObject> request(String key, String method, JsonObject params) {
+      if (call.modern()) {
+        return inputs.request(key, method, params); // 2026-07-28: no server requests; asked in the result
+      }
+      String capability = InputRequests.capability(method);
       if (!call.clientCan(capability)) {
         return Future.failedFuture(new IllegalStateException("the client did not declare the " + capability + " capability"));
       }
-      if (!call.modern()) {
-        return serverRequests.send(call.channel(), method, params, CLIENT_REQUEST_TIMEOUT_MS);
-      }
-      // 2026-07-28: no server requests; ask in the result and take the answer from the retry
-      String key = "input-" + (requests++);
-      JsonObject answer = call.inputResponses() == null ? null : call.inputResponses().getJsonObject(key);
-      if (answer != null) {
-        return Future.succeededFuture(answer);
-      }
-      pending.put(key, new JsonObject().put("method", method).put("params", params));
-      return Future.failedFuture(new InputRequired());
+      return serverRequests.send(call.channel(), method, params, CLIENT_REQUEST_TIMEOUT_MS);
+    }
+
+    @Override
+    public boolean clientSupports(String capability) {
+      return call.clientCan(capability);
+    }
+
+    @Override
+    public boolean resumed() {
+      return inputs != null && inputs.resumed();
     }
 
     JsonObject inputRequired() {
-      return new JsonObject().put("resultType", "input_required").put("inputRequests", pending)
-          .put("requestState", java.util.Base64.getUrlEncoder().withoutPadding()
-              .encodeToString(("tools/call:" + call.params().getString("name")).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      return inputs.result();
     }
 
     @Override
