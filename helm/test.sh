@@ -87,6 +87,32 @@ render --show-only templates/migrate-job.yaml >"$scratch/migrate.yaml"
 
 check "helm lint --strict passes with the sample values" \
   "$helm" lint --strict "$chart" -f "$values"
+for f in "$chart"/ci/*.yaml; do
+  check "helm lint --strict and helm template pass with ci/$(basename "$f")" \
+    bash -c "'$helm' lint --strict '$chart' -f '$f' && '$helm' template t '$chart' -f '$f' >/dev/null"
+done
+
+# TLS to PostgreSQL and TLS with SASL to Kafka, from Secrets the operator manages
+tls_values="$chart/ci/tls-values.yaml"
+"$helm" template t "$chart" -f "$tls_values" --show-only templates/configmap.yaml >"$scratch/tls-config.yaml" 2>&1
+"$helm" template t "$chart" -f "$tls_values" --show-only templates/query/deployment.yaml >"$scratch/tls-query.yaml" 2>&1
+"$helm" template t "$chart" -f "$tls_values" --show-only templates/migrate-job.yaml >"$scratch/tls-migrate.yaml" 2>&1
+check "TLS values write the ssl and SASL keys into tidemark.yaml, the SASL password as a file" \
+  bash -c "grep -q 'database.ssl-mode: \"verify-full\"' '$scratch/tls-config.yaml' && grep -q 'database.ssl-root-cert: \"/etc/tidemark/database-tls/ca.crt\"' '$scratch/tls-config.yaml' && grep -q 'kafka.security-protocol: \"SASL_SSL\"' '$scratch/tls-config.yaml' && grep -q 'kafka.ssl-ca-file: \"/etc/tidemark/kafka-tls/ca.crt\"' '$scratch/tls-config.yaml' && grep -q 'kafka.sasl-username: \"tidemark\"' '$scratch/tls-config.yaml' && grep -q 'kafka.sasl-password-file: \"/etc/tidemark/kafka-sasl/password\"' '$scratch/tls-config.yaml' && ! grep -q 'kafka.sasl-password:' '$scratch/tls-config.yaml'"
+check "every pod and the migration Job mount the CA and SASL Secrets under the keys the values name" \
+  bash -c "for f in '$scratch/tls-query.yaml' '$scratch/tls-migrate.yaml'; do grep -q 'secretName: tidemark-db-ca' \$f && grep -q 'key: root.pem' \$f && grep -q 'mountPath: /etc/tidemark/database-tls' \$f && grep -q 'secretName: tidemark-kafka-ca' \$f && grep -q 'mountPath: /etc/tidemark/kafka-sasl' \$f && grep -q 'key: sasl-password' \$f || { echo \"missing in \$f\"; exit 1; }; done"
+check "without TLS values, tidemark.yaml says disable and PLAINTEXT and nothing is mounted for them" \
+  bash -c "grep -q 'database.ssl-mode: \"disable\"' '$scratch/config.yaml' && grep -q 'kafka.security-protocol: \"PLAINTEXT\"' '$scratch/config.yaml' && ! grep -q 'database-tls\\|kafka-tls\\|kafka-sasl' '$scratch/query.yaml'"
+check "a PostgreSQL CA Secret without verify-ca or verify-full is refused by name" \
+  fails_with "database.tls.existingSecret is only used with database.tls.mode verify-ca or verify-full" render --set database.tls.existingSecret=ca
+check "SASL_SSL without a user name and a password Secret is refused by name" \
+  fails_with "kafka.securityProtocol SASL_SSL needs kafka.sasl.username and kafka.sasl.existingSecret" render --set kafka.securityProtocol=SASL_SSL
+check "SASL settings with a protocol that has no SASL are refused by name" \
+  fails_with "kafka.sasl.username and kafka.sasl.existingSecret are only used with kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL" render --set kafka.sasl.username=u
+check "a Kafka CA Secret with PLAINTEXT is refused by name" \
+  fails_with "kafka.tls.existingSecret is only used with kafka.securityProtocol SSL or SASL_SSL" render --set kafka.tls.existingSecret=ca
+check "the schema refuses an unknown PostgreSQL TLS mode" \
+  fails_with "database.tls.mode must be one of the following" render --set database.tls.mode=prefer
 
 check "every role gets its own Deployment" \
   bash -c "for r in $roles; do grep -q \"^  name: t-tidemark-\$r\$\" '$scratch/'\$r.yaml && grep -q '^kind: Deployment' '$scratch/'\$r.yaml || { echo \"no Deployment for \$r\"; exit 1; }; done; [ \$(grep -c '^kind: Deployment' '$all') = 4 ]"

@@ -106,7 +106,21 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "kafka.bootstrap-servers" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
+{{- if and .Values.database.tls.existingSecret (not (hasPrefix "verify-" .Values.database.tls.mode)) -}}
+{{- fail (printf "database.tls.existingSecret is only used with database.tls.mode verify-ca or verify-full, not %s" .Values.database.tls.mode) -}}
+{{- end -}}
+{{- $kafkaTls := hasSuffix "SSL" .Values.kafka.securityProtocol -}}
+{{- $kafkaSasl := hasPrefix "SASL_" .Values.kafka.securityProtocol -}}
+{{- if and .Values.kafka.tls.existingSecret (not $kafkaTls) -}}
+{{- fail (printf "kafka.tls.existingSecret is only used with kafka.securityProtocol SSL or SASL_SSL, not %s" .Values.kafka.securityProtocol) -}}
+{{- end -}}
+{{- if and $kafkaSasl (or (not .Values.kafka.sasl.username) (not .Values.kafka.sasl.existingSecret)) -}}
+{{- fail (printf "kafka.securityProtocol %s needs kafka.sasl.username and kafka.sasl.existingSecret (a Secret holding the password)" .Values.kafka.securityProtocol) -}}
+{{- end -}}
+{{- if and (not $kafkaSasl) (or .Values.kafka.sasl.username .Values.kafka.sasl.existingSecret) -}}
+{{- fail (printf "kafka.sasl.username and kafka.sasl.existingSecret are only used with kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL, not %s" .Values.kafka.securityProtocol) -}}
+{{- end -}}
 {{- range $key, $_ := .Values.extraConfig -}}
 {{- if eq $key "auth.enabled" -}}
 {{- fail "extraConfig may not set auth.enabled: the chart always requires tokens" -}}
@@ -122,6 +136,55 @@ password
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* Mounts of the TLS and SASL Secrets that are set, for every pod that connects to PostgreSQL or Kafka. */}}
+{{- define "tidemark.transportMounts" -}}
+{{- if .Values.database.tls.existingSecret }}
+- name: database-tls
+  mountPath: /etc/tidemark/database-tls
+  readOnly: true
+{{- end }}
+{{- if .Values.kafka.tls.existingSecret }}
+- name: kafka-tls
+  mountPath: /etc/tidemark/kafka-tls
+  readOnly: true
+{{- end }}
+{{- if .Values.kafka.sasl.existingSecret }}
+- name: kafka-sasl
+  mountPath: /etc/tidemark/kafka-sasl
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "tidemark.transportVolumes" -}}
+{{- if .Values.database.tls.existingSecret }}
+- name: database-tls
+  secret:
+    secretName: {{ .Values.database.tls.existingSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.database.tls.caKey }}
+        path: ca.crt
+{{- end }}
+{{- if .Values.kafka.tls.existingSecret }}
+- name: kafka-tls
+  secret:
+    secretName: {{ .Values.kafka.tls.existingSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.kafka.tls.caKey }}
+        path: ca.crt
+{{- end }}
+{{- if .Values.kafka.sasl.existingSecret }}
+- name: kafka-sasl
+  secret:
+    secretName: {{ .Values.kafka.sasl.existingSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.kafka.sasl.passwordKey }}
+        path: password
+{{- end }}
 {{- end -}}
 
 {{/* tidemark.yaml: flat dotted keys, every value a string as Tidemark reads them. */}}
@@ -144,11 +207,24 @@ database.caller-password-dir: "/etc/tidemark/caller-passwords"
 database.pool-size: {{ .Values.database.poolSize | int64 | quote }}
 database.schemas: {{ join "," .Values.database.schemas | quote }}
 database.statement-timeout-ms: {{ .Values.database.statementTimeoutMs | int64 | quote }}
+database.ssl-mode: {{ .Values.database.tls.mode | quote }}
+{{- if .Values.database.tls.existingSecret }}
+database.ssl-root-cert: "/etc/tidemark/database-tls/ca.crt"
+{{- end }}
 kafka.bootstrap-servers: {{ .Values.kafka.bootstrapServers | quote }}
 kafka.topic-prefix: {{ .Values.kafka.topicPrefix | quote }}
 kafka.topic-partitions: {{ .Values.kafka.topicPartitions | int64 | quote }}
 kafka.topic-replication-factor: {{ .Values.kafka.topicReplicationFactor | int64 | quote }}
 kafka.request-timeout-ms: {{ .Values.kafka.requestTimeoutMs | int64 | quote }}
+kafka.security-protocol: {{ .Values.kafka.securityProtocol | quote }}
+{{- if .Values.kafka.tls.existingSecret }}
+kafka.ssl-ca-file: "/etc/tidemark/kafka-tls/ca.crt"
+{{- end }}
+{{- if hasPrefix "SASL_" .Values.kafka.securityProtocol }}
+kafka.sasl-mechanism: {{ .Values.kafka.sasl.mechanism | quote }}
+kafka.sasl-username: {{ .Values.kafka.sasl.username | quote }}
+kafka.sasl-password-file: "/etc/tidemark/kafka-sasl/password"
+{{- end }}
 cluster.name: {{ include "tidemark.clusterName" . | quote }}
 cluster.port: {{ .Values.ports.hazelcast | int64 | quote }}
 cluster.kubernetes-service-dns: {{ include "tidemark.clusterServiceDns" . | quote }}
@@ -324,6 +400,7 @@ spec:
               mountPath: /etc/tidemark/caller-passwords
               readOnly: true
             {{- end }}
+            {{- include "tidemark.transportMounts" $root | nindent 12 }}
             - name: tmp
               mountPath: /tmp
       volumes:
@@ -343,6 +420,7 @@ spec:
             secretName: {{ $root.Values.database.callerPasswordsSecret }}
             defaultMode: 0440
         {{- end }}
+        {{- include "tidemark.transportVolumes" $root | nindent 8 }}
         - name: tmp
           emptyDir: {}
       {{- with $cfg.nodeSelector }}

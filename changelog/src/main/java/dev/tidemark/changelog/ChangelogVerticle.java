@@ -60,11 +60,11 @@ public final class ChangelogVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    return vertx.executeBlocking(() -> Admin.create(Map.<String, Object>of(
-            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers(),
-            AdminClientConfig.CLIENT_ID_CONFIG, "tidemark-changelog-" + node.nodeId(),
-            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs(),
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs())))
+    Map<String, Object> adminProps = config.kafka().clientProperties();
+    adminProps.put(AdminClientConfig.CLIENT_ID_CONFIG, "tidemark-changelog-" + node.nodeId());
+    adminProps.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
+    adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
+    return vertx.executeBlocking(() -> Admin.create(adminProps))
         .compose(created -> {
           admin = created;
           consumer = vertx.eventBus().consumer(Addresses.changelog(config.database().name()), this::onMessage);
@@ -106,8 +106,7 @@ public final class ChangelogVerticle extends VerticleBase {
 
   private Producer<String, String> createProducer() {
     long timeout = config.kafka().requestTimeoutMs();
-    Map<String, Object> props = new java.util.HashMap<>();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
+    Map<String, Object> props = config.kafka().clientProperties();
     props.put(ProducerConfig.CLIENT_ID_CONFIG, "tidemark-relay-" + node.nodeId());
     // the broker then refuses a gap or a reordering within one producer session
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -127,13 +126,7 @@ public final class ChangelogVerticle extends VerticleBase {
   }
 
   static PgConnectOptions connectOptions(TidemarkConfig.DatabaseConfig db) {
-    return new PgConnectOptions()
-        .setHost(db.host())
-        .setPort(db.port())
-        .setDatabase(db.dbname())
-        .setUser(db.user())
-        .setPassword(db.password())
-        .addProperty("application_name", "tidemark-relay");
+    return db.connectOptions(db.user(), db.password(), "tidemark-relay");
   }
 
   @Override

@@ -75,15 +75,14 @@ public final class FanOutVerticle extends VerticleBase {
 
   private void run(Context ctx, Promise<Void> positioned) {
     String topic = config.kafka().topicFor(config.database().name());
-    Map<String, Object> props = Map.of(
-        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers(),
-        ConsumerConfig.CLIENT_ID_CONFIG, "tidemark-fanout-" + node.nodeId(),
-        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-        ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-        ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs(),
-        ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs(),
-        ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+    Map<String, Object> props = config.kafka().clientProperties();
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "tidemark-fanout-" + node.nodeId());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
+    props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
     try (KafkaConsumer<String, String> c = new KafkaConsumer<>(props)) {
       consumer = c;
       while (running && !assign(c, topic)) {

@@ -32,16 +32,22 @@ public final class ConfigLoader {
       }
     }
     values.putAll(flags);
-    String passwordFile = values.getOrDefault(ConfigKey.DATABASE_PASSWORD_FILE, "").trim();
-    if (!passwordFile.isEmpty()) {
-      try {
-        values.put(ConfigKey.DATABASE_PASSWORD, Files.readString(Path.of(passwordFile), StandardCharsets.UTF_8).strip());
-      } catch (IOException e) {
-        throw new IllegalArgumentException("config key " + ConfigKey.DATABASE_PASSWORD_FILE.key()
-            + ": cannot read " + passwordFile + " (" + e.getMessage() + ")");
-      }
-    }
+    readSecretFile(values, ConfigKey.DATABASE_PASSWORD_FILE, ConfigKey.DATABASE_PASSWORD);
+    readSecretFile(values, ConfigKey.KAFKA_SASL_PASSWORD_FILE, ConfigKey.KAFKA_SASL_PASSWORD);
     return TidemarkConfig.from(values);
+  }
+
+  /** A secret given as a file (a mounted Secret) takes the place of the key that holds it inline. */
+  private static void readSecretFile(Map<ConfigKey, String> values, ConfigKey fileKey, ConfigKey valueKey) {
+    String file = values.getOrDefault(fileKey, "").trim();
+    if (file.isEmpty()) {
+      return;
+    }
+    try {
+      values.put(valueKey, Files.readString(Path.of(file), StandardCharsets.UTF_8).strip());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("config key " + fileKey.key() + ": cannot read " + file + " (" + e.getMessage() + ")");
+    }
   }
 
   /** The file is YAML (JSON is YAML too): either flat dotted keys or nested sections. */

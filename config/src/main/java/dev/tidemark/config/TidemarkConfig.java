@@ -1,6 +1,10 @@
 package dev.tidemark.config;
 
 import dev.tidemark.contract.Role;
+import io.vertx.core.net.ClientSSLOptions;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.SslMode;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -51,10 +55,43 @@ public record TidemarkConfig(
       List<String> schemas,
       long statementTimeoutMs,
       long catalogCacheMs,
-      Map<String, String> callerPasswords) {
+      Map<String, String> callerPasswords,
+      String sslMode,
+      String sslRootCert) {
+
+    /** The values database.ssl-mode takes, in libpq's spelling. */
+    public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
 
     public DatabaseConfig {
       callerPasswords = Map.copyOf(callerPasswords);
+    }
+
+    /**
+     * How one login connects: every connection Tidemark opens to the served database, its own and
+     * each caller role's, is built here so that all of them use the same TLS settings.
+     */
+    public PgConnectOptions connectOptions(String login, String loginPassword, String applicationName) {
+      PgConnectOptions options = new PgConnectOptions()
+          .setHost(host)
+          .setPort(port)
+          .setDatabase(dbname)
+          .setUser(login)
+          .setPassword(loginPassword)
+          .addProperty("application_name", applicationName);
+      switch (sslMode) {
+        case "require" -> options.setSslMode(SslMode.REQUIRE).setSslOptions(new ClientSSLOptions().setTrustAll(true));
+        case "verify-ca", "verify-full" -> {
+          ClientSSLOptions ssl = new ClientSSLOptions()
+              // verify-ca checks the chain only; verify-full also checks the host, as libpq does
+              .setHostnameVerificationAlgorithm(sslMode.equals("verify-full") ? "HTTPS" : "");
+          if (!sslRootCert.isEmpty()) {
+            ssl.setTrustOptions(new PemTrustOptions().addCertPath(sslRootCert));
+          }
+          options.setSslMode(sslMode.equals("verify-full") ? SslMode.VERIFY_FULL : SslMode.VERIFY_CA).setSslOptions(ssl);
+        }
+        default -> options.setSslMode(SslMode.DISABLE);
+      }
+      return options;
     }
 
     /** The login password of caller role {@code role}, or null when none is configured. */
@@ -66,15 +103,38 @@ public record TidemarkConfig(
     public String toString() {
       // never print the password
       return "DatabaseConfig[name=" + name + ", host=" + host + ", port=" + port + ", dbname=" + dbname
-          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + ", callerRoles=" + callerPasswords.keySet() + "]";
+          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + ", callerRoles=" + callerPasswords.keySet()
+          + ", sslMode=" + sslMode + "]";
     }
   }
 
+  /**
+   * @param security the Kafka client settings for TLS and SASL, with the JAAS line holding the SASL
+   *     password: never print them
+   */
   public record KafkaConfig(
-      String bootstrapServers, String topicPrefix, int topicPartitions, short topicReplicationFactor, long requestTimeoutMs) {
+      String bootstrapServers, String topicPrefix, int topicPartitions, short topicReplicationFactor, long requestTimeoutMs,
+      Map<String, String> security) {
+
+    public KafkaConfig {
+      security = Map.copyOf(security);
+    }
 
     public String topicFor(String database) {
       return topicPrefix + database;
+    }
+
+    /** What every Kafka client of Tidemark's starts from: the brokers, and how to reach them safely. */
+    public Map<String, Object> clientProperties() {
+      Map<String, Object> props = new java.util.HashMap<>(security);
+      props.put("bootstrap.servers", bootstrapServers);
+      return props;
+    }
+
+    @Override
+    public String toString() {
+      return "KafkaConfig[bootstrapServers=" + bootstrapServers + ", topicPrefix=" + topicPrefix + ", securityProtocol="
+          + security.getOrDefault("security.protocol", "PLAINTEXT") + "]";
     }
   }
 
@@ -133,13 +193,16 @@ public record TidemarkConfig(
             v.list(ConfigKey.DATABASE_SCHEMAS),
             v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
             v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
-            v.callerPasswords()),
+            v.callerPasswords(),
+            v.sslMode(),
+            v.readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT)),
         new KafkaConfig(
             v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
             v.str(ConfigKey.KAFKA_TOPIC_PREFIX),
             (int) v.positiveLong(ConfigKey.KAFKA_TOPIC_PARTITIONS),
             (short) v.positiveLong(ConfigKey.KAFKA_TOPIC_REPLICATION_FACTOR),
-            v.positiveLong(ConfigKey.KAFKA_REQUEST_TIMEOUT_MS)),
+            v.positiveLong(ConfigKey.KAFKA_REQUEST_TIMEOUT_MS),
+            v.kafkaSecurity()),
         new ClusterConfig(
             v.str(ConfigKey.CLUSTER_NAME),
             v.str(ConfigKey.CLUSTER_HOST),
@@ -314,6 +377,82 @@ public record TidemarkConfig(
         }
       }
       return out;
+    }
+
+    String sslMode() {
+      String mode = str(ConfigKey.DATABASE_SSL_MODE);
+      if (!DatabaseConfig.SSL_MODES.contains(mode)) {
+        throw fail(ConfigKey.DATABASE_SSL_MODE, "one of " + String.join(", ", DatabaseConfig.SSL_MODES));
+      }
+      if (!str(ConfigKey.DATABASE_SSL_ROOT_CERT).isEmpty() && !mode.startsWith("verify-")) {
+        throw contradiction(ConfigKey.DATABASE_SSL_ROOT_CERT, ConfigKey.DATABASE_SSL_MODE,
+            "is only read when " + ConfigKey.DATABASE_SSL_MODE.key() + " is verify-ca or verify-full, not " + mode);
+      }
+      return mode;
+    }
+
+    String readableFileOrEmpty(ConfigKey k) {
+      String file = str(k);
+      if (!file.isEmpty() && !java.nio.file.Files.isReadable(java.nio.file.Path.of(file))) {
+        throw fail(k, "a readable file; " + file + " is not");
+      }
+      return file;
+    }
+
+    /** kafka.security-protocol and what it needs, as Kafka client properties. */
+    Map<String, String> kafkaSecurity() {
+      String protocol = str(ConfigKey.KAFKA_SECURITY_PROTOCOL);
+      List<String> protocols = List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL");
+      if (!protocols.contains(protocol)) {
+        throw fail(ConfigKey.KAFKA_SECURITY_PROTOCOL, "one of " + String.join(", ", protocols));
+      }
+      boolean tls = protocol.endsWith("SSL");
+      boolean sasl = protocol.startsWith("SASL_");
+      Map<String, String> out = new java.util.TreeMap<>();
+      out.put("security.protocol", protocol);
+      String ca = readableFileOrEmpty(ConfigKey.KAFKA_SSL_CA_FILE);
+      if (!ca.isEmpty()) {
+        if (!tls) {
+          throw contradiction(ConfigKey.KAFKA_SSL_CA_FILE, ConfigKey.KAFKA_SECURITY_PROTOCOL, "is only read with SSL or SASL_SSL, not " + protocol);
+        }
+        out.put("ssl.truststore.type", "PEM");
+        out.put("ssl.truststore.location", ca);
+      }
+      String user = str(ConfigKey.KAFKA_SASL_USERNAME);
+      String password = str(ConfigKey.KAFKA_SASL_PASSWORD);
+      if (!sasl) {
+        if (!user.isEmpty() || !password.isEmpty()) {
+          throw contradiction(user.isEmpty() ? ConfigKey.KAFKA_SASL_PASSWORD : ConfigKey.KAFKA_SASL_USERNAME,
+              ConfigKey.KAFKA_SECURITY_PROTOCOL, "is only read with SASL_PLAINTEXT or SASL_SSL, not " + protocol);
+        }
+        return out;
+      }
+      String mechanism = str(ConfigKey.KAFKA_SASL_MECHANISM);
+      String module = switch (mechanism) {
+        case "PLAIN" -> "org.apache.kafka.common.security.plain.PlainLoginModule";
+        case "SCRAM-SHA-256", "SCRAM-SHA-512" -> "org.apache.kafka.common.security.scram.ScramLoginModule";
+        default -> throw fail(ConfigKey.KAFKA_SASL_MECHANISM, "one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512");
+      };
+      if (user.isEmpty()) {
+        throw fail(ConfigKey.KAFKA_SASL_USERNAME, "set when " + ConfigKey.KAFKA_SECURITY_PROTOCOL.key() + " is " + protocol);
+      }
+      if (password.isEmpty()) {
+        throw fail(ConfigKey.KAFKA_SASL_PASSWORD, "set (or " + ConfigKey.KAFKA_SASL_PASSWORD_FILE.key() + ") when "
+            + ConfigKey.KAFKA_SECURITY_PROTOCOL.key() + " is " + protocol);
+      }
+      out.put("sasl.mechanism", mechanism);
+      out.put("sasl.jaas.config", module + " required username=\"" + jaasQuoted(user) + "\" password=\"" + jaasQuoted(password) + "\";");
+      return out;
+    }
+
+    /** A value inside a JAAS option's double quotes: a quote or a backslash would end or escape it. */
+    private static String jaasQuoted(String value) {
+      return value.replace("\\", "\\\\").replace("\"", "\\\"");
+    }
+
+    private static IllegalArgumentException contradiction(ConfigKey k, ConfigKey other, String why) {
+      return new IllegalArgumentException("config key " + k.key() + " (" + k.envName() + ") " + why
+          + "; set " + other.key() + " accordingly or leave " + k.key() + " empty");
     }
 
     Set<Role> roles() {

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,13 +38,16 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
   private final Path logDir;
   private final boolean temporary;
   private final String bootstrapServers;
+  private final Map<String, String> extraListeners;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private EmbeddedKafkaBroker(KafkaRaftServer server, Path logDir, boolean temporary, String bootstrapServers) {
+  private EmbeddedKafkaBroker(KafkaRaftServer server, Path logDir, boolean temporary, String bootstrapServers,
+      Map<String, String> extraListeners) {
     this.server = server;
     this.logDir = logDir;
     this.temporary = temporary;
     this.bootstrapServers = bootstrapServers;
+    this.extraListeners = Map.copyOf(extraListeners);
   }
 
   /**
@@ -54,6 +58,15 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
    * @param extraConfig broker settings that override the defaults; may be null
    */
   public static EmbeddedKafkaBroker start(Path logDir, Map<String, String> extraConfig) {
+    return start(logDir, extraConfig, List.of());
+  }
+
+  /**
+   * Like {@link #start(Path, Map)}, with one more listener for each of {@code extraProtocols} (such as
+   * {@code SASL_SSL}), named after its protocol, on a port of its own; {@code extraConfig} carries what
+   * the protocol needs (key store, SASL users). {@link #bootstrapServers(String)} gives its address.
+   */
+  public static EmbeddedKafkaBroker start(Path logDir, Map<String, String> extraConfig, List<String> extraProtocols) {
     boolean temporary = logDir == null;
     Path dir;
     try {
@@ -63,8 +76,24 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
       throw new UncheckedIOException("could not create the Kafka log folder", e);
     }
     try {
-      int[] ports = FreePorts.allocate(2);
-      Properties props = brokerConfig(dir, ports[0], ports[1], extraConfig);
+      int[] ports = FreePorts.allocate(2 + extraProtocols.size());
+      Map<String, String> listeners = new LinkedHashMap<>();
+      for (int i = 0; i < extraProtocols.size(); i++) {
+        listeners.put(extraProtocols.get(i), HOST + ":" + ports[2 + i]);
+      }
+      Map<String, String> config = new LinkedHashMap<>(extraConfig == null ? Map.of() : extraConfig);
+      if (!listeners.isEmpty()) {
+        StringBuilder names = new StringBuilder();
+        StringBuilder protocols = new StringBuilder();
+        listeners.forEach((protocol, address) -> {
+          names.append(',').append(protocol).append("://").append(address);
+          protocols.append(',').append(protocol).append(':').append(protocol);
+        });
+        config.put("listeners", "PLAINTEXT://" + HOST + ":" + ports[0] + ",CONTROLLER://" + HOST + ":" + ports[1] + names);
+        config.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + ports[0] + names);
+        config.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + protocols);
+      }
+      Properties props = brokerConfig(dir, ports[0], ports[1], config);
       if (!Files.exists(dir.resolve("meta.properties"))) {
         format(props);
       }
@@ -75,7 +104,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         stopQuietly(server);
         throw e;
       }
-      return new EmbeddedKafkaBroker(server, dir, temporary, HOST + ":" + ports[0]);
+      return new EmbeddedKafkaBroker(server, dir, temporary, HOST + ":" + ports[0], listeners);
     } catch (RuntimeException | Error e) {
       if (temporary) {
         deleteRecursively(dir);
@@ -157,6 +186,15 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
   /** {@code 127.0.0.1:<port>} of the PLAINTEXT listener. */
   public String bootstrapServers() {
     return bootstrapServers;
+  }
+
+  /** The address of the extra listener for {@code protocol} given to {@link #start(Path, Map, List)}. */
+  public String bootstrapServers(String protocol) {
+    String address = extraListeners.get(protocol);
+    if (address == null) {
+      throw new IllegalArgumentException("this broker has no " + protocol + " listener");
+    }
+    return address;
   }
 
   /** The folder holding the broker's data. */

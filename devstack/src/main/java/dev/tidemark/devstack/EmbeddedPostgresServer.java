@@ -13,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -54,6 +55,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    *     folder whose cluster is kept between runs (created by initdb the first time, reused afterwards)
    */
   public static EmbeddedPostgresServer start(Path dataDir) {
+    return start(dataDir, Map.of());
+  }
+
+  /** Like {@link #start(Path)}, with more server settings (such as {@code ssl}) over the defaults. */
+  public static EmbeddedPostgresServer start(Path dataDir, Map<String, String> settings) {
     int port = FreePorts.allocate();
     EmbeddedPostgres.Builder builder =
         EmbeddedPostgres.builder()
@@ -69,6 +75,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .setServerConfig("max_connections", "200")
             // A 2-core machine running several builds can take well over zonky's 10 s default.
             .setPGStartupWait(Duration.ofSeconds(60));
+    settings.forEach(builder::setServerConfig);
     try {
       Path resolvedDataDir;
       if (dataDir == null) {

@@ -27,13 +27,7 @@ public final class Pools {
 
   /** How Tidemark's own login connects to the served database, for a connection outside any pool (a LISTEN). */
   public static PgConnectOptions connectOptions(DatabaseConfig db) {
-    return new PgConnectOptions()
-        .setHost(db.host())
-        .setPort(db.port())
-        .setDatabase(db.dbname())
-        .setUser(db.user())
-        .setPassword(db.password())
-        .addProperty("application_name", "tidemark");
+    return db.connectOptions(db.user(), db.password(), "tidemark");
   }
 
   private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {

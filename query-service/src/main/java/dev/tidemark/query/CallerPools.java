@@ -86,14 +86,7 @@ public final class CallerPools {
   }
 
   private Pool build(String role, String password, boolean keepPrepared) {
-    PgConnectOptions connect = new PgConnectOptions()
-        .setHost(database.host())
-        .setPort(database.port())
-        .setDatabase(database.dbname())
-        .setUser(role)
-        .setPassword(password)
-        .addProperty("application_name", "tidemark-caller")
-        .setCachePreparedStatements(keepPrepared);
+    PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(keepPrepared);
     return PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(database.poolSize()))
         .connectingTo(connect)
