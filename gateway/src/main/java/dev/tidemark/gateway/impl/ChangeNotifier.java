@@ -25,7 +25,6 @@ import org.slf4j.LoggerFactory;
 final class ChangeNotifier {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeNotifier.class);
-  static final String CLAIMS = "tidemark.notified.v1";
   /** A claim outlives any redelivery of the same change by a restarted relay. */
   static final long CLAIM_MILLIS = 10 * 60 * 1000L;
   /** The shortest time between two notifications of one resource from one gateway. */
@@ -68,7 +67,7 @@ final class ChangeNotifier {
   }
 
   private Future<Boolean> claim(String position) {
-    return vertx.sharedData().<String, String>getAsyncMap(CLAIMS)
+    return vertx.sharedData().<String, String>getAsyncMap(Addresses.NOTIFIED_MAP)
         .compose((AsyncMap<String, String> m) -> m.putIfAbsent(database + "|" + position, nodeId, CLAIM_MILLIS))
         .map(previous -> previous == null);
   }

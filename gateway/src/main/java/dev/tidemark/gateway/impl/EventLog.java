@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl;
 
+import dev.tidemark.contract.Addresses;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -16,7 +17,6 @@ import java.util.List;
  */
 public final class EventLog {
 
-  public static final String MAP_NAME = "tidemark.events.v1";
   /** The replay store keeps at most this many events per session... */
   public static final int MAX_EVENTS = 256;
   /** ...and at most this many bytes of them; the oldest go first. */
@@ -34,13 +34,8 @@ public final class EventLog {
     this.vertx = vertx;
   }
 
-  /** The event-bus address of whichever gateway holds the session's GET stream. */
-  public static String liveAddress(String sessionId) {
-    return "tidemark.session.v1." + sessionId;
-  }
-
   private Future<AsyncMap<String, JsonObject>> map() {
-    return vertx.sharedData().getAsyncMap(MAP_NAME);
+    return vertx.sharedData().getAsyncMap(Addresses.EVENTS_MAP);
   }
 
   /** Stores {@code message} (null for a priming event) as the session's next event on {@code stream}; completes with its id. */

@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl;
 import dev.tidemark.auth.AuthenticationException;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.config.TidemarkConfig;
@@ -111,9 +112,6 @@ public final class McpEndpoint {
     this.notifier = new ChangeNotifier(vertx, config.database().name(), node.nodeId(), subscriptions);
   }
 
-  /** The address a cancellation is published on, so that whichever gateway runs the call stops it. */
-  public static final String CANCEL_ADDRESS = "tidemark.gateway.cancel.v1";
-
   public Future<Void> start(Router router) {
     String path = config.http().path();
     for (String p : List.of(path, path + "/:database")) {
@@ -123,7 +121,7 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> httpError(ctx, 404, "Nothing is served at this path; the MCP endpoint is " + path + "."));
-    cancelConsumer = vertx.eventBus().consumer(CANCEL_ADDRESS, msg -> {
+    cancelConsumer = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> {
       Held call = inflight.remove(msg.body().getString("key"));
       if (call != null) {
         call.stop().run();
@@ -423,7 +421,7 @@ public final class McpEndpoint {
           if (!hasId) {
             if ("notifications/cancelled".equals(name) && p.getValue("requestId") != null) {
               String key = sessionId + "|" + Json.encode(p.getValue("requestId"));
-              vertx.eventBus().publish(CANCEL_ADDRESS, new JsonObject().put("key", key));
+              vertx.eventBus().publish(Addresses.GATEWAY_CANCEL_V1, new JsonObject().put("key", key));
             }
             ctx.response().setStatusCode(202).end(); // notifications need no answer
             return;
@@ -554,7 +552,7 @@ public final class McpEndpoint {
     ResponseChannel channel = call.channel();
     // each entry: the key the subscription is kept under, and the target that names this stream
     List<String[]> entries = new ArrayList<>();
-    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Subscriptions.listenerAddress(listenerId), msg -> {
+    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Addresses.listen(listenerId), msg -> {
       JsonObject note = msg.body().copy();
       note.getJsonObject("params").put("_meta", subscriptionMeta.copy());
       channel.send(note);
@@ -725,8 +723,8 @@ public final class McpEndpoint {
       long[] lastSent = {lastId};
       List<JsonObject> early = new ArrayList<>();
       boolean[] replayed = {false};
-      vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", streamId));
-      MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(EventLog.liveAddress(sessionId), msg -> {
+      vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("takeover", streamId));
+      MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Addresses.session(sessionId), msg -> {
         JsonObject body = msg.body();
         if (body.containsKey("takeover")) {
           if (!streamId.equals(body.getString("takeover"))) {
@@ -820,7 +818,7 @@ public final class McpEndpoint {
 
   /** What follows a session's removal from storage: its GET stream, wherever it is, closes, and its replay store goes. */
   private void sessionEnded(String sessionId, String database) {
-    vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("takeover", "ended"));
+    vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("takeover", "ended"));
     events.forget(sessionId);
     subscriptions.remove(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
   }

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl;
 
+import dev.tidemark.contract.Addresses;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -23,10 +24,6 @@ public final class ServerRequests {
     this.vertx = vertx;
   }
 
-  static String replyAddress(String id) {
-    return "tidemark.client-reply.v1." + id;
-  }
-
   /** Completes with the client's {@code result}, or fails with its error or after {@code timeoutMs}. */
   public Future<JsonObject> send(ResponseChannel channel, String method, JsonObject params, long timeoutMs) {
     if (!channel.streaming()) {
@@ -34,7 +31,7 @@ public final class ServerRequests {
     }
     String id = ID_PREFIX + UUID.randomUUID();
     Promise<JsonObject> answer = Promise.promise();
-    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(replyAddress(id), msg -> {
+    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(Addresses.clientReply(id), msg -> {
       JsonObject body = msg.body();
       if (body.containsKey("error")) {
         answer.tryFail(new IllegalStateException("the client refused " + method + ": "
@@ -63,7 +60,7 @@ public final class ServerRequests {
     if (!(id instanceof String s) || !s.startsWith(ID_PREFIX)) {
       return false;
     }
-    vertx.eventBus().send(replyAddress(s), response);
+    vertx.eventBus().send(Addresses.clientReply(s), response);
     return true;
   }
 }

@@ -25,7 +25,6 @@ import java.util.HexFormat;
  */
 public final class SessionStore {
 
-  public static final String MAP_NAME = "tidemark.sessions.v1";
   /** Idle sessions end after 30 minutes; requests renew the lease. */
   public static final long IDLE_MILLIS = 30 * 60 * 1000L;
   /**
@@ -87,7 +86,7 @@ public final class SessionStore {
   private static final int MAX_COPIES = 100_000;
 
   private Future<AsyncMap<String, JsonObject>> map() {
-    return vertx.sharedData().getAsyncMap(MAP_NAME);
+    return vertx.sharedData().getAsyncMap(Addresses.SESSIONS_MAP);
   }
 
   /** A new session id: 128 random bits as hex, visible ASCII only. */

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl;
 
+import dev.tidemark.contract.Addresses;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
@@ -17,7 +18,6 @@ import java.util.List;
  */
 public final class Subscriptions {
 
-  public static final String MAP_NAME = "tidemark.subscriptions.v1";
   /** The pseudo-URI under which receivers of list_changed notifications are kept. */
   public static final String LIST_CHANGED = "*list_changed*";
 
@@ -40,16 +40,12 @@ public final class Subscriptions {
     return "l:" + listenerId + " " + uri;
   }
 
-  public static String listenerAddress(String listenerId) {
-    return "tidemark.listen.v1." + listenerId;
-  }
-
   private static String key(String database, String uri) {
     return database + "|" + uri;
   }
 
   private Future<AsyncMap<String, JsonArray>> map() {
-    return vertx.sharedData().getAsyncMap(MAP_NAME);
+    return vertx.sharedData().getAsyncMap(Addresses.SUBSCRIPTIONS_MAP);
   }
 
   public Future<Void> add(String database, String uri, String target) {
@@ -138,12 +134,12 @@ public final class Subscriptions {
     if (target.startsWith("s:")) {
       String sessionId = who;
       return events.append(sessionId, EventLog.GET_STREAM, message).map(id -> {
-        vertx.eventBus().publish(EventLog.liveAddress(sessionId), new JsonObject().put("id", id).put("message", message));
+        vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("id", id).put("message", message));
         return null;
       });
     }
     String listener = who;
-    return vertx.eventBus().request(listenerAddress(listener), message).<Void>mapEmpty()
+    return vertx.eventBus().request(Addresses.listen(listener), message).<Void>mapEmpty()
         .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
             ? remove(database, uri, target) // the stream is gone, with the node that held it
             : Future.succeededFuture());
