@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.gateway.impl.SessionStore;
+import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
