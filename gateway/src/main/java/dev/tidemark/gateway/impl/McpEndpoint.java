@@ -62,7 +62,6 @@ import java.util.List;
  */
 public final class McpEndpoint {
 
-  private final Vertx vertx;
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final SessionStore sessions;
@@ -83,7 +82,6 @@ public final class McpEndpoint {
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
-    this.vertx = vertx;
     this.config = config;
     this.authenticator = authenticator;
     Revocations revocations = new Revocations();
@@ -99,8 +97,7 @@ public final class McpEndpoint {
     this.serverRequests = new ServerRequests(vertx);
     ServerInfo info = new ServerInfo(node);
     this.legacy = new LegacyEra(vertx, sessions, info);
-    SessionLifecycle lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
-    this.lifecycle = lifecycle;
+    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
 
     ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs());
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
