@@ -2,9 +2,9 @@ package dev.tidemark.gateway.impl.completion;
 
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.gateway.impl.call.Call;
-import dev.tidemark.gateway.impl.jsonrpc.JsonRpc;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.service.ServiceClient;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.spec.McpVersions;
+import dev.tidemark.gateway.impl.spec.Meta;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 

@@ -5,6 +5,7 @@ import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.session.Revocations;
+import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -1,6 +1,6 @@
 package dev.tidemark.gateway.impl.http;
 
-import dev.tidemark.gateway.impl.jsonrpc.JsonRpc;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.LinkedHashMap;

@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.jsonrpc;
 
 import dev.tidemark.gateway.impl.http.Refusal;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;

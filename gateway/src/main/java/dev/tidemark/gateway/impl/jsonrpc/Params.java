@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.jsonrpc;
 
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.json.JsonObject;
 
 /** Reading a request's params; what does not fit is -32602. */

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.jsonrpc;
 
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.json.JsonObject;
 
 /** A method's answer as a JSON-RPC error (and, on HTTP, a status: 200 unless the era asks for another). */

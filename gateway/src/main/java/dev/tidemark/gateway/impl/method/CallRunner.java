@@ -2,10 +2,10 @@ package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.InFlight;
-import dev.tidemark.gateway.impl.era.Meta;
 import dev.tidemark.gateway.impl.http.Authentication;
-import dev.tidemark.gateway.impl.jsonrpc.JsonRpc;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
+import dev.tidemark.gateway.impl.spec.Meta;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.json.JsonObject;

@@ -1,9 +1,9 @@
 package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.gateway.impl.call.Call;
-import dev.tidemark.gateway.impl.era.McpVersions;
-import dev.tidemark.gateway.impl.jsonrpc.JsonRpc;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
+import dev.tidemark.gateway.impl.spec.McpVersions;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.LinkedHashMap;

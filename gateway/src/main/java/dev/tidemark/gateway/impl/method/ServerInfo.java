@@ -1,7 +1,7 @@
 package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.gateway.impl.era.McpVersions;
+import dev.tidemark.gateway.impl.spec.McpVersions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 

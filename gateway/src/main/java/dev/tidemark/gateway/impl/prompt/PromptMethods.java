@@ -2,11 +2,11 @@ package dev.tidemark.gateway.impl.prompt;
 
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Call;
-import dev.tidemark.gateway.impl.jsonrpc.JsonRpc;
 import dev.tidemark.gateway.impl.jsonrpc.Params;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.method.Extensions;
 import dev.tidemark.gateway.impl.method.MethodTable;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

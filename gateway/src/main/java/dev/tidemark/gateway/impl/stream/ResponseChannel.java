@@ -1,10 +1,10 @@
 package dev.tidemark.gateway.impl.stream;
 
-import dev.tidemark.gateway.impl.http.McpHeaders;
+import dev.tidemark.gateway.impl.session.EventLog;
+import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
-import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.json.JsonObject;
 
 /**

@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.era;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.gateway.impl.spec.Meta;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 

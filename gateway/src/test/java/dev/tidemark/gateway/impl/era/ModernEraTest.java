@@ -13,6 +13,8 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.jsonrpc.Envelope;
+import dev.tidemark.gateway.impl.spec.McpVersions;
+import dev.tidemark.gateway.impl.spec.Meta;
 import dev.tidemark.gateway.impl.stream.Channels;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.MultiMap;

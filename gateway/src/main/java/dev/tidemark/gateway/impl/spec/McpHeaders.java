@@ -1,4 +1,4 @@
-package dev.tidemark.gateway.impl.http;
+package dev.tidemark.gateway.impl.spec;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

@@ -1,4 +1,4 @@
-package dev.tidemark.gateway.impl.era;
+package dev.tidemark.gateway.impl.spec;
 
 /** The {@code _meta} keys MCP reserves; on 2026-07-28 a request carries its version and capabilities in them. */
 public final class Meta {

@@ -1,4 +1,4 @@
-package dev.tidemark.gateway.impl.jsonrpc;
+package dev.tidemark.gateway.impl.spec;
 
 import io.vertx.core.json.JsonObject;
 

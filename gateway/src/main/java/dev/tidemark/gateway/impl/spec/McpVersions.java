@@ -1,4 +1,4 @@
-package dev.tidemark.gateway.impl.era;
+package dev.tidemark.gateway.impl.spec;
 
 import java.util.List;
 

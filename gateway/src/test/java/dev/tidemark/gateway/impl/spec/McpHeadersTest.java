@@ -1,4 +1,4 @@
-package dev.tidemark.gateway.impl.http;
+package dev.tidemark.gateway.impl.spec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
