@@ -64,13 +64,17 @@ public final class Authentication {
   }
 
   private Future<Authenticated> refused(Throwable err) {
-    Refusal refusal = err instanceof AuthenticationException
+    Promise<Authenticated> delayed = Promise.promise();
+    vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> delayed.fail(refusal(err)));
+    return delayed.future();
+  }
+
+  /** A refused credential is a 401; a check that could not be made is a 503, since the same token may pass in a moment. */
+  static Refusal refusal(Throwable err) {
+    return err instanceof AuthenticationException
         // a socket that failed its credential check is let go, however it authenticated before
         ? Refusal.http(401, err.getMessage()).with("WWW-Authenticate", McpHeaders.INVALID_TOKEN_CHALLENGE)
             .with(HttpHeaders.CONNECTION.toString(), "close")
         : Refusal.http(503, "Credentials could not be checked right now; retry shortly.");
-    Promise<Authenticated> delayed = Promise.promise();
-    vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> delayed.fail(refusal));
-    return delayed.future();
   }
 }
