@@ -7,37 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.contract.Access;
-import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.call.Call;
-import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.jsonrpc.Envelope;
 import dev.tidemark.gateway.impl.spec.McpVersions;
 import dev.tidemark.gateway.impl.spec.Meta;
-import dev.tidemark.gateway.impl.stream.Channels;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.MultiMap;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ModernEraTest {
-
-  static final Authenticated WHO = new Authenticated(new Caller("c-1", "alice", "reader", Access.READ_ONLY, List.of("*")), "main", 42L);
-  /** Channels without an HTTP response: enough to see which kind an era picks. */
-  static final Channels CHANNELS = new Channels() {
-    @Override
-    public ResponseChannel json() {
-      return ResponseChannel.json(null);
-    }
-
-    @Override
-    public ResponseChannel sse(String sessionId, String stream) {
-      return ResponseChannel.sse(null, null, sessionId, stream);
-    }
-  };
 
   private final ModernEra era = new ModernEra();
 
@@ -46,7 +25,7 @@ class ModernEraTest {
     if (withId) {
       msg.put("id", 9);
     }
-    return Envelope.parse(Buffer.buffer(msg.encode()));
+    return EraFixtures.parse(msg.encode());
   }
 
   private static JsonObject meta(String version) {
@@ -54,7 +33,7 @@ class ModernEraTest {
   }
 
   private static MultiMap headers(String version, String method, String name) {
-    MultiMap h = MultiMap.caseInsensitiveMultiMap();
+    MultiMap h = EraFixtures.headers();
     if (version != null) {
       h.add("MCP-Protocol-Version", version);
     }
@@ -68,7 +47,7 @@ class ModernEraTest {
   }
 
   private void assertRefused(int status, int code, MultiMap headers, Envelope env) {
-    Refusal r = assertThrows(Refusal.class, () -> era.turn(headers, WHO, env, CHANNELS));
+    Refusal r = assertThrows(Refusal.class, () -> era.turn(headers, EraFixtures.WHO, env, EraFixtures.CHANNELS));
     assertEquals(status, r.answer().status());
     assertEquals(code, r.answer().body().getJsonObject("error").getInteger("code"));
     assertEquals(9, r.answer().body().getValue("id"));
@@ -84,7 +63,7 @@ class ModernEraTest {
   @Test
   void anUnknownStatelessVersionIsRefusedWithTheSupportedOnes() {
     Envelope env = request("tools/list", new JsonObject().put("_meta", meta("2027-01-01")), true);
-    Refusal r = assertThrows(Refusal.class, () -> era.turn(headers("2027-01-01", "tools/list", null), WHO, env, CHANNELS));
+    Refusal r = assertThrows(Refusal.class, () -> era.turn(headers("2027-01-01", "tools/list", null), EraFixtures.WHO, env, EraFixtures.CHANNELS));
     assertEquals(400, r.answer().status());
     JsonObject error = r.answer().body().getJsonObject("error");
     assertEquals(-32022, error.getInteger("code"));
@@ -99,14 +78,14 @@ class ModernEraTest {
     assertRefused(400, -32020, headers("2026-07-28", "tools/call", null), request("tools/call", params, true));
     assertRefused(400, -32020, headers("2026-07-28", "tools/call", "query"), request("tools/call", params, true));
     JsonObject read = new JsonObject().put("_meta", meta("2026-07-28")).put("uri", "tidemark://schema");
-    Turn ok = era.turn(headers("2026-07-28", "resources/read", "=?base64?dGlkZW1hcms6Ly9zY2hlbWE=?="), WHO, request("resources/read", read, true), CHANNELS);
+    Turn ok = era.turn(headers("2026-07-28", "resources/read", "=?base64?dGlkZW1hcms6Ly9zY2hlbWE=?="), EraFixtures.WHO, request("resources/read", read, true), EraFixtures.CHANNELS);
     assertInstanceOf(Turn.Run.class, ok);
   }
 
   @Test
   void aNotificationThatPassesTheChecksIsAccepted() {
-    Turn turn = era.turn(headers("2026-07-28", "notifications/x", null), WHO,
-        request("notifications/x", new JsonObject().put("_meta", meta("2026-07-28")), false), CHANNELS);
+    Turn turn = era.turn(headers("2026-07-28", "notifications/x", null), EraFixtures.WHO,
+        request("notifications/x", new JsonObject().put("_meta", meta("2026-07-28")), false), EraFixtures.CHANNELS);
     assertEquals(202, assertInstanceOf(Turn.Answered.class, turn).answer().status());
   }
 
@@ -121,11 +100,11 @@ class ModernEraTest {
     JsonObject caps = new JsonObject().put("elicitation", new JsonObject());
     JsonObject params = new JsonObject().put("name", "status").put("inputResponses", new JsonObject().put("confirm", new JsonObject()))
         .put("_meta", meta("2026-07-28").put(Meta.CAPABILITIES, caps).put(Meta.LOG_LEVEL, "info"));
-    Call call = ((Turn.Run) era.turn(headers("2026-07-28", "tools/call", "status"), WHO, request("tools/call", params, true), CHANNELS)).call();
+    Call call = ((Turn.Run) era.turn(headers("2026-07-28", "tools/call", "status"), EraFixtures.WHO, request("tools/call", params, true), EraFixtures.CHANNELS)).call();
     assertTrue(call.modern());
     assertEquals("2026-07-28", call.protocolVersion());
     assertEquals("main", call.database());
-    assertEquals(WHO.caller(), call.caller());
+    assertEquals(EraFixtures.WHO.caller(), call.caller());
     assertNull(call.sessionId());
     assertEquals(caps, call.clientCapabilities());
     assertEquals("info", call.logLevel());
@@ -147,6 +126,6 @@ class ModernEraTest {
   }
 
   private Call callOf(MultiMap headers, Envelope env) {
-    return ((Turn.Run) era.turn(headers, WHO, env, CHANNELS)).call();
+    return ((Turn.Run) era.turn(headers, EraFixtures.WHO, env, EraFixtures.CHANNELS)).call();
   }
 }
