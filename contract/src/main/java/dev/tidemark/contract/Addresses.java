@@ -36,6 +36,46 @@ public final class Addresses {
    */
   public static final String SESSION_CHANGED_V1 = "tidemark.session-changed.v1";
 
+  /**
+   * Cancellations of 2025-11-25 calls, published by the gateway that heard
+   * {@code notifications/cancelled} to every gateway, since the call may run on any of them. Body:
+   * {@code {"key": "<session id>|<request id as JSON>"}}.
+   */
+  public static final String GATEWAY_CANCEL_V1 = "tidemark.gateway.cancel.v1";
+
+  /**
+   * A client's answer to a server request (sampling, elicitation), sent by the gateway that
+   * received the POST to the call waiting for it: {@code tidemark.client-reply.v1.<request id>}.
+   */
+  public static final String CLIENT_REPLY_V1 = "tidemark.client-reply.v1";
+
+  /**
+   * The GET stream of one 2025-11-25 session, consumed by whichever gateway holds it:
+   * {@code tidemark.session.v1.<session id>}. Body: {@code {"id": <event id>, "message": {...}}}, or
+   * {@code {"takeover": "<stream id>"}} when a newer stream (or the session's end) replaces it.
+   */
+  public static final String SESSION_V1 = "tidemark.session.v1";
+
+  /**
+   * One 2026-07-28 listen stream, consumed by the gateway that holds it:
+   * {@code tidemark.listen.v1.<listener id>}. Body: the notification to send; the holder replies.
+   */
+  public static final String LISTEN_V1 = "tidemark.listen.v1";
+
+  /** Cluster map of 2025-11-25 sessions, by session id. */
+  public static final String SESSIONS_MAP = "tidemark.sessions.v1";
+  /** Cluster map of each session's SSE events (next id and the replay store), by session id. */
+  public static final String EVENTS_MAP = "tidemark.events.v1";
+  /** Cluster map from {@code <database>|<canonical resource URI>} to the resource's subscribers. */
+  public static final String SUBSCRIPTIONS_MAP = "tidemark.subscriptions.v1";
+  /** Cluster map of claimed change positions: the gateway that claims one announces that change. */
+  public static final String NOTIFIED_MAP = "tidemark.notified.v1";
+  /**
+   * Cluster map holding the secret that signs 2026-07-28 {@code requestState} values, so that a
+   * retry may reach any gateway.
+   */
+  public static final String REQUEST_STATE_KEYS_MAP = "tidemark.request-state-keys.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -63,6 +103,18 @@ public final class Addresses {
 
   public static String cancel(String database) {
     return CANCEL_V1 + "." + database;
+  }
+
+  public static String clientReply(String requestId) {
+    return CLIENT_REPLY_V1 + "." + requestId;
+  }
+
+  public static String session(String sessionId) {
+    return SESSION_V1 + "." + sessionId;
+  }
+
+  public static String listen(String listenerId) {
+    return LISTEN_V1 + "." + listenerId;
   }
 
   public static String forService(Service service, String database) {

@@ -2,34 +2,37 @@ package dev.tidemark.contract;
 
 /**
  * Every error a caller can see, with a stable string code. Values are only ever appended; a code's
- * meaning never changes. {@code retriable} says whether the same call may succeed if sent again
- * unchanged.
+ * string and meaning never change. Each constant spells its string out, so that renaming a
+ * constant can never change the wire. {@code retriable} says whether the same call may succeed if
+ * sent again unchanged.
  */
 public enum ErrorCode {
-  INVALID_ARGUMENTS(false, "Fix the arguments named above and call again."),
-  NOT_FOUND(false, "Check the name with list_tables or describe_table."),
-  PERMISSION_DENIED(false, "Your role lacks a privilege this needs; use list_tables to see what you may read, and work within it."),
-  READ_ONLY(false, "This call may only read; use a change tool to write."),
-  TIMEOUT(true, "The statement ran past its time limit; narrow the request: add a filter or a limit, or page with a cursor."),
-  LIMIT_EXCEEDED(false, "Ask for less, or page through the result."),
-  UNAVAILABLE(true, "The service that runs this tool is not reachable right now; retry shortly."),
-  CURSOR_STALE(false, "The data changed since the first page; start again without a cursor."),
-  CURSOR_EXPIRED(false, "The cursor is too old; start again from the head reported by status."),
-  INVALID_CURSOR(false, "The cursor was not issued for this call; start again without one."),
-  INVALID_PLAN(false, "Plan the change again and commit with the new plan_id."),
-  PLAN_CHANGED(false, "The rows changed since the plan; plan the change again."),
-  DECISION_REQUIRED(false, "The change removes data and needs the user's consent."),
-  IDEMPOTENCY_CONFLICT(false, "This idempotency_key was used with other input; use a new key."),
-  CONSTRAINT_VIOLATION(false, "The change breaks a constraint of the table; fix the values."),
-  CONFLICT(true, "A concurrent change conflicted with this one; retry."),
-  TRANSACTION_STATEMENT(false, "Transaction control is not allowed here; Tidemark manages the transaction."),
-  LEASE_EXPIRED(false, "The lease ran out; lease the events again."),
-  INTERNAL(true, "Tidemark failed unexpectedly; retry, and report it if it persists.");
+  INVALID_ARGUMENTS("INVALID_ARGUMENTS", false, "Fix the arguments named above and call again."),
+  NOT_FOUND("NOT_FOUND", false, "Check the name with list_tables or describe_table."),
+  PERMISSION_DENIED("PERMISSION_DENIED", false, "Your role lacks a privilege this needs; use list_tables to see what you may read, and work within it."),
+  READ_ONLY("READ_ONLY", false, "This call may only read; use a change tool to write."),
+  TIMEOUT("TIMEOUT", true, "The statement ran past its time limit; narrow the request: add a filter or a limit, or page with a cursor."),
+  LIMIT_EXCEEDED("LIMIT_EXCEEDED", false, "Ask for less, or page through the result."),
+  UNAVAILABLE("UNAVAILABLE", true, "The service that runs this tool is not reachable right now; retry shortly."),
+  CURSOR_STALE("CURSOR_STALE", false, "The data changed since the first page; start again without a cursor."),
+  CURSOR_EXPIRED("CURSOR_EXPIRED", false, "The cursor is too old; start again from the head reported by status."),
+  INVALID_CURSOR("INVALID_CURSOR", false, "The cursor was not issued for this call; start again without one."),
+  INVALID_PLAN("INVALID_PLAN", false, "Plan the change again and commit with the new plan_id."),
+  PLAN_CHANGED("PLAN_CHANGED", false, "The rows changed since the plan; plan the change again."),
+  DECISION_REQUIRED("DECISION_REQUIRED", false, "The change removes data and needs the user's consent."),
+  IDEMPOTENCY_CONFLICT("IDEMPOTENCY_CONFLICT", false, "This idempotency_key was used with other input; use a new key."),
+  CONSTRAINT_VIOLATION("CONSTRAINT_VIOLATION", false, "The change breaks a constraint of the table; fix the values."),
+  CONFLICT("CONFLICT", true, "A concurrent change conflicted with this one; retry."),
+  TRANSACTION_STATEMENT("TRANSACTION_STATEMENT", false, "Transaction control is not allowed here; Tidemark manages the transaction."),
+  LEASE_EXPIRED("LEASE_EXPIRED", false, "The lease ran out; lease the events again."),
+  INTERNAL("INTERNAL", true, "Tidemark failed unexpectedly; retry, and report it if it persists.");
 
+  private final String code;
   private final boolean retriable;
   private final String hint;
 
-  ErrorCode(boolean retriable, String hint) {
+  ErrorCode(String code, boolean retriable, String hint) {
+    this.code = code;
     this.retriable = retriable;
     this.hint = hint;
   }
@@ -43,8 +46,8 @@ public enum ErrorCode {
     return hint;
   }
 
-  /** The stable string written on the wire. */
+  /** The stable string written on the wire; pinned apart from the constant's name, so a rename never changes it. */
   public String code() {
-    return name();
+    return code;
   }
 }

@@ -3,7 +3,7 @@ package dev.tidemark.gateway;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.gateway.impl.ConnectionSlots;
+import dev.tidemark.gateway.impl.http.ConnectionSlots;
 import dev.tidemark.gateway.impl.McpEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

@@ -1,0 +1,38 @@
+package dev.tidemark.gateway.impl.call;
+
+import dev.tidemark.contract.Caller;
+import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * One JSON-RPC request as the gateway runs it, whichever era it came in: who asks, for which
+ * database, the session (2025-11-25 only), and where its messages go. {@code authenticatedAtNanos}
+ * is when its credentials were checked, so that a revocation heard since can end it.
+ */
+public record Call(
+    boolean modern,
+    Caller caller,
+    String database,
+    String sessionId,
+    JsonObject session,
+    Object id,
+    String method,
+    JsonObject params,
+    ResponseChannel channel,
+    String protocolVersion,
+    JsonObject clientCapabilities,
+    String logLevel,
+    Object progressToken,
+    JsonObject inputResponses,
+    Cancellation cancellation,
+    long authenticatedAtNanos) {
+
+  /** A stable key for cancellation: the session and the request id. */
+  public String inflightKey() {
+    return sessionId + "|" + io.vertx.core.json.Json.encode(id);
+  }
+
+  public boolean clientCan(String capability) {
+    return clientCapabilities != null && clientCapabilities.containsKey(capability);
+  }
+}

@@ -1,0 +1,112 @@
+package dev.tidemark.gateway.impl.call;
+
+import dev.tidemark.auth.Revocation;
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.gateway.impl.session.Revocations;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What this node holds for callers beyond a plain request: calls running (by session and request
+ * id, so that a cancellation published to every gateway finds the one that runs it) and streams
+ * that stay open (GET and listen streams, closed gracefully when the node stops). A revoked token
+ * ends what its caller holds here, wherever else it holds more.
+ */
+public final class InFlight {
+
+  private static final Logger LOG = LoggerFactory.getLogger(InFlight.class);
+
+  /** How a held call or stream ends when the node stops or the call is cancelled, and how it ends when the token is revoked. */
+  public record Held(String callerId, Runnable stop, Runnable revoke) {}
+
+  private final Vertx vertx;
+  private final Revocations revocations;
+  private final Map<String, Held> calls = new ConcurrentHashMap<>();
+  private final Map<String, Held> streams = new ConcurrentHashMap<>();
+  private MessageConsumer<JsonObject> cancels;
+
+  public InFlight(Vertx vertx, Revocations revocations) {
+    this.vertx = vertx;
+    this.revocations = revocations;
+  }
+
+  public Future<Void> start() {
+    cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> {
+      Held call = calls.remove(msg.body().getString("key"));
+      if (call != null) {
+        call.stop().run();
+      }
+    });
+    return cancels.completion();
+  }
+
+  /** Ends every open stream gracefully (listen streams get their completion result). */
+  public void stopStreams() {
+    new ArrayList<>(streams.values()).forEach(held -> held.stop().run());
+  }
+
+  public Future<Void> stop() {
+    return cancels == null ? Future.succeededFuture() : cancels.unregister();
+  }
+
+  /**
+   * A token stopped being valid: the authenticator already refuses it. Every gateway hears of it
+   * itself, so each ends only what it holds: the caller's streams, its calls in flight (long polls
+   * included), and the sessions of its streams; any other session of the caller is refused by
+   * {@code SessionStore.find} wherever it is used.
+   */
+  public void revoked(Revocation r) {
+    revocations.note(r);
+    List<Held> ending = new ArrayList<>();
+    for (Map<String, Held> held : List.of(streams, calls)) {
+      held.values().stream().filter(h -> h.callerId().equals(r.callerId())).forEach(ending::add);
+    }
+    if (!ending.isEmpty()) {
+      LOG.info("token of caller {} revoked: ending {} streams and calls on this node", r.callerId(), ending.size());
+    }
+    ending.forEach(h -> h.revoke().run());
+  }
+
+  /** Holds a call; false when the caller's token was revoked since its credentials were checked, which ended it at once. */
+  public boolean holdCall(String key, Held held, long authenticatedAtNanos) {
+    hold(calls, key, held, authenticatedAtNanos);
+    return calls.containsKey(key);
+  }
+
+  /** Lets a call go; false when it was let go already (cancelled or revoked), so that only one ending answers it. */
+  public boolean releaseCall(String key) {
+    return calls.remove(key) != null;
+  }
+
+  public void holdStream(String key, Held held, long authenticatedAtNanos) {
+    hold(streams, key, held, authenticatedAtNanos);
+  }
+
+  public void releaseStream(String key) {
+    streams.remove(key);
+  }
+
+  /** Stops the stream held under {@code key}, if this node holds it. */
+  public void stopStream(String key) {
+    Held stream = streams.get(key);
+    if (stream != null) {
+      stream.stop().run();
+    }
+  }
+
+  /** The row read when the credentials were checked may have predated a revocation heard since: then the hold ends at once. */
+  private void hold(Map<String, Held> map, String key, Held held, long authenticatedAtNanos) {
+    map.put(key, held);
+    if (revocations.heardSince(held.callerId(), authenticatedAtNanos)) {
+      held.revoke().run();
+    }
+  }
+}

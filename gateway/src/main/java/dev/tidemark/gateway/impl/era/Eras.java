@@ -1,0 +1,37 @@
+package dev.tidemark.gateway.impl.era;
+
+import dev.tidemark.gateway.impl.spec.McpVersions;
+import dev.tidemark.gateway.impl.spec.Meta;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/** What both eras decide the same way: which era a request speaks, and whether its answer is worth a stream. */
+public final class Eras {
+
+  /** The capabilities under which a 2025-11-25 call may send the client a request mid-call. */
+  private static final List<String> SERVER_REQUEST_CAPABILITIES = List.of("elicitation", "sampling", "roots");
+
+  private Eras() {}
+
+  /**
+   * A request whose {@code _meta} names its protocol version, or whose version header names a
+   * stateless revision, is 2026-07-28; anything else is 2025-11-25 or older. Decided per request,
+   * so one endpoint serves both without a flag or a second path.
+   */
+  public static boolean modern(JsonObject meta, String headerVersion) {
+    return meta.containsKey(Meta.VERSION) || (headerVersion != null && McpVersions.MODERN.contains(headerVersion));
+  }
+
+  /**
+   * Whether a call may send the client anything before its response: progress it asked for, log
+   * messages at the level it set, or a server request (elicitation, sampling, roots) it declared
+   * it can answer. Only then is an event stream worth its cost; any other answer is one JSON body,
+   * which is also the shape every client reads.
+   */
+  public static boolean mayPrecedeResponse(Object progressToken, String logLevel, JsonObject clientCapabilities) {
+    if (progressToken != null || logLevel != null) {
+      return true;
+    }
+    return clientCapabilities != null && SERVER_REQUEST_CAPABILITIES.stream().anyMatch(clientCapabilities::containsKey);
+  }
+}

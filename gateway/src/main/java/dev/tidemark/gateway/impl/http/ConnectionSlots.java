@@ -1,0 +1,74 @@
+package dev.tidemark.gateway.impl.http;
+
+import io.vertx.core.http.HttpConnection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * The connections one gateway holds, in two pools so that sockets without credentials can never
+ * take a slot a caller needs. A connection starts unauthenticated; it moves to the authenticated
+ * pool (capped by {@code http.max-connections}) when a request of it passes the credential check.
+ * Unauthenticated connections are capped apart ({@code http.max-unauthenticated-connections}):
+ * past that cap the one that has waited longest is closed, so a flood of silent or refused
+ * sockets costs a new client at most a retry, never a refusal while the flood lasts.
+ */
+public final class ConnectionSlots {
+
+  private final int maxAuthenticated;
+  private final int maxUnauthenticated;
+  /** In the order they opened: the first is the one to close when the pool is full. */
+  private final LinkedHashSet<HttpConnection> unauthenticated = new LinkedHashSet<>();
+  private final Set<HttpConnection> authenticated = Collections.newSetFromMap(new IdentityHashMap<>());
+
+  public ConnectionSlots(int maxAuthenticated, int maxUnauthenticated) {
+    this.maxAuthenticated = maxAuthenticated;
+    this.maxUnauthenticated = maxUnauthenticated;
+  }
+
+  /** A new connection: it waits in the unauthenticated pool, and the oldest waiting one goes when the pool is full. */
+  public void opened(HttpConnection connection) {
+    HttpConnection evicted = null;
+    synchronized (this) {
+      unauthenticated.add(connection);
+      if (unauthenticated.size() > maxUnauthenticated) {
+        evicted = unauthenticated.iterator().next();
+        unauthenticated.remove(evicted);
+      }
+    }
+    connection.closeHandler(v -> closed(connection));
+    if (evicted != null) {
+      evicted.close();
+    }
+  }
+
+  private synchronized void closed(HttpConnection connection) {
+    unauthenticated.remove(connection);
+    authenticated.remove(connection);
+  }
+
+  /**
+   * Moves a connection whose request passed the credential check into the authenticated pool.
+   * False when that pool is full (or the connection was already let go): the request is refused
+   * and the connection closed, and it keeps no slot of either pool.
+   */
+  public synchronized boolean authenticate(HttpConnection connection) {
+    if (authenticated.contains(connection)) {
+      return true;
+    }
+    if (!unauthenticated.remove(connection) || authenticated.size() >= maxAuthenticated) {
+      return false;
+    }
+    authenticated.add(connection);
+    return true;
+  }
+
+  public synchronized boolean isAuthenticated(HttpConnection connection) {
+    return authenticated.contains(connection);
+  }
+
+  public int maxAuthenticated() {
+    return maxAuthenticated;
+  }
+}

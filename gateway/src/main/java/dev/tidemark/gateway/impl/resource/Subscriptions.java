@@ -1,0 +1,148 @@
+package dev.tidemark.gateway.impl.resource;
+
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.gateway.impl.session.EventLog;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.AsyncMap;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Who wants to hear about which resource, cluster-wide: legacy sessions (their events are kept for
+ * replay and go to whichever gateway holds their GET stream) and 2026-07-28 listen streams (live
+ * only, on the gateway that holds the stream). Any node can notify; delivery finds the holder.
+ */
+public final class Subscriptions {
+
+  /** The pseudo-URI under which receivers of list_changed notifications are kept. */
+  public static final String LIST_CHANGED = "*list_changed*";
+
+  private static final int MAX_ATTEMPTS = 50;
+
+  private final Vertx vertx;
+  private final EventLog events;
+
+  public Subscriptions(Vertx vertx, EventLog events) {
+    this.vertx = vertx;
+    this.events = events;
+  }
+
+  /** A session that subscribed to {@code uri} as it wrote it; notifications carry that URI back. */
+  public static String sessionTarget(String sessionId, String uri) {
+    return "s:" + sessionId + " " + uri;
+  }
+
+  public static String listenerTarget(String listenerId, String uri) {
+    return "l:" + listenerId + " " + uri;
+  }
+
+  private static String key(String database, String uri) {
+    return database + "|" + uri;
+  }
+
+  private Future<AsyncMap<String, JsonArray>> map() {
+    return vertx.sharedData().getAsyncMap(Addresses.SUBSCRIPTIONS_MAP);
+  }
+
+  public Future<Void> add(String database, String uri, String target) {
+    return update(key(database, uri), target, true, 0);
+  }
+
+  public Future<Void> remove(String database, String uri, String target) {
+    return update(key(database, uri), target, false, 0);
+  }
+
+  private Future<Void> update(String key, String target, boolean add, int attempt) {
+    if (attempt >= MAX_ATTEMPTS) {
+      return Future.failedFuture(new IllegalStateException("subscriptions stayed contended"));
+    }
+    return map().compose(m -> m.get(key).compose(current -> {
+      JsonArray next = current == null ? new JsonArray() : current.copy();
+      if (add == next.contains(target)) {
+        return Future.succeededFuture();
+      }
+      if (add) {
+        next.add(target);
+      } else {
+        next.remove(target);
+      }
+      Future<Boolean> written;
+      if (current == null) {
+        written = m.putIfAbsent(key, next).map(previous -> previous == null);
+      } else if (next.isEmpty()) {
+        written = m.removeIfPresent(key, current);
+      } else {
+        written = m.replaceIfPresent(key, current, next);
+      }
+      return written.compose(ok -> ok ? Future.<Void>succeededFuture() : update(key, target, add, attempt + 1));
+    }));
+  }
+
+  /** Those of {@code uris} that someone subscribes to, in the order given; the reads run side by side. */
+  public Future<List<String>> subscribed(String database, List<String> uris) {
+    return map().compose(m -> {
+      List<Future<JsonArray>> reads = uris.stream().map(uri -> m.get(key(database, uri))).toList();
+      return Future.all(reads).map(done -> {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < uris.size(); i++) {
+          JsonArray targets = reads.get(i).result();
+          if (targets != null && !targets.isEmpty()) {
+            out.add(uris.get(i));
+          }
+        }
+        return out;
+      });
+    });
+  }
+
+  /** Sends {@code notifications/resources/updated} to every subscriber of {@code uri} (its canonical form). */
+  public Future<Void> resourceUpdated(String database, String uri) {
+    return notify(database, uri, subscribed -> new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/updated")
+        .put("params", new JsonObject().put("uri", subscribed)));
+  }
+
+  /** Sends {@code notifications/resources/list_changed} to every receiver of list changes. */
+  public Future<Void> resourcesListChanged(String database) {
+    return notify(database, LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
+        .put("method", "notifications/resources/list_changed").put("params", new JsonObject()));
+  }
+
+  private Future<Void> notify(String database, String uri, java.util.function.Function<String, JsonObject> messageFor) {
+    return map().compose(m -> m.get(key(database, uri))).compose(targets -> {
+      if (targets == null) {
+        return Future.succeededFuture();
+      }
+      List<Future<Void>> sent = new ArrayList<>();
+      for (Object t : targets) {
+        String target = (String) t;
+        int space = target.indexOf(' ');
+        JsonObject message = messageFor.apply(space < 0 ? uri : target.substring(space + 1));
+        sent.add(deliver(database, uri, target, message)
+            .recover(err -> Future.succeededFuture())); // one receiver's trouble never stops the others
+      }
+      return Future.join(sent).mapEmpty();
+    });
+  }
+
+  private Future<Void> deliver(String database, String uri, String target, JsonObject message) {
+    int space = target.indexOf(' ');
+    String who = space < 0 ? target.substring(2) : target.substring(2, space);
+    if (target.startsWith("s:")) {
+      String sessionId = who;
+      return events.append(sessionId, EventLog.GET_STREAM, message).map(id -> {
+        vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("id", id).put("message", message));
+        return null;
+      });
+    }
+    String listener = who;
+    return vertx.eventBus().request(Addresses.listen(listener), message).<Void>mapEmpty()
+        .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+            ? remove(database, uri, target) // the stream is gone, with the node that held it
+            : Future.succeededFuture());
+  }
+}

@@ -1,0 +1,74 @@
+package dev.tidemark.gateway.impl.service;
+
+import dev.tidemark.contract.Actions;
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.ToolDescriptor;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.gateway.impl.call.Call;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+import java.util.Locale;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway's side of the event-bus seam: a tool request to the service that runs the tool, with
+ * an explicit send timeout, and every way the bus can fail turned into a tool error the agent can
+ * act on, so that a call never waits forever and never fails as a protocol error.
+ */
+public final class ServiceClient {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ServiceClient.class);
+
+  private final Vertx vertx;
+  private final long sendTimeoutMs;
+
+  public ServiceClient(Vertx vertx, long sendTimeoutMs) {
+    this.vertx = vertx;
+    this.sendTimeoutMs = sendTimeoutMs;
+  }
+
+  /** The service's reply; never fails: a bus failure is a failed {@link ToolReply}. */
+  public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(sendTimeoutMs);
+    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), request.database()), request.toJson(), options)
+        .map(msg -> ToolReply.fromJson(msg.body()))
+        .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+  }
+
+  /** A new request of {@code call}'s caller to run {@code tool} with {@code arguments}. */
+  public static ToolRequest request(Call call, String tool, JsonObject arguments) {
+    return new ToolRequest(UUID.randomUUID().toString(), call.database(), tool, arguments, call.caller());
+  }
+
+  /** Runs a read tool as the caller, for what the gateway serves on top of the tools (resources, completion). */
+  public Future<ToolReply> read(Call call, String tool, JsonObject arguments) {
+    return send(ToolCatalog.find(tool).orElseThrow(), request(call, tool, arguments));
+  }
+
+  ToolException busFailure(ToolDescriptor tool, Throwable err) {
+    String service = tool.service().name().toLowerCase(Locale.ROOT);
+    if (err instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
+      return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service answered within " + sendTimeoutMs
+          + " ms. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    if (err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+      return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service is running in the cluster. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    if (err instanceof ReplyException re && re.failureType() != ReplyFailure.RECIPIENT_FAILURE) {
+      // the message never reached a live service, or the node went away while it ran
+      return new ToolException(ErrorCode.UNAVAILABLE, "The " + service + " service could not be reached. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    LOG.warn("tool {} failed on the event bus: {}", tool.name(), err.toString());
+    return new ToolException(ErrorCode.INTERNAL, "The service failed while running the tool. " + ErrorCode.INTERNAL.hint());
+  }
+}

@@ -1,0 +1,10 @@
+package dev.tidemark.gateway.impl.stream;
+
+/** Makes the channel of one request's response, so that an era picks the channel without holding the HTTP response. */
+public interface Channels {
+
+  ResponseChannel json();
+
+  /** @param sessionId null on the 2026-07-28 era, whose streams carry no event ids; {@code stream} is then unused */
+  ResponseChannel sse(String sessionId, String stream);
+}

@@ -1,0 +1,146 @@
+package dev.tidemark.gateway.impl.stream;
+
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.gateway.impl.call.InFlight;
+import dev.tidemark.gateway.impl.http.Authenticated;
+import dev.tidemark.gateway.impl.http.Refusal;
+import dev.tidemark.gateway.impl.resource.Subscriptions;
+import dev.tidemark.gateway.impl.session.EventLog;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * A 2025-11-25 session's GET stream: the server's messages outside any call. A client that comes
+ * back with {@code Last-Event-ID}, to any gateway, first gets what it missed; a resumed POST stream
+ * gets the rest of that call and ends as it would have. A new GET stream of a session takes over
+ * from the older one, on whatever node that is, so each session has one live stream.
+ */
+public final class GetStream {
+
+  private final Vertx vertx;
+  private final EventLog events;
+  private final Subscriptions subscriptions;
+  private final InFlight inFlight;
+
+  public GetStream(Vertx vertx, EventLog events, Subscriptions subscriptions, InFlight inFlight) {
+    this.vertx = vertx;
+    this.events = events;
+    this.subscriptions = subscriptions;
+    this.inFlight = inFlight;
+  }
+
+  /**
+   * Completes once the stream has started; fails with a {@link Refusal} when the replay store
+   * cannot be read. {@code endSession} is how a revoked caller's session ends, as a DELETE would.
+   */
+  public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, Runnable endSession) {
+    long lastId = lastEventId(lastEventId);
+    Future<EventLog.Replay> replay = lastId < 0 ? Future.succeededFuture(new EventLog.Replay(EventLog.GET_STREAM, List.of()))
+        : events.after(sessionId, lastId);
+    return replay.recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future()).map(r -> {
+      ResponseChannel channel = ResponseChannel.sse(response, events, sessionId, EventLog.GET_STREAM);
+      response.setStatusCode(200).setChunked(true)
+          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
+          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
+          .putHeader("X-Accel-Buffering", "no");
+      if (r.stream() != null && !EventLog.GET_STREAM.equals(r.stream())) {
+        resumePost(response, channel, r);
+      } else {
+        live(response, channel, who, sessionId, lastId, r, endSession);
+      }
+      return null;
+    });
+  }
+
+  /** A POST stream resumed: what it missed, then it ends as the POST stream would have. */
+  private static void resumePost(HttpServerResponse response, ResponseChannel channel, EventLog.Replay r) {
+    Future<Void> written = Future.succeededFuture();
+    for (JsonObject e : r.events()) {
+      written = written.compose(v -> channel.forward(e.getLong("id"), e.getJsonObject("message")));
+    }
+    written.onComplete(ar -> response.end());
+  }
+
+  private void live(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId, long lastId,
+      EventLog.Replay r, Runnable endSession) {
+    String streamId = UUID.randomUUID().toString();
+    long[] lastSent = {lastId};
+    // live events that arrive while the replay is written wait, so that ids reach the client in order
+    List<JsonObject> early = new ArrayList<>();
+    boolean[] replayed = {false};
+    String address = Addresses.session(sessionId);
+    vertx.eventBus().publish(address, new JsonObject().put("takeover", streamId));
+    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(address, msg -> {
+      JsonObject body = msg.body();
+      if (body.containsKey("takeover")) {
+        if (!streamId.equals(body.getString("takeover"))) {
+          inFlight.stopStream(streamId); // the client opened a newer stream, on this node or another
+        }
+      } else if (!replayed[0]) {
+        early.add(body);
+      } else {
+        forwardLive(channel, body, lastSent);
+      }
+    });
+    long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
+    Runnable cleanup = () -> {
+      vertx.cancelTimer(keepAlive);
+      inFlight.releaseStream(streamId);
+      consumer.unregister();
+    };
+    channel.onClose(cleanup);
+    Runnable close = () -> {
+      cleanup.run();
+      if (!channel.closed()) {
+        response.end();
+      }
+    };
+    // a revoked caller's stream ends as at node stop, and its session with it
+    inFlight.holdStream(streamId, new InFlight.Held(who.caller().id(), close, () -> {
+      close.run();
+      endSession.run();
+    }), who.atNanos());
+    if (channel.closed()) {
+      return; // revoked while its credentials were being checked
+    }
+    consumer.completion()
+        .compose(v -> subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED)))
+        .compose(v -> response.write(":\n\n"))
+        .onSuccess(v -> {
+          for (JsonObject e : r.events()) {
+            channel.forward(e.getLong("id"), e.getJsonObject("message"));
+            lastSent[0] = Math.max(lastSent[0], e.getLong("id"));
+          }
+          replayed[0] = true;
+          early.forEach(body -> forwardLive(channel, body, lastSent));
+          early.clear();
+        });
+  }
+
+  private static void forwardLive(ResponseChannel channel, JsonObject body, long[] lastSent) {
+    long id = body.getLong("id");
+    if (id > lastSent[0]) {
+      lastSent[0] = id;
+      channel.forward(id, body.getJsonObject("message"));
+    }
+  }
+
+  /** The id a client last saw; -1 (replay nothing) when it sent none or not a number. */
+  static long lastEventId(String header) {
+    if (header == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(header.trim());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}

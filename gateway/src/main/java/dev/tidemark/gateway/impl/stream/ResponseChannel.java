@@ -1,0 +1,160 @@
+package dev.tidemark.gateway.impl.stream;
+
+import dev.tidemark.gateway.impl.session.EventLog;
+import dev.tidemark.gateway.impl.spec.McpHeaders;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * Where the messages of one request go: a single JSON response, or an SSE stream that carries
+ * notifications and server requests before the final response. On a legacy session every SSE event
+ * gets an id from the session's {@link EventLog} and is kept for replay; writes stay in order.
+ */
+public final class ResponseChannel {
+
+  /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
+  public static final long KEEP_ALIVE_MILLIS = 15_000;
+
+  private final HttpServerResponse response;
+  private final boolean sse;
+  private final EventLog log;
+  private final String sessionId;
+  private final String stream;
+  private Future<Void> tail = Future.succeededFuture();
+  private boolean finished;
+  /** Whether {@link #open} started the stream; a response that comes before it is sent as plain JSON. */
+  private boolean opened;
+
+  private ResponseChannel(HttpServerResponse response, boolean sse, EventLog log, String sessionId, String stream) {
+    this.response = response;
+    this.sse = sse;
+    this.log = log;
+    this.sessionId = sessionId;
+    this.stream = stream;
+  }
+
+  public static ResponseChannel json(HttpServerResponse response) {
+    return new ResponseChannel(response, false, null, null, null);
+  }
+
+  /** @param log null on the 2026-07-28 era, whose streams carry no event ids */
+  public static ResponseChannel sse(HttpServerResponse response, EventLog log, String sessionId, String stream) {
+    return new ResponseChannel(response, true, log, sessionId, stream);
+  }
+
+  public boolean streaming() {
+    return sse;
+  }
+
+  public boolean closed() {
+    return response.closed() || response.ended();
+  }
+
+  public void onClose(Runnable action) {
+    response.closeHandler(v -> action.run());
+  }
+
+  /** Starts the stream: headers, then a priming event that gives the client an id to resume from. */
+  public Future<Void> open() {
+    if (!sse) {
+      return Future.succeededFuture();
+    }
+    opened = true;
+    response.setStatusCode(200)
+        .setChunked(true)
+        .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
+        .putHeader("X-Accel-Buffering", "no");
+    if (sessionId != null) {
+      response.putHeader(McpHeaders.SESSION, sessionId);
+    }
+    if (log == null) {
+      return response.write(":\n\n");
+    }
+    return enqueue(null);
+  }
+
+  /** A notification or server request, before the final response. Dropped on a JSON channel. */
+  public Future<Void> send(JsonObject message) {
+    if (!sse || !opened || finished) {
+      return Future.succeededFuture();
+    }
+    return enqueue(message);
+  }
+
+  /** The final response; it ends the response. */
+  public Future<Void> finish(int status, JsonObject message) {
+    if (finished) {
+      return Future.succeededFuture();
+    }
+    finished = true;
+    if (!sse || !opened) {
+      // a refusal before the stream started (a listen request with bad params) is one JSON response
+      if (closed()) {
+        return Future.succeededFuture();
+      }
+      return response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(message.encode());
+    }
+    return enqueue(message).compose(v -> closed() ? Future.succeededFuture() : response.end());
+  }
+
+  /**
+   * Ends the request because its caller's token was revoked: a 401 like any refused credential when
+   * nothing was sent yet, otherwise {@code error} as the stream's last event.
+   */
+  public Future<Void> revoked(JsonObject error) {
+    if (!finished && (!sse || !opened)) {
+      response.putHeader("WWW-Authenticate", McpHeaders.INVALID_TOKEN_CHALLENGE)
+          .putHeader(HttpHeaders.CONNECTION, "close");
+    }
+    return finish(401, error);
+  }
+
+  /** Ends the stream without a response, as after a cancellation. */
+  public Future<Void> abandon() {
+    finished = true;
+    return tail.compose(v -> closed() ? Future.succeededFuture() : sse && opened ? response.end() : response.setStatusCode(204).end());
+  }
+
+  /** Writes a comment that keeps idle intermediaries from closing a quiet stream. */
+  public void keepAlive() {
+    if (sse && opened && !closed()) {
+      tail = tail.compose(v -> closed() ? Future.succeededFuture() : response.write(":\n\n")).recover(err -> Future.succeededFuture());
+    }
+  }
+
+  private Future<Void> enqueue(JsonObject message) {
+    Future<Void> next = tail.compose(v -> {
+      Future<Long> id = log == null ? Future.succeededFuture(null)
+          : log.append(sessionId, stream, message);
+      return id.compose(eventId -> write(eventId, message));
+    });
+    tail = next.recover(err -> Future.succeededFuture());
+    return next;
+  }
+
+  private Future<Void> write(Long id, JsonObject message) {
+    if (closed()) {
+      return Future.succeededFuture();
+    }
+    StringBuilder event = new StringBuilder();
+    if (id != null) {
+      event.append("id: ").append(id).append('\n');
+    }
+    if (message == null) {
+      event.append("retry: 1000\ndata: \n\n");
+    } else {
+      event.append("event: message\ndata: ").append(message.encode()).append("\n\n");
+    }
+    return response.write(event.toString());
+  }
+
+  /** Writes an event that already has an id (a replayed or live GET-stream event). */
+  public Future<Void> forward(long id, JsonObject message) {
+    Future<Void> next = tail.compose(v -> write(id, message));
+    tail = next.recover(err -> Future.succeededFuture());
+    return next;
+  }
+}

@@ -1,0 +1,109 @@
+package dev.tidemark.gateway.impl.tool;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.config.TidemarkConfig.CallLimits;
+import dev.tidemark.gateway.impl.call.Cancellation;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * How many tool calls each caller runs at once on this gateway, so that one caller cannot take
+ * every database connection and event-loop turn from the others. Calls past the cap wait in a
+ * bounded queue, first come first served; a call that finds the queue full, or waits past
+ * {@code auth.queue-timeout-ms}, is refused with a retriable {@code UNAVAILABLE}.
+ */
+public final class CallLimiter {
+
+  /** A granted slot, to give back when the call ends, or the refusal to answer with. */
+  public record Admission(Runnable release, ToolException refusal) {
+    public boolean refused() {
+      return refusal != null;
+    }
+  }
+
+  private static final class Lane {
+    int running;
+    final ArrayDeque<Promise<Admission>> waiting = new ArrayDeque<>();
+  }
+
+  private final Vertx vertx;
+  private final CallLimits limits;
+  private final Map<String, Lane> lanes = new HashMap<>();
+
+  public CallLimiter(Vertx vertx, CallLimits limits) {
+    this.vertx = vertx;
+    this.limits = limits;
+  }
+
+  /** Completes when the call may start, or with the refusal; a call cancelled while it waits leaves the queue. */
+  public Future<Admission> admit(String caller, Cancellation cancellation) {
+    Promise<Admission> waiter;
+    synchronized (this) {
+      Lane lane = lanes.computeIfAbsent(caller, c -> new Lane());
+      if (lane.running < limits.maxConcurrent()) {
+        lane.running++;
+        return Future.succeededFuture(granted(caller));
+      }
+      if (lane.waiting.size() >= limits.maxQueued()) {
+        return Future.succeededFuture(refused("and " + limits.maxQueued() + " more are waiting"));
+      }
+      waiter = Promise.promise();
+      lane.waiting.add(waiter);
+    }
+    long timer = vertx.setTimer(limits.queueTimeoutMs(), t -> {
+      if (leave(caller, waiter)) {
+        waiter.tryComplete(refused("and this call waited " + limits.queueTimeoutMs() + " ms without one ending"));
+      }
+    });
+    cancellation.onCancel(() -> {
+      if (leave(caller, waiter)) {
+        waiter.tryComplete(refused("and this call was cancelled while it waited"));
+      }
+    });
+    return waiter.future().onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  private synchronized boolean leave(String caller, Promise<Admission> waiter) {
+    Lane lane = lanes.get(caller);
+    return lane != null && lane.waiting.remove(waiter);
+  }
+
+  private Admission granted(String caller) {
+    boolean[] released = {false};
+    return new Admission(() -> {
+      if (!released[0]) {
+        released[0] = true;
+        release(caller);
+      }
+    }, null);
+  }
+
+  /** Hands the slot to the next waiting call, or gives it back; completes outside the lock. */
+  private void release(String caller) {
+    Promise<Admission> next;
+    synchronized (this) {
+      Lane lane = lanes.get(caller);
+      next = lane.waiting.poll();
+      if (next == null) {
+        lane.running--;
+        if (lane.running == 0) {
+          lanes.remove(caller);
+        }
+      }
+    }
+    if (next != null) {
+      next.complete(granted(caller));
+    }
+  }
+
+  private Admission refused(String situation) {
+    return new Admission(() -> {}, new ToolException(ErrorCode.UNAVAILABLE, "Too many of your calls are running on this gateway: at most "
+        + limits.maxConcurrent() + " run at once, " + situation + ". Retry shortly, or wait for your running calls to end.",
+        new io.vertx.core.json.JsonObject().put("max_concurrent_calls", limits.maxConcurrent())));
+  }
+}

@@ -1,0 +1,164 @@
+package dev.tidemark.gateway.impl.tool;
+
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.Service;
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.ToolDescriptor;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.gateway.McpExtension;
+import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.call.CallContext;
+import dev.tidemark.gateway.impl.call.InputRequired;
+import dev.tidemark.gateway.impl.consent.Consent;
+import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
+import dev.tidemark.gateway.impl.method.MethodTable;
+import dev.tidemark.gateway.impl.service.ServiceClient;
+import dev.tidemark.gateway.impl.spec.JsonRpc;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * {@code tools/list} and {@code tools/call}: the catalogue's tools the caller may call, then the
+ * extensions'; a call's arguments checked against its schema before it waits for a slot, then run
+ * by the service that owns the tool (or by its extension), with the user asked when a change
+ * needs consent.
+ */
+public final class ToolMethods {
+
+  /** How often a call that asked for progress hears that it is still running. */
+  static final long PROGRESS_INTERVAL_MS = 1_000;
+
+  private final Vertx vertx;
+  private final ServiceClient services;
+  private final Consent consent;
+  private final Function<Call, CallContext> contexts;
+  private final ArgumentValidator validator;
+  private final CallLimiter limiter;
+  private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
+  private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
+  private final Map<String, JsonObject> inputSchemas;
+
+  public ToolMethods(Vertx vertx, CallLimiter limiter, List<McpExtension> extensions, ServiceClient services, Consent consent,
+      Function<Call, CallContext> contexts) {
+    this.vertx = vertx;
+    this.limiter = limiter;
+    this.services = services;
+    this.consent = consent;
+    this.contexts = contexts;
+    Map<String, JsonObject> schemas = new LinkedHashMap<>();
+    for (ToolDescriptor tool : ToolCatalog.all()) {
+      schemas.put(tool.name(), tool.inputSchema());
+    }
+    for (McpExtension extension : extensions) {
+      for (JsonObject tool : extension.tools()) {
+        extensionTools.put(tool.getString("name"), tool);
+        extensionToolOwners.put(tool.getString("name"), extension);
+        schemas.put(tool.getString("name"), tool.getJsonObject("inputSchema"));
+      }
+    }
+    this.validator = new ArgumentValidator(schemas);
+    this.inputSchemas = Map.copyOf(schemas);
+  }
+
+  /** The input schema of every tool, the catalogue's and the extensions', by name. */
+  public Map<String, JsonObject> inputSchemas() {
+    return inputSchemas;
+  }
+
+  private static boolean mayCall(Call call, ToolDescriptor tool) {
+    return tool.service() != Service.COMMAND || call.caller().access() == Access.READ_WRITE;
+  }
+
+  public Future<JsonObject> list(Call call) {
+    JsonArray tools = new JsonArray();
+    for (ToolDescriptor tool : ToolCatalog.all()) {
+      if (mayCall(call, tool)) {
+        tools.add(tool.toMcp());
+      }
+    }
+    extensionTools.values().forEach(t -> tools.add(t.copy()));
+    return Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("tools", tools), 60_000, "private"));
+  }
+
+  public Future<JsonObject> call(Call call) {
+    Object name = call.params().getValue("name");
+    Object rawArgs = call.params().getValue("arguments");
+    if (rawArgs != null && !(rawArgs instanceof JsonObject)) {
+      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "The arguments of tools/call must be an object."));
+    }
+    JsonObject arguments = rawArgs == null ? new JsonObject() : (JsonObject) rawArgs;
+    ToolDescriptor tool = name instanceof String s ? ToolCatalog.find(s).filter(t -> mayCall(call, t)).orElse(null) : null;
+    McpExtension extension = name instanceof String s ? extensionToolOwners.get(s) : null;
+    if (tool == null && extension == null) {
+      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown tool; call tools/list to see the tools you may call."));
+    }
+    String toolName = (String) name;
+    JsonArray faults = validator.faults(toolName, arguments);
+    if (!faults.isEmpty()) {
+      ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
+          "The arguments do not fit the inputSchema of " + toolName + " (" + faults.size()
+              + (faults.size() == 1 ? " fault" : " faults") + "): " + ArgumentValidator.describe(faults) + " "
+              + ErrorCode.INVALID_ARGUMENTS.hint(),
+          new JsonObject().put("faults", faults));
+      return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(invalid)));
+    }
+    // arguments are checked first: a call that cannot run never waits for a slot
+    return limiter.admit(call.caller().id(), call.cancellation()).compose(admission -> admission.refused()
+        ? Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(admission.refusal())))
+        : run(call, toolName, tool, extension, arguments).eventually(() -> {
+          admission.release().run();
+          return Future.succeededFuture();
+        }));
+  }
+
+  private Future<JsonObject> run(Call call, String toolName, ToolDescriptor tool, McpExtension extension, JsonObject arguments) {
+    if (extension != null) {
+      CallContext context = contexts.apply(call);
+      return extension.callTool(toolName, arguments, context)
+          .recover(err -> err instanceof InputRequired ? Future.succeededFuture(context.inputRequired())
+              : err instanceof RpcFailure ? Future.failedFuture(err)
+              : Future.succeededFuture(new JsonObject().put("isError", true).put("content", new JsonArray()
+                  .add(new JsonObject().put("type", "text").put("text", toolName + " failed: " + err.getMessage())))));
+    }
+    return callService(call, tool, arguments);
+  }
+
+  private Future<JsonObject> callService(Call call, ToolDescriptor tool, JsonObject arguments) {
+    ToolRequest request = ServiceClient.request(call, tool.name(), arguments);
+    call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
+        new JsonObject().put("request_id", request.requestId())));
+    CallContext context = contexts.apply(call);
+    context.log("debug", "calling " + tool.name() + " on the " + tool.service().name().toLowerCase(Locale.ROOT) + " service");
+    long started = System.nanoTime();
+    long heartbeat = call.progressToken() == null || !call.channel().streaming() ? -1
+        : vertx.setPeriodic(PROGRESS_INTERVAL_MS, t -> {
+          long seconds = (System.nanoTime() - started) / 1_000_000_000L;
+          context.progress(seconds, null, tool.name() + " has run for " + seconds + " s");
+        });
+    Function<ToolReply, JsonObject> render = reply -> {
+      if (reply.isError()) {
+        context.log("warning", tool.name() + " failed: " + reply.error().getString("code"));
+      }
+      return ResultRenderer.render(tool.name(), reply);
+    };
+    return services.send(tool, request)
+        .compose(reply -> Consent.needed(tool, arguments, reply)
+            ? consent.ask(call, tool, arguments, reply, context, render)
+            : Future.succeededFuture(render.apply(reply)))
+        .eventually(() -> {
+          vertx.cancelTimer(heartbeat);
+          return Future.succeededFuture();
+        });
+  }
+}

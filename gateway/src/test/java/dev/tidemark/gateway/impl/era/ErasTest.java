@@ -1,0 +1,29 @@
+package dev.tidemark.gateway.impl.era;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.gateway.impl.spec.Meta;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+class ErasTest {
+
+  @Test
+  void aRequestIsStatelessWhenItsMetaNamesAVersionOrItsHeaderNamesAStatelessOne() {
+    assertTrue(Eras.modern(new JsonObject().put(Meta.VERSION, "2026-07-28"), null));
+    assertTrue(Eras.modern(new JsonObject().put(Meta.VERSION, "1999-01-01"), "2025-11-25"), "the body decides; the era then checks the header");
+    assertTrue(Eras.modern(new JsonObject(), "2026-07-28"));
+    assertFalse(Eras.modern(new JsonObject(), "2025-11-25"));
+    assertFalse(Eras.modern(new JsonObject(), null));
+  }
+
+  @Test
+  void aResponseMayBePrecededByProgressLogsOrAServerRequestTheClientCanAnswer() {
+    assertTrue(Eras.mayPrecedeResponse("t", null, null));
+    assertTrue(Eras.mayPrecedeResponse(null, "info", null));
+    assertTrue(Eras.mayPrecedeResponse(null, null, new JsonObject().put("sampling", new JsonObject())));
+    assertFalse(Eras.mayPrecedeResponse(null, null, new JsonObject().put("experimental", new JsonObject())));
+    assertFalse(Eras.mayPrecedeResponse(null, null, null));
+  }
+}
