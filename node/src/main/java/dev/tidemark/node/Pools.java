@@ -39,7 +39,7 @@ public final class Pools {
   private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
     PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(db.poolSize()))
+        .with(new PoolOptions().setMaxSize(db.poolSize()).setName(keepPrepared ? "tidemark-prepared" : "tidemark")) // the pool_name label of its metrics
         .connectingTo(connect)
         .using(vertx)
         .build();

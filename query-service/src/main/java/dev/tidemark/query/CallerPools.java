@@ -95,7 +95,8 @@ public final class CallerPools {
         .addProperty("application_name", "tidemark-caller")
         .setCachePreparedStatements(keepPrepared);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(database.poolSize()))
+        // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
+        .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers"))
         .connectingTo(connect)
         .using(vertx)
         .build();

@@ -23,7 +23,7 @@ public enum ConfigKey {
   HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
 
-  OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready)."),
+  OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready, /metrics)."),
   OPS_PORT("ops.port", "9090", "Port of the operations endpoint, served by every node whatever its roles."),
 
   DATABASE_NAME("database.name", "main", "Name of the database this cluster serves; clients reach it at /mcp and /mcp/{name}."),

@@ -115,6 +115,7 @@ public final class McpEndpoint {
   public static final String CANCEL_ADDRESS = "tidemark.gateway.cancel.v1";
 
   public Future<Void> start(Router router) {
+    GatewayMeters.watch(vertx, openStreams, inflight);
     String path = config.http().path();
     for (String p : List.of(path, path + "/:database")) {
       router.post(p).handler(this::post);

@@ -4,6 +4,7 @@ import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
@@ -141,7 +142,7 @@ final class McpMethods {
     return switch (m) {
       case "ping" -> Future.succeededFuture(new JsonObject());
       case "tools/list" -> Future.succeededFuture(cacheable(call, new JsonObject().put("tools", toolList(call)), 60_000, "private"));
-      case "tools/call" -> callTool(call);
+      case "tools/call" -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> callTool(call));
       case "resources/list" -> Future.succeededFuture(cacheable(call, new JsonObject().put("resources", resourceList()), 0, "private"));
       case "resources/templates/list" ->
           Future.succeededFuture(cacheable(call, new JsonObject().put("resourceTemplates", templateList()), 60_000, "public"));
