@@ -54,6 +54,15 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    *     folder whose cluster is kept between runs (created by initdb the first time, reused afterwards)
    */
   public static EmbeddedPostgresServer start(Path dataDir) {
+    return start(dataDir, true);
+  }
+
+  /**
+   * @param stopOnExit false when the caller stops the server itself on exit, after what uses it: the
+   *     JVM runs shutdown hooks at once, so a hook of its own would stop PostgreSQL under a node still
+   *     closing its connections
+   */
+  public static EmbeddedPostgresServer start(Path dataDir, boolean stopOnExit) {
     int port = FreePorts.allocate();
     EmbeddedPostgres.Builder builder =
         EmbeddedPostgres.builder()
@@ -68,7 +77,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .setServerConfig("max_wal_senders", "8")
             .setServerConfig("max_connections", "200")
             // A 2-core machine running several builds can take well over zonky's 10 s default.
-            .setPGStartupWait(Duration.ofSeconds(60));
+            .setPGStartupWait(Duration.ofSeconds(60))
+            .setRegisterShutdownHook(stopOnExit);
     try {
       Path resolvedDataDir;
       if (dataDir == null) {

@@ -13,6 +13,7 @@ import dev.tidemark.gateway.GatewayVerticle;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;
 import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.node.logging.LogSetup;
 import dev.tidemark.node.ops.EventLoopProbe;
 import dev.tidemark.node.ops.NodeMetrics;
 import dev.tidemark.node.ops.OpsVerticle;
@@ -72,6 +73,7 @@ public final class TidemarkNode {
 
   /** Like {@link #start(TidemarkConfig, List)}, for extensions that need the node's Vert.x instance. */
   public static Future<TidemarkNode> startWith(TidemarkConfig config, java.util.function.Function<Vertx, List<McpExtension>> extensionsOf) {
+    LogSetup.apply(config.log());
     String nodeId = config.nodeId().isEmpty() ? generatedNodeId() : config.nodeId();
     PrometheusMeterRegistry metrics = NodeMetrics.newRegistry();
     return ClusterSetup.start(config.cluster(), metrics).compose(cluster -> {

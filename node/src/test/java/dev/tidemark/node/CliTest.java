@@ -67,4 +67,17 @@ class CliTest {
     assertEquals(2, r.code());
     assertTrue(r.err().contains("/nonexistent/tidemark.yaml"), r.err());
   }
+
+  @Test
+  void contradictingKeysStopServeWithTheLineTheDocsShow(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path file = dir.resolve("tidemark.yaml");
+    java.nio.file.Files.writeString(file, "http.port: 9090\n");
+    Cli.Run r = run("serve", "--config", file.toString());
+    assertEquals(2, r.code());
+    String line = "tidemark: config keys http.port and ops.port are both 9090: one node cannot listen twice on one port; "
+        + "give ops.port (TIDEMARK_OPS_PORT) another";
+    assertEquals(line, r.err().strip());
+    assertTrue(java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "configuration.md")).contains("`" + line + "`"),
+        "docs/configuration.md shows the line");
+  }
 }

@@ -94,8 +94,9 @@ public final class CallerPools {
         .setPassword(password)
         .addProperty("application_name", "tidemark-caller")
         .setCachePreparedStatements(keepPrepared);
+    // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
+    connect.setMetricsName(keepPrepared ? "callers-prepared" : "callers");
     return PgBuilder.pool()
-        // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
         .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers"))
         .connectingTo(connect)
         .using(vertx)

@@ -71,6 +71,9 @@ public enum ConfigKey {
 
   PLAN_TTL_SECONDS("plan.ttl-seconds", "600", "How long a plan id may be committed after the plan; later it is INVALID_PLAN."),
   IDEMPOTENCY_RETENTION_HOURS("idempotency.retention-hours", "24", "How long the outcome of a commit is kept under its idempotency key; a retry after that runs as a new commit."),
+  LOG_FORMAT("log.format", "text", "text: one readable line per message; json: one JSON object per line with the request, session, caller and trace ids (the Helm chart's default)."),
+  LOG_LEVEL("log.level", "info", "The level of Tidemark's own messages: error, warn, info, debug or trace. The libraries it uses log warnings and errors whatever this says."),
+
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");
 
   private final String key;

@@ -10,7 +10,10 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Counts and times tool calls by tool and outcome. The tool label is a name from the catalog or
@@ -31,6 +34,8 @@ public final class ToolCallMeters {
       Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
       Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30)};
 
+  private static final Logger LOG = LoggerFactory.getLogger("dev.tidemark.gateway.ToolCalls");
+
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
@@ -44,8 +49,12 @@ public final class ToolCallMeters {
     String tool = toolLabel(requestedTool);
     long started = System.nanoTime();
     return call.get().andThen(ar -> {
-      timer(tool).record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
-      counter(tool, ar.succeeded() ? outcome(ar.result()) : PROTOCOL_ERROR).increment();
+      long nanos = System.nanoTime() - started;
+      String outcome = ar.succeeded() ? outcome(ar.result()) : PROTOCOL_ERROR;
+      timer(tool).record(nanos, TimeUnit.NANOSECONDS);
+      counter(tool, outcome).increment();
+      // the one line per call, at debug: with log.format=json it carries the call's ids
+      LOG.debug("tool {} ended {} in {} ms", tool, outcome, nanos / 1_000_000);
     });
   }
 

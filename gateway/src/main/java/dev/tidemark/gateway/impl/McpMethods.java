@@ -4,6 +4,7 @@ import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Service;
@@ -122,6 +123,8 @@ final class McpMethods {
   }
 
   Future<JsonObject> dispatch(Call call) {
+    LogContext.put(LogContext.CALLER_ID, call.caller().id());
+    LogContext.put(LogContext.SESSION_ID, call.sessionId());
     String m = call.method();
     if (call.modern()) {
       switch (m) {
@@ -224,6 +227,7 @@ final class McpMethods {
 
   private Future<JsonObject> callService(Call call, ToolDescriptor tool, JsonObject arguments) {
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), call.database(), tool.name(), arguments, call.caller());
+    LogContext.put(LogContext.REQUEST_ID, request.requestId());
     call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
         new JsonObject().put("request_id", request.requestId())));
     CallContext context = new CallContext(call);

@@ -33,6 +33,9 @@ public final class ClusterSetup {
   }
 
   public static Future<Clustered> start(ClusterConfig cluster, MeterRegistry registry) {
+    // Hazelcast logs its first lines before it reads its config: without this they bypass SLF4J
+    // (and its levels) and print through java.util.logging
+    System.setProperty("hazelcast.logging.type", System.getProperty("hazelcast.logging.type", "slf4j"));
     HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster));
     EventBusOptions bus = new EventBusOptions().setPort(cluster.eventBusPort());
     String busHost = cluster.eventBusHost().isEmpty() ? cluster.host() : cluster.eventBusHost();

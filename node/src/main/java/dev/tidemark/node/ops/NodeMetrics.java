@@ -30,7 +30,7 @@ public final class NodeMetrics {
         .setEnabled(true)
         .setJvmMetricsEnabled(true)
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE, Label.EB_SIDE, Label.EB_FAILURE,
-            Label.POOL_TYPE, Label.POOL_NAME))
+            Label.POOL_TYPE, Label.POOL_NAME, Label.NAMESPACE))
         .addDisabledMetricsCategory(MetricsDomain.NET_SERVER)
         .addDisabledMetricsCategory(MetricsDomain.NET_CLIENT)
         .addDisabledMetricsCategory(MetricsDomain.HTTP_CLIENT)
