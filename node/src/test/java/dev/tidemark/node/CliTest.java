@@ -21,7 +21,7 @@ class CliTest {
 
   @Test
   void everyCommandHasHelp() {
-    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}}) {
+    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}, {"doctor", "--help"}}) {
       Cli.Run r = run(args);
       assertEquals(0, r.code(), String.join(" ", args));
       assertTrue(r.out().contains("Usage: tidemark"), r.out());
