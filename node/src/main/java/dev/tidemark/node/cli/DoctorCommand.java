@@ -4,12 +4,10 @@ import dev.tidemark.contract.config.TidemarkConfig;
 import dev.tidemark.node.doctor.Doctor;
 import dev.tidemark.node.doctor.Finding;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /** {@code tidemark doctor}: checks what a node needs, one line per check, and exits 0 only when none fails. */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
@@ -19,26 +17,22 @@ final class DoctorCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--roles", split = ",", paramLabel = "ROLE",
-      description = "Roles the node will run, as for serve (default: the roles key, else all): Kafka is checked for changelog.")
-  List<String> roles;
-
-  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-  Path config;
+  @CommandLine.Mixin
+  NodeOptions node;
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     TidemarkConfig cfg;
     try {
-      cfg = ServeCommand.load(spec, config, roles);
+      cfg = node.load(spec);
     } catch (IllegalArgumentException e) {
       out.println(new Finding(Finding.Status.FAIL, "config", e.getMessage()).line());
       out.println("tidemark doctor: the config is not valid; nothing else was checked");
       out.flush();
       return 1;
     }
-    out.println(new Finding(Finding.Status.OK, "config", (config == null ? "the environment is" : config + " and the environment are")
+    out.println(new Finding(Finding.Status.OK, "config", (node.config == null ? "the environment is" : node.config + " and the environment are")
         + " valid; roles " + cfg.roles()).line());
     out.flush();
     List<Finding> findings = new Doctor(cfg).run();
