@@ -44,6 +44,9 @@ class MetricsIT {
       JsonObject unknown = client.rpc("tools/call", new JsonObject().put("name", "drop_" + SECRET).put("arguments", new JsonObject()));
       assertTrue(unknown.containsKey("error"), unknown.encode());
 
+      try (McpHttpClient stray = new McpHttpClient("http://127.0.0.1:" + node.httpPort() + "/" + SECRET + "/x?token=" + SECRET, null)) {
+        assertEquals(404, stray.send("GET", null, MultiMap.caseInsensitiveMultiMap()).status(), "a path nothing serves");
+      }
       String first = scrape(node);
       Files.writeString(Path.of("target", "metrics-it-scrape.txt"), first);
       assertEquals(3.0, value(first, "tidemark_tool_calls_total", "outcome=\"ok\",tool=\"get_row\""), first);
