@@ -153,6 +153,7 @@ check "the headless Service selects the cluster members of every role, not one c
 check "members find each other through the headless Service's DNS name" \
   has 'cluster.kubernetes-service-dns: "t-tidemark-cluster.default.svc.cluster.local"' "$scratch/config.yaml"
 check "the event bus listens on a fixed port" has 'cluster.event-bus-port: "5702"' "$scratch/config.yaml"
+check "pods log JSON lines by default" has 'log.format: "json"' "$scratch/config.yaml"
 check "the cluster is named after the release, so two releases never merge" has 'cluster.name: "t-tidemark"' "$scratch/config.yaml"
 
 check "the gateway Service forwards port 80 to the gateways' http port" \

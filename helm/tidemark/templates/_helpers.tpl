@@ -106,7 +106,7 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" -}}
 {{- if and .Values.database.tls.existingSecret (not (hasPrefix "verify-" .Values.database.tls.mode)) -}}
 {{- fail (printf "database.tls.existingSecret is only used with database.tls.mode verify-ca or verify-full, not %s" .Values.database.tls.mode) -}}
 {{- end -}}
@@ -231,6 +231,8 @@ cluster.kubernetes-service-dns: {{ include "tidemark.clusterServiceDns" . | quot
 cluster.join-wait-seconds: {{ .Values.cluster.joinWaitSeconds | int64 | quote }}
 cluster.event-bus-port: {{ .Values.ports.eventBus | int64 | quote }}
 bus.send-timeout-ms: {{ .Values.bus.sendTimeoutMs | int64 | quote }}
+log.format: {{ .Values.log.format | quote }}
+log.level: {{ .Values.log.level | quote }}
 auth.enabled: "true"
 {{- range $key, $value := .Values.extraConfig }}
 {{ $key | quote }}: {{ $value | toString | quote }}

@@ -23,7 +23,7 @@ public enum ConfigKey {
   HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
 
-  OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready)."),
+  OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready, /metrics)."),
   OPS_PORT("ops.port", "9090", "Port of the operations endpoint, served by every node whatever its roles."),
 
   DATABASE_NAME("database.name", "main", "Name of the database this cluster serves; clients reach it at /mcp and /mcp/{name}."),
@@ -79,6 +79,9 @@ public enum ConfigKey {
 
   PLAN_TTL_SECONDS("plan.ttl-seconds", "600", "How long a plan id may be committed after the plan; later it is INVALID_PLAN."),
   IDEMPOTENCY_RETENTION_HOURS("idempotency.retention-hours", "24", "How long the outcome of a commit is kept under its idempotency key; a retry after that runs as a new commit."),
+  LOG_FORMAT("log.format", "text", "text: one readable line per message; json: one JSON object per line with the request, session, caller and trace ids (the Helm chart's default)."),
+  LOG_LEVEL("log.level", "info", "The level of Tidemark's own messages: error, warn, info, debug or trace. The libraries it uses log warnings and errors whatever this says."),
+
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");
 
   private final String key;

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Resolves every key from the config file, then the environment, then flags (the last one found
@@ -31,6 +32,7 @@ public final class ConfigLoader {
         values.put(key, fromEnv);
       }
     }
+    refuseUnknownEnvironment(env);
     values.putAll(flags);
     readSecretFile(values, ConfigKey.DATABASE_PASSWORD_FILE, ConfigKey.DATABASE_PASSWORD);
     readSecretFile(values, ConfigKey.KAFKA_SASL_PASSWORD_FILE, ConfigKey.KAFKA_SASL_PASSWORD);
@@ -50,11 +52,31 @@ public final class ConfigLoader {
     }
   }
 
+  /**
+   * What Kubernetes sets for every Service whose name starts with {@code tidemark-} (service links:
+   * {@code TIDEMARK_GATEWAY_SERVICE_HOST}, {@code TIDEMARK_GATEWAY_PORT_80_TCP_ADDR}, ...): not settings.
+   */
+  private static final Pattern SERVICE_LINK = Pattern.compile(
+      "TIDEMARK_([A-Z0-9_]+_)?(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\\d+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)?)");
+
+  /** A misspelt variable would otherwise be ignored as silently as a misspelt key in the file. */
+  static void refuseUnknownEnvironment(Map<String, String> env) {
+    for (String name : new java.util.TreeSet<>(env.keySet())) {
+      if (name.startsWith("TIDEMARK_") && !SERVICE_LINK.matcher(name).matches()
+          && java.util.Arrays.stream(ConfigKey.values()).noneMatch(k -> k.envName().equals(name))) {
+        throw new IllegalArgumentException("environment variable " + name
+            + " names no config key; docs/configuration.md lists every key and its variable");
+      }
+    }
+  }
+
   /** The file is YAML (JSON is YAML too): either flat dotted keys or nested sections. */
   static Map<ConfigKey, String> readFile(Path file) {
     JsonNode root;
     try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+      // a key written twice in one mapping is refused, not resolved by whichever came last
+      root = new ObjectMapper(new YAMLFactory()).enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+          .readTree(file.toFile());
     } catch (IOException e) {
       throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage());
     }
@@ -77,6 +99,10 @@ public final class ConfigLoader {
       JsonNode value = e.getValue();
       ConfigKey known = ConfigKey.byKey(key);
       if (known != null) {
+        if (out.containsKey(known)) {
+          throw new IllegalArgumentException("config file " + file + ": " + key
+              + " is set twice (once flat, once in a section); keep one");
+        }
         out.put(known, scalar(value, key, file));
       } else if (value.isObject()) {
         flatten(key, value, out, file);

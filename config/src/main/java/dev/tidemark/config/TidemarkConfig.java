@@ -28,7 +28,8 @@ public record TidemarkConfig(
     ChangelogConfig changelog,
     CommandConfig command,
     long keysRefreshSeconds,
-    String anonymousRole) {
+    String anonymousRole,
+    LogConfig log) {
 
   @Override
   public String toString() {
@@ -43,6 +44,9 @@ public record TidemarkConfig(
   public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs) {}
 
   public record OpsConfig(String host, int port) {}
+
+  /** {@code format} is text or json; {@code level} the level of Tidemark's own loggers. */
+  public record LogConfig(String format, String level) {}
 
   public record DatabaseConfig(
       String name,
@@ -167,6 +171,7 @@ public record TidemarkConfig(
       throw new IllegalArgumentException("config key " + ConfigKey.AUTH_ENABLED.key() + " may only be false when "
           + ConfigKey.HTTP_HOST.key() + " is a loopback address such as 127.0.0.1");
     }
+    refuseContradictions(v, authEnabled);
     String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
     return new TidemarkConfig(
         v.str(ConfigKey.NODE_ID),
@@ -177,9 +182,9 @@ public record TidemarkConfig(
             v.path(ConfigKey.HTTP_PATH),
             v.positiveLong(ConfigKey.HTTP_MAX_BODY_BYTES),
             v.positiveLong(ConfigKey.HTTP_BODY_TIMEOUT_MS),
-            (int) v.positiveLong(ConfigKey.HTTP_IDLE_TIMEOUT_SECONDS),
-            (int) v.positiveLong(ConfigKey.HTTP_MAX_CONNECTIONS),
-            (int) v.positiveLong(ConfigKey.HTTP_MAX_UNAUTHENTICATED_CONNECTIONS),
+            v.positiveInt(ConfigKey.HTTP_IDLE_TIMEOUT_SECONDS),
+            v.positiveInt(ConfigKey.HTTP_MAX_CONNECTIONS),
+            v.positiveInt(ConfigKey.HTTP_MAX_UNAUTHENTICATED_CONNECTIONS),
             v.list(ConfigKey.HTTP_ALLOWED_ORIGINS)),
         new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
         new DatabaseConfig(
@@ -189,7 +194,7 @@ public record TidemarkConfig(
             dbname,
             v.str(ConfigKey.DATABASE_USER),
             v.str(ConfigKey.DATABASE_PASSWORD),
-            (int) v.positiveLong(ConfigKey.DATABASE_POOL_SIZE),
+            v.positiveInt(ConfigKey.DATABASE_POOL_SIZE),
             v.list(ConfigKey.DATABASE_SCHEMAS),
             v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
             v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
@@ -199,8 +204,8 @@ public record TidemarkConfig(
         new KafkaConfig(
             v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
             v.str(ConfigKey.KAFKA_TOPIC_PREFIX),
-            (int) v.positiveLong(ConfigKey.KAFKA_TOPIC_PARTITIONS),
-            (short) v.positiveLong(ConfigKey.KAFKA_TOPIC_REPLICATION_FACTOR),
+            v.positiveInt(ConfigKey.KAFKA_TOPIC_PARTITIONS),
+            (short) v.positiveInt(ConfigKey.KAFKA_TOPIC_REPLICATION_FACTOR, Short.MAX_VALUE),
             v.positiveLong(ConfigKey.KAFKA_REQUEST_TIMEOUT_MS),
             v.kafkaSecurity()),
         new ClusterConfig(
@@ -209,20 +214,20 @@ public record TidemarkConfig(
             v.port(ConfigKey.CLUSTER_PORT),
             v.list(ConfigKey.CLUSTER_MEMBERS),
             v.str(ConfigKey.CLUSTER_KUBERNETES_SERVICE_DNS),
-            (int) v.nonNegativeLong(ConfigKey.CLUSTER_JOIN_WAIT_SECONDS),
+            v.nonNegativeInt(ConfigKey.CLUSTER_JOIN_WAIT_SECONDS),
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
-            (int) v.nonNegativeLong(ConfigKey.NODE_EVENT_LOOPS)),
+            v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         new CallLimits(
-            (int) v.positiveLong(ConfigKey.AUTH_MAX_CONCURRENT_CALLS),
-            (int) v.nonNegativeLong(ConfigKey.AUTH_MAX_QUEUED_CALLS),
+            v.positiveInt(ConfigKey.AUTH_MAX_CONCURRENT_CALLS),
+            v.nonNegativeInt(ConfigKey.AUTH_MAX_QUEUED_CALLS),
             v.positiveLong(ConfigKey.AUTH_QUEUE_TIMEOUT_MS)),
         new ChangelogConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
-            (int) Math.min(v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE), 100_000),
+            v.positiveInt(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, 100_000),
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
             v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)),
         new CommandConfig(
@@ -230,7 +235,30 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),
             v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)),
         v.positiveLong(ConfigKey.KEYS_REFRESH_SECONDS),
-        v.str(ConfigKey.AUTH_ANONYMOUS_ROLE));
+        v.str(ConfigKey.AUTH_ANONYMOUS_ROLE),
+        new LogConfig(v.oneOf(ConfigKey.LOG_FORMAT, "text", "json"), v.oneOf(ConfigKey.LOG_LEVEL, "error", "warn", "info", "debug", "trace")));
+  }
+
+  /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
+  private static void refuseContradictions(Values v, boolean authEnabled) {
+    Set<Role> roles = v.roles();
+    Map<Integer, ConfigKey> ports = new java.util.HashMap<>();
+    List<ConfigKey> bound = new java.util.ArrayList<>(List.of(ConfigKey.OPS_PORT, ConfigKey.CLUSTER_PORT, ConfigKey.CLUSTER_EVENT_BUS_PORT));
+    if (roles.contains(Role.GATEWAY)) {
+      bound.add(0, ConfigKey.HTTP_PORT);
+    }
+    for (ConfigKey k : bound) {
+      int port = v.port(k);
+      ConfigKey other = port == 0 ? null : ports.putIfAbsent(port, k);
+      if (other != null) {
+        throw new IllegalArgumentException("config keys " + other.key() + " and " + k.key() + " are both " + port
+            + ": one node cannot listen twice on one port; give " + k.key() + " (" + k.envName() + ") another");
+      }
+    }
+    if (!authEnabled && v.str(ConfigKey.AUTH_ANONYMOUS_ROLE).equals(v.str(ConfigKey.DATABASE_USER))) {
+      throw new IllegalArgumentException("config key " + ConfigKey.AUTH_ANONYMOUS_ROLE.key() + " may not be "
+          + ConfigKey.DATABASE_USER.key() + " (" + v.str(ConfigKey.DATABASE_USER) + "): callers never run as Tidemark's own login");
+    }
   }
 
   /**
@@ -298,6 +326,26 @@ public record TidemarkConfig(
       }
     }
 
+    int nonNegativeInt(ConfigKey k) {
+      long value = nonNegativeLong(k);
+      if (value > Integer.MAX_VALUE) {
+        throw fail(k, "a number of at most " + Integer.MAX_VALUE);
+      }
+      return (int) value;
+    }
+
+    int positiveInt(ConfigKey k) {
+      return positiveInt(k, Integer.MAX_VALUE);
+    }
+
+    int positiveInt(ConfigKey k, int max) {
+      long value = positiveLong(k);
+      if (value > max) {
+        throw fail(k, "a number from 1 to " + max);
+      }
+      return (int) value;
+    }
+
     long positiveLong(ConfigKey k) {
       long value = nonNegativeLong(k);
       if (value == 0) {
@@ -320,6 +368,14 @@ public record TidemarkConfig(
         return Boolean.parseBoolean(s);
       }
       throw fail(k, "true or false");
+    }
+
+    String oneOf(ConfigKey k, String... allowed) {
+      String s = str(k);
+      if (!Arrays.asList(allowed).contains(s)) {
+        throw fail(k, "one of " + String.join(", ", allowed));
+      }
+      return s;
     }
 
     String path(ConfigKey k) {

@@ -90,4 +90,53 @@ class ConfigLoaderTest {
         () -> ConfigLoader.load(null, Map.of("TIDEMARK_DATABASE_URL", "mysql://x/y"), Map.of()));
     assertTrue(url.getMessage().contains("database.url"), url.getMessage());
   }
+
+  @Test
+  void anUnknownEnvironmentVariableIsRefusedAndNamedButKubernetesServiceLinksAreNot() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ConfigLoader.load(null, Map.of("TIDEMARK_HTTP_PROT", "9000"), Map.of()));
+    assertTrue(e.getMessage().contains("TIDEMARK_HTTP_PROT"), e.getMessage());
+    TidemarkConfig c = ConfigLoader.load(null, Map.of("TIDEMARK_GATEWAY_SERVICE_HOST", "10.0.0.7",
+        "TIDEMARK_GATEWAY_PORT", "tcp://10.0.0.7:80", "TIDEMARK_GATEWAY_PORT_80_TCP_ADDR", "10.0.0.7", "PATH", "/bin"), Map.of());
+    assertEquals(8080, c.http().port());
+  }
+
+  @Test
+  void aValueOfTheWrongTypeNamesItsKey() throws Exception {
+    for (String yaml : List.of("http.port: [1, 2]\n", "http:\n  port:\n    number: 1\n", "auth.enabled: 1\n",
+        "database.pool-size: 99999999999\n", "log.format: xml\n", "changelog.relay-batch-size: 100001\n")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConfigLoader.load(file(yaml), Map.of(), Map.of()), yaml);
+      String key = yaml.contains(":\n  port") ? "http.port" : yaml.substring(0, yaml.indexOf(':'));
+      assertTrue(e.getMessage().contains(key), yaml + " -> " + e.getMessage());
+    }
+  }
+
+  @Test
+  void keysThatContradictEachOtherStopTheNodeNamingBoth() throws Exception {
+    IllegalArgumentException ports = assertThrows(IllegalArgumentException.class,
+        () -> ConfigLoader.load(null, Map.of("TIDEMARK_HTTP_PORT", "9090"), Map.of()));
+    assertTrue(ports.getMessage().contains("http.port") && ports.getMessage().contains("ops.port"), ports.getMessage());
+    // a node without the gateway role opens no MCP port, so its http.port clashes with nothing
+    assertEquals(9090, ConfigLoader.load(null, Map.of("TIDEMARK_HTTP_PORT", "9090"), Map.of(ConfigKey.ROLES, "query")).ops().port());
+    IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+        () -> ConfigLoader.load(file("http.port: 1\nhttp:\n  port: 2\n"), Map.of(), Map.of()));
+    assertTrue(twice.getMessage().contains("http.port"), twice.getMessage());
+    IllegalArgumentException duplicate = assertThrows(IllegalArgumentException.class,
+        () -> ConfigLoader.load(file("http.port: 1\nhttp.port: 2\n"), Map.of(), Map.of()));
+    assertTrue(duplicate.getMessage().contains("http.port"), duplicate.getMessage());
+    IllegalArgumentException anonymous = assertThrows(IllegalArgumentException.class, () -> ConfigLoader.load(null,
+        Map.of("TIDEMARK_AUTH_ENABLED", "false", "TIDEMARK_HTTP_HOST", "127.0.0.1", "TIDEMARK_AUTH_ANONYMOUS_ROLE", "tidemark"), Map.of()));
+    assertTrue(anonymous.getMessage().contains("auth.anonymous-role") && anonymous.getMessage().contains("database.user"),
+        anonymous.getMessage());
+    IllegalArgumentException open = assertThrows(IllegalArgumentException.class,
+        () -> ConfigLoader.load(null, Map.of("TIDEMARK_AUTH_ENABLED", "false"), Map.of()));
+    assertTrue(open.getMessage().contains("auth.enabled") && open.getMessage().contains("http.host"), open.getMessage());
+  }
+
+  @Test
+  void logFormatAndLevelAreRead() throws Exception {
+    TidemarkConfig c = ConfigLoader.load(file("log:\n  format: json\n  level: debug\n"), Map.of(), Map.of());
+    assertEquals(new TidemarkConfig.LogConfig("json", "debug"), c.log());
+    assertEquals(new TidemarkConfig.LogConfig("text", "info"), ConfigLoader.load(null, Map.of(), Map.of()).log());
+  }
 }

@@ -55,11 +55,25 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    *     folder whose cluster is kept between runs (created by initdb the first time, reused afterwards)
    */
   public static EmbeddedPostgresServer start(Path dataDir) {
-    return start(dataDir, Map.of());
+    return start(dataDir, Map.of(), true);
   }
 
   /** Like {@link #start(Path)}, with more server settings (such as {@code ssl}) over the defaults. */
   public static EmbeddedPostgresServer start(Path dataDir, Map<String, String> settings) {
+    return start(dataDir, settings, true);
+  }
+
+  /**
+   * @param stopOnExit false when the caller stops the server itself on exit, after what uses it: the
+   *     JVM runs shutdown hooks at once, so a hook of its own would stop PostgreSQL under a node still
+   *     closing its connections
+   */
+  public static EmbeddedPostgresServer start(Path dataDir, boolean stopOnExit) {
+    return start(dataDir, Map.of(), stopOnExit);
+  }
+
+  /** The general form of the above: more server settings, and whether to stop on the JVM's exit. */
+  public static EmbeddedPostgresServer start(Path dataDir, Map<String, String> settings, boolean stopOnExit) {
     int port = FreePorts.allocate();
     EmbeddedPostgres.Builder builder =
         EmbeddedPostgres.builder()
@@ -74,7 +88,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .setServerConfig("max_wal_senders", "8")
             .setServerConfig("max_connections", "200")
             // A 2-core machine running several builds can take well over zonky's 10 s default.
-            .setPGStartupWait(Duration.ofSeconds(60));
+            .setPGStartupWait(Duration.ofSeconds(60))
+            .setRegisterShutdownHook(stopOnExit);
     settings.forEach(builder::setServerConfig);
     try {
       Path resolvedDataDir;

@@ -19,6 +19,9 @@ public final class Main {
     if (System.getProperty(COMMON_POOL_PARALLELISM) == null) {
       System.setProperty(COMMON_POOL_PARALLELISM, String.valueOf(Math.max(2, Runtime.getRuntime().availableProcessors())));
     }
+    // logging starts here, before dev mode's threads log at once: SLF4J would otherwise queue their
+    // first lines while it starts and print a notice about replaying them
+    org.slf4j.LoggerFactory.getILoggerFactory();
     int code = TidemarkCommand.commandLine().execute(args);
     if (code != 0) {
       System.exit(code);

@@ -31,9 +31,12 @@ public final class Pools {
   }
 
   private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
+    // the name is the pool_name and namespace label of its metrics (docs/operations.md)
+    String name = keepPrepared ? "tidemark-prepared" : "tidemark";
     PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
+    connect.setMetricsName(name);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(db.poolSize()))
+        .with(new PoolOptions().setMaxSize(db.poolSize()).setName(name))
         .connectingTo(connect)
         .using(vertx)
         .build();

@@ -12,7 +12,14 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.GatewayVerticle;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;
+import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.node.logging.LogSetup;
+import dev.tidemark.node.ops.EventLoopProbe;
+import dev.tidemark.node.ops.NodeMetrics;
 import dev.tidemark.node.ops.OpsVerticle;
+import dev.tidemark.node.ops.RelayLagProbe;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.DeploymentOptions;
 import dev.tidemark.query.QueryVerticle;
 import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Future;
@@ -27,6 +34,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,9 +73,12 @@ public final class TidemarkNode {
 
   /** Like {@link #start(TidemarkConfig, List)}, for extensions that need the node's Vert.x instance. */
   public static Future<TidemarkNode> startWith(TidemarkConfig config, java.util.function.Function<Vertx, List<McpExtension>> extensionsOf) {
+    LogSetup.apply(config.log());
     String nodeId = config.nodeId().isEmpty() ? generatedNodeId() : config.nodeId();
-    return ClusterSetup.start(config.cluster()).compose(cluster -> {
+    PrometheusMeterRegistry metrics = NodeMetrics.newRegistry();
+    return ClusterSetup.start(config.cluster(), metrics).compose(cluster -> {
       Vertx vertx = cluster.vertx();
+      Meters.install(vertx, metrics);
       Set<Role> roles = config.roles();
       NodeInfo info = new NodeInfo(nodeId, Version.get(), roles, cluster::size);
       boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND)
@@ -97,6 +108,7 @@ public final class TidemarkNode {
                 .put("topic", changelog.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
             .onFailure(p::fail));
         deployments.add(vertx.deployVerticle(changelog));
+        RelayLagProbe.start(vertx, pool, changelog::relayActive, Meters.of(vertx).relayLag());
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
@@ -110,7 +122,10 @@ public final class TidemarkNode {
         // query role hears of every schema change to drop the table shapes it cached
         deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
       }
-      OpsVerticle ops = new OpsVerticle(config.ops(), live, ready);
+      OpsVerticle ops = new OpsVerticle(config.ops(), live, ready, metrics);
+      AtomicInteger loop = new AtomicInteger();
+      deployments.add(vertx.deployVerticle(() -> new EventLoopProbe(loop.getAndIncrement()),
+          new DeploymentOptions().setInstances(ClusterSetup.eventLoops(config.cluster()))));
       GatewayVerticle gw = gateway;
       return Future.all(deployments)
           .compose(x -> vertx.deployVerticle(ops))

@@ -21,7 +21,7 @@ class CliTest {
 
   @Test
   void everyCommandHasHelp() {
-    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}}) {
+    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}, {"doctor", "--help"}}) {
       Cli.Run r = run(args);
       assertEquals(0, r.code(), String.join(" ", args));
       assertTrue(r.out().contains("Usage: tidemark"), r.out());
@@ -66,5 +66,18 @@ class CliTest {
     Cli.Run r = run("serve", "--config", "/nonexistent/tidemark.yaml");
     assertEquals(2, r.code());
     assertTrue(r.err().contains("/nonexistent/tidemark.yaml"), r.err());
+  }
+
+  @Test
+  void contradictingKeysStopServeWithTheLineTheDocsShow(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path file = dir.resolve("tidemark.yaml");
+    java.nio.file.Files.writeString(file, "http.port: 9090\n");
+    Cli.Run r = run("serve", "--config", file.toString());
+    assertEquals(2, r.code());
+    String line = "tidemark: config keys http.port and ops.port are both 9090: one node cannot listen twice on one port; "
+        + "give ops.port (TIDEMARK_OPS_PORT) another";
+    assertEquals(line, r.err().strip());
+    assertTrue(java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "configuration.md")).contains("`" + line + "`"),
+        "docs/configuration.md shows the line");
   }
 }

@@ -138,6 +138,14 @@ class DevModeIT {
       stop(dev);
       assertFalse(listening(pg), "the embedded PostgreSQL stopped with dev mode");
     }
+    // what a newcomer would read as failures: none of it is one, and none of it is printed
+    String stderr = java.nio.file.Files.readString(Path.of("target", "dev-mode-it.log"));
+    for (String noise : List.of("Java modular environment", "CP Subsystem", "57P01", "WARNING:", "Exception",
+        "SLF4J", "metadata log appears to be empty", "already registered")) {
+      assertFalse(stderr.contains(noise), "dev mode's standard error holds '" + noise + "':\n" + stderr);
+    }
+    assertTrue(stderr.lines().filter(l -> !l.isBlank()).allMatch(l -> l.matches("\\d{4}-\\d\\d-\\d\\dT.*")),
+        "dev mode logs readable lines, each starting with its time:\n" + stderr);
   }
 
   @Test

@@ -87,8 +87,10 @@ public final class CallerPools {
 
   private Pool build(String role, String password, boolean keepPrepared) {
     PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(keepPrepared);
+    // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
+    connect.setMetricsName(keepPrepared ? "callers-prepared" : "callers");
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(database.poolSize()))
+        .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers"))
         .connectingTo(connect)
         .using(vertx)
         .build();

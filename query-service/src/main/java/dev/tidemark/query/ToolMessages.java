@@ -3,6 +3,7 @@ package dev.tidemark.query;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
@@ -43,6 +44,8 @@ public final class ToolMessages {
       msg.fail(400, "malformed tool request: " + e.getMessage());
       return;
     }
+    LogContext.put(LogContext.REQUEST_ID, request.requestId());
+    LogContext.put(LogContext.CALLER_ID, request.caller().id());
     Future<ToolReply> reply;
     try {
       reply = run.apply(request);

@@ -108,7 +108,11 @@ final class RevocationWatcher {
     subscriber = PgSubscriber.subscriber(vertx, notices)
         .reconnectPolicy(attempts -> stopped ? -1L : RECONNECT_MILLIS);
     // a (re)subscription polls too: notices sent while the connection was down are lost
-    subscriber.channel(CHANNEL).subscribeHandler(v -> poll()).handler(payload -> poll());
+    subscriber.channel(CHANNEL).subscribeHandler(v -> {
+      // without a handler the client prints the error's stack itself (57P01 when PostgreSQL stops); the close handler acts on it
+      subscriber.actualConnection().exceptionHandler(err -> LOG.debug("the LISTEN connection failed: {}", err.toString()));
+      poll();
+    }).handler(payload -> poll());
     subscriber.closeHandler(v -> retryListen());
     subscriber.connect().onFailure(err -> {
       LOG.warn("cannot LISTEN for token revocations, polling every {} ms meanwhile: {}", POLL_MILLIS, err.getMessage());

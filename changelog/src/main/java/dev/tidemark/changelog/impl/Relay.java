@@ -199,6 +199,8 @@ public final class Relay {
       }
     });
     c.notificationHandler(n -> pump());
+    // without a handler the client prints the error's stack itself (57P01 when PostgreSQL stops); the close handler acts on it
+    c.exceptionHandler(err -> LOG.debug("the relay's PostgreSQL connection failed: {}", err.toString()));
     return c.query("LISTEN tidemark_changelog").execute()
         .compose(x -> readKeys(c))
         .compose(x -> c.query("SELECT published_commit, published_change FROM tidemark.changelog_state").execute())

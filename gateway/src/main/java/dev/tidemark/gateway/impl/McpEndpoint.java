@@ -2,6 +2,7 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Call;
@@ -65,6 +66,7 @@ import java.util.function.Function;
  */
 public final class McpEndpoint {
 
+  private final Vertx vertx;
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final SessionStore sessions;
@@ -86,6 +88,7 @@ public final class McpEndpoint {
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
+    this.vertx = vertx;
     this.config = config;
     this.authenticator = authenticator;
     Revocations revocations = new Revocations();
@@ -116,7 +119,8 @@ public final class McpEndpoint {
         // a requestState that this cluster did not issue for this very request stops it before it runs
         .checkingModern(requestStates::fault)
         .both("tools/list", tools::list)
-        .both("tools/call", tools::call)
+        // counted here, once, so the tools' own code knows nothing of metrics
+        .both("tools/call", call -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> tools.call(call)))
         .both("resources/list", resources::list)
         .both("resources/templates/list", resources::templates)
         .both("resources/read", resources::read)
@@ -134,6 +138,7 @@ public final class McpEndpoint {
   }
 
   public Future<Void> start(Router router) {
+    GatewayMeters.watch(vertx, inFlight);
     String path = config.http().path();
     for (String p : List.of(path, path + "/:database")) {
       router.post(p).handler(this::post);

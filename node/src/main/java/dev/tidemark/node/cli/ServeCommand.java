@@ -14,7 +14,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /** {@code tidemark serve}: a production node running the given roles against existing PostgreSQL and Kafka. */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -24,16 +23,12 @@ final class ServeCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--roles", split = ",", paramLabel = "ROLE",
-      description = "Roles to run, separated by commas: gateway, query, command, changelog (default: the roles key, else all).")
-  List<String> roles;
-
-  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-  Path config;
+  @CommandLine.Mixin
+  NodeOptions node;
 
   @Override
   public Integer call() throws Exception {
-    TidemarkConfig cfg = load(spec, config, roles);
+    TidemarkConfig cfg = node.load(spec);
     TidemarkNode node = TidemarkNode.start(cfg).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     spec.commandLine().getOut().println("Tidemark node " + node.nodeId() + " runs " + cfg.roles());
     spec.commandLine().getOut().flush();

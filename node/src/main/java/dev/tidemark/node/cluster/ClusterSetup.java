@@ -4,10 +4,13 @@ import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
 import dev.tidemark.config.TidemarkConfig.ClusterConfig;
+import dev.tidemark.node.ops.NodeMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 
@@ -29,7 +32,10 @@ public final class ClusterSetup {
     }
   }
 
-  public static Future<Clustered> start(ClusterConfig cluster) {
+  public static Future<Clustered> start(ClusterConfig cluster, MeterRegistry registry) {
+    // Hazelcast logs its first lines before it reads its config: without this they bypass SLF4J
+    // (and its levels) and print through java.util.logging
+    System.setProperty("hazelcast.logging.type", System.getProperty("hazelcast.logging.type", "slf4j"));
     HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster));
     EventBusOptions bus = new EventBusOptions().setPort(cluster.eventBusPort());
     String busHost = cluster.eventBusHost().isEmpty() ? cluster.host() : cluster.eventBusHost();
@@ -37,10 +43,14 @@ public final class ClusterSetup {
     // one event loop per core, not Vert.x's two: a tool call crosses the gateway's, the service's and
     // the connection's loops, and on few cores each extra loop adds hand-offs more than it adds work
     // done in parallel (measured in docs/performance.md)
-    int loops = cluster.eventLoops() > 0 ? cluster.eventLoops() : Runtime.getRuntime().availableProcessors();
-    VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(loops);
-    return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
+    VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(eventLoops(cluster))
+        .setMetricsOptions(NodeMetrics.vertxOptions());
+    return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(registry)).withClusterManager(manager).buildClustered()
         .map(vertx -> new Clustered(vertx, manager));
+  }
+
+  public static int eventLoops(ClusterConfig cluster) {
+    return cluster.eventLoops() > 0 ? cluster.eventLoops() : Runtime.getRuntime().availableProcessors();
   }
 
   static Config hazelcast(ClusterConfig cluster) {

@@ -35,7 +35,7 @@ public final class DevEnvironment implements AutoCloseable {
     Files.createDirectories(root);
     CompletableFuture<EmbeddedPostgresServer> pg = CompletableFuture.supplyAsync(() -> {
       try {
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(root.resolve("postgres"));
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(root.resolve("postgres"), false); // closed after the node
         server.createDatabaseIfMissing(DEMO_DATABASE);
         return server;
       } catch (Exception e) {

@@ -1,6 +1,7 @@
 package dev.tidemark.node.ops;
 
 import dev.tidemark.config.TidemarkConfig.OpsConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
@@ -12,19 +13,22 @@ import io.vertx.ext.web.RoutingContext;
 /**
  * The operations endpoint every node serves, whatever its roles: liveness (the node's event loop
  * answers) and readiness (what the node's roles depend on is reachable: PostgreSQL for gateway,
- * query and command; Kafka for changelog; the cluster for all).
+ * query and command; Kafka for changelog; the cluster for all), and the node's metrics in
+ * Prometheus text.
  */
 public final class OpsVerticle extends VerticleBase {
 
   private final OpsConfig config;
   private final HealthChecks live;
   private final HealthChecks ready;
+  private final PrometheusMeterRegistry metrics;
   private HttpServer server;
 
-  public OpsVerticle(OpsConfig config, HealthChecks live, HealthChecks ready) {
+  public OpsVerticle(OpsConfig config, HealthChecks live, HealthChecks ready, PrometheusMeterRegistry metrics) {
     this.config = config;
     this.live = live;
     this.ready = ready;
+    this.metrics = metrics;
   }
 
   @Override
@@ -32,6 +36,10 @@ public final class OpsVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> respond(ctx, live));
     router.get("/health/ready").handler(ctx -> respond(ctx, ready));
+    // a scrape walks every meter and reads the JVM's beans: a worker's job, not the event loop's
+    router.get("/metrics").handler(ctx -> vertx.executeBlocking(metrics::scrape, false)
+        .onSuccess(text -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(text))
+        .onFailure(ctx::fail));
     server = vertx.createHttpServer();
     return server.requestHandler(router).listen(config.port(), config.host());
   }

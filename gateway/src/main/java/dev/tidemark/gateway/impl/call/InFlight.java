@@ -38,6 +38,16 @@ public final class InFlight {
     this.revocations = revocations;
   }
 
+  /** Calls this gateway is running now. */
+  public int callCount() {
+    return calls.size();
+  }
+
+  /** GET and listen streams this gateway holds open. */
+  public int streamCount() {
+    return streams.size();
+  }
+
   public Future<Void> start() {
     cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> {
       Held call = calls.remove(msg.body().getString("key"));

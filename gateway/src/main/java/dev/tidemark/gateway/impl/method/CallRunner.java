@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.method;
 
+import dev.tidemark.contract.LogContext;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
@@ -33,6 +34,9 @@ public final class CallRunner {
   }
 
   public void run(Call call) {
+    // every line logged while this call runs names its caller and session (docs/operations.md)
+    LogContext.put(LogContext.CALLER_ID, call.caller().id());
+    LogContext.put(LogContext.SESSION_ID, call.sessionId());
     ResponseChannel channel = call.channel();
     String key = call.modern() ? UUID.randomUUID().toString() : call.inflightKey();
     Runnable cancel = () -> {

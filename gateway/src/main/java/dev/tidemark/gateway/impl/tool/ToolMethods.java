@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.tool;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
@@ -136,6 +137,7 @@ public final class ToolMethods {
 
   private Future<JsonObject> callService(Call call, ToolDescriptor tool, JsonObject arguments) {
     ToolRequest request = ServiceClient.request(call, tool.name(), arguments);
+    LogContext.put(LogContext.REQUEST_ID, request.requestId());
     call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
         new JsonObject().put("request_id", request.requestId())));
     CallContext context = contexts.apply(call);

@@ -1,0 +1,30 @@
+package dev.tidemark.contract.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+
+/** What a node's roles count into: its registry, its tool-call meters and its relay lag. */
+public final class NodeMeters {
+
+  private final MeterRegistry registry;
+  private final ToolCallMeters toolCalls;
+  private final RelayLag relayLag;
+
+  NodeMeters(MeterRegistry registry) {
+    this.registry = registry;
+    this.toolCalls = new ToolCallMeters(registry);
+    this.relayLag = new RelayLag(registry);
+  }
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  public ToolCallMeters toolCalls() {
+    return toolCalls;
+  }
+
+  /** Fed by the role that publishes the changelog. */
+  public RelayLag relayLag() {
+    return relayLag;
+  }
+}

@@ -1,0 +1,91 @@
+package dev.tidemark.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.devstack.FreePorts;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** tidemark doctor against the suite's PostgreSQL and broker: every check passes; a wrong database URL fails by name. */
+@ExtendWith(InfraExtension.class)
+class DoctorIT {
+
+  @TempDir
+  Path dir;
+
+  private Path configFile(SharedInfra infra, Map<ConfigKey, String> overrides) throws Exception {
+    int port = FreePorts.allocate();
+    Map<ConfigKey, String> values = TestNodes.config(infra, TestNodes.clusterName(), port, "127.0.0.1:" + FreePorts.allocate(),
+        "gateway,query,command,changelog");
+    values.putAll(overrides);
+    JsonObject yaml = new JsonObject(); // JSON is YAML
+    values.forEach((k, v) -> yaml.put(k.key(), v));
+    Path file = dir.resolve("tidemark.yaml");
+    Files.writeString(file, yaml.encodePrettily());
+    return file;
+  }
+
+  @Test
+  void everyCheckPassesAgainstAMigratedDatabaseAndABrokerWithShareGroups(SharedInfra infra) throws Exception {
+    TestNodes.prepareDatabase(infra);
+    // the two callers prepareDatabase creates (the suite's third role is made by the test that uses it)
+    String callers = dev.tidemark.node.dev.DevSetup.WRITER_ROLE + ":" + TestNodes.CALLER_PASSWORDS.get(dev.tidemark.node.dev.DevSetup.WRITER_ROLE)
+        + "," + dev.tidemark.node.dev.DevSetup.READER_ROLE + ":" + TestNodes.CALLER_PASSWORDS.get(dev.tidemark.node.dev.DevSetup.READER_ROLE);
+    Cli.Run r = Cli.run("doctor", "--config", configFile(infra, Map.of(ConfigKey.DATABASE_CALLER_PASSWORDS, callers)).toString());
+    Files.writeString(Path.of("target", "doctor-it.txt"), r.out());
+    List<String> lines = r.out().lines().toList();
+    assertEquals(0, r.code(), r.out() + r.err());
+    for (String check : List.of("config", "postgres", "schema", "login", "capture", "wal_level", "caller roles", "caller login",
+        "kafka", "topic", "share groups", "cluster", "oauth")) {
+      assertTrue(lines.stream().anyMatch(l -> l.substring(5).startsWith(check + ": ")), "no line for " + check + ":\n" + r.out());
+    }
+    assertTrue(lines.stream().noneMatch(l -> l.startsWith("FAIL")), r.out());
+    assertTrue(lines.contains("skip oauth: OAuth issuers cannot be configured yet, so there is nothing to check"), r.out());
+    assertEquals("tidemark doctor: no check failed", lines.get(lines.size() - 1));
+    String docs = Files.readString(Path.of("..", "docs", "operations.md"));
+    String example = docs.substring(docs.indexOf("```text\nok   config:") + 8);
+    example = example.substring(0, example.indexOf("```"));
+    assertEquals(checks(example), checks(r.out()), "docs/operations.md shows the checks doctor prints, in its order");
+    for (String password : TestNodes.CALLER_PASSWORDS.values()) {
+      assertFalse(r.out().contains(password), "doctor never prints a password");
+    }
+  }
+
+  /** Each line's status word and check name. */
+  private static List<String> checks(String output) {
+    return output.lines().filter(l -> l.contains(": ") && !l.startsWith("tidemark doctor"))
+        .map(l -> l.substring(5, l.indexOf(": "))).toList();
+  }
+
+  @Test
+  void aWrongDatabaseUrlFailsWithANamedLineAndExitStatusOne(SharedInfra infra) throws Exception {
+    Cli.Run r = Cli.run("doctor", "--roles", "query", "--config", configFile(infra, Map.of(
+        ConfigKey.DATABASE_URL, "postgresql://127.0.0.1:" + FreePorts.allocate() + "/nowhere")).toString());
+    assertEquals(1, r.code(), r.out() + r.err());
+    Files.writeString(Path.of("target", "doctor-it-wrong-url.txt"), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.startsWith("FAIL postgres: cannot connect to 127.0.0.1:")
+        && l.contains("check database.url")), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.equals("skip kafka: this node runs [QUERY], none of which uses Kafka")), r.out());
+    assertTrue(r.out().strip().endsWith("check(s) failed"), r.out());
+  }
+
+  @Test
+  void anUnreachableBrokerFailsTheKafkaLine(SharedInfra infra) throws Exception {
+    TestNodes.prepareDatabase(infra);
+    Cli.Run r = Cli.run("doctor", "--config", configFile(infra, Map.of(
+        ConfigKey.KAFKA_BOOTSTRAP_SERVERS, "127.0.0.1:" + FreePorts.allocate(), ConfigKey.KAFKA_REQUEST_TIMEOUT_MS, "1500")).toString());
+    assertEquals(1, r.code(), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.startsWith("FAIL kafka: cannot reach Kafka at 127.0.0.1:")), r.out());
+  }
+}
