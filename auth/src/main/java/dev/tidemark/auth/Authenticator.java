@@ -13,6 +13,14 @@ public interface Authenticator {
   Future<Caller> authenticate(String authorization);
 
   /**
+   * @param resource the public URL of the endpoint the request addressed (RFC 8707), which an OAuth
+   *     access token must name as its audience; null when the node has no public URL
+   */
+  default Future<Caller> authenticate(String authorization, String resource) {
+    return authenticate(authorization);
+  }
+
+  /**
    * Starts hearing of revocations: {@code revoked} is called once for each token that stops being
    * valid, on this node, soon after (within a second); by then this authenticator refuses it.
    * Call it on the context that uses the authenticator. Default: credentials that are never revoked.

@@ -22,6 +22,7 @@ public enum ConfigKey {
   HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway holds open; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
   HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
+  HTTP_PUBLIC_URL("http.public-url", "", "The origin clients reach the endpoint at, as scheme://host[:port] without a path (https://tidemark.example.com): the endpoint's public URL is this followed by http.path, and /{database} for a named database. Each such URL is the OAuth resource its metadata document names and, by default, the audience its tokens must carry. Required with auth.oauth.issuer."),
 
   OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready, /metrics)."),
   OPS_PORT("ops.port", "9090", "Port of the operations endpoint, served by every node whatever its roles."),
@@ -70,6 +71,15 @@ public enum ConfigKey {
   AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway; more wait in a queue."),
   AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
   AUTH_QUEUE_TIMEOUT_MS("auth.queue-timeout-ms", "5000", "Longest a queued tool call waits for a free slot before it ends with UNAVAILABLE."),
+  AUTH_ROLE_TOOLS("auth.role-tools", "", "The tool ceiling of each PostgreSQL role, as role:tool|tool pairs separated by commas (role:* for every tool). A caller of a role named here sees and calls only those tools, whatever its token or scopes; any other tool answers as unknown. A role not named here has no ceiling."),
+  AUTH_OAUTH_ISSUER("auth.oauth.issuer", "", "The OAuth 2.1 authorization server whose JWT access tokens the endpoint accepts, as its issuer identifier (the iss claim). Empty: no OAuth, only tmk_ tokens. Its metadata and keys are fetched at start; a node that cannot fetch them does not start."),
+  AUTH_OAUTH_JWKS_URL("auth.oauth.jwks-url", "", "Where the issuer's signing keys (a JWKS) are fetched. Empty: the jwks_uri of the issuer's metadata (/.well-known/oauth-authorization-server, else /.well-known/openid-configuration)."),
+  AUTH_OAUTH_AUDIENCE("auth.oauth.audience", "", "The audience (aud) every access token must name, on every endpoint. Empty: each endpoint's own public URL (http.public-url and the path), the RFC 8707 resource indicator."),
+  AUTH_OAUTH_ROLE_CLAIM("auth.oauth.role-claim", "pg_role", "The claim naming the caller's PostgreSQL role: a string, or an array holding exactly one of auth.oauth.roles."),
+  AUTH_OAUTH_ROLES("auth.oauth.roles", "", "Comma-separated PostgreSQL roles an access token may name; a token naming any other role is refused with 401. Required with auth.oauth.issuer."),
+  AUTH_OAUTH_LEEWAY_SECONDS("auth.oauth.leeway-seconds", "30", "Clock difference allowed between the issuer and this node when exp, nbf and iat are checked."),
+  AUTH_OAUTH_JWKS_REFRESH_SECONDS("auth.oauth.jwks-refresh-seconds", "60", "A token signed with a key id the node does not know makes it fetch the keys again, at most once in this many seconds."),
+  AUTH_OAUTH_JWKS_MAX_AGE_SECONDS("auth.oauth.jwks-max-age-seconds", "3600", "The keys are fetched again this often in any case, so that a key the issuer withdrew stops verifying."),
 
   CHANGELOG_RETENTION_SECONDS("changelog.retention-seconds", "604800", "How long a published change stays in the changelog table; older cursors get CURSOR_EXPIRED."),
   CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),

@@ -29,7 +29,13 @@ public record TidemarkConfig(
     CommandConfig command,
     long keysRefreshSeconds,
     String anonymousRole,
-    LogConfig log) {
+    LogConfig log,
+    OAuthConfig oauth,
+    Map<String, List<String>> roleTools) {
+
+  public TidemarkConfig {
+    roleTools = Map.copyOf(roleTools);
+  }
 
   @Override
   public String toString() {
@@ -38,7 +44,31 @@ public record TidemarkConfig(
   }
 
   public record HttpConfig(String host, int port, String path, long maxBodyBytes, long bodyTimeoutMs, int idleTimeoutSeconds,
-      int maxConnections, int maxUnauthenticatedConnections, List<String> allowedOrigins) {}
+      int maxConnections, int maxUnauthenticatedConnections, List<String> allowedOrigins, String publicUrl) {
+
+    /** The public URL of the endpoint for {@code database}, or of the default endpoint when it is null; null without http.public-url. */
+    public String endpointUrl(String database) {
+      return publicUrl.isEmpty() ? null : publicUrl + path + (database == null ? "" : "/" + database);
+    }
+  }
+
+  /**
+   * The OAuth 2.1 resource server's settings; {@link #enabled()} only with an issuer.
+   *
+   * @param audience empty: each endpoint's own public URL
+   * @param jwksUrl empty: from the issuer's metadata
+   */
+  public record OAuthConfig(String issuer, String jwksUrl, String audience, String roleClaim, List<String> roles,
+      long leewaySeconds, long jwksRefreshSeconds, long jwksMaxAgeSeconds) {
+
+    /** The tool scopes: read tools, resources and completion need the first, change tools the second. */
+    public static final String READ_SCOPE = "tidemark:read";
+    public static final String WRITE_SCOPE = "tidemark:write";
+
+    public boolean enabled() {
+      return !issuer.isEmpty();
+    }
+  }
 
   /** How many tool calls one caller may run at once on a gateway, and how many may wait, for how long. */
   public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs) {}
@@ -172,6 +202,12 @@ public record TidemarkConfig(
           + ConfigKey.HTTP_HOST.key() + " is a loopback address such as 127.0.0.1");
     }
     refuseContradictions(v, authEnabled);
+    String publicUrl = v.publicUrl();
+    OAuthConfig oauth = v.oauth(publicUrl);
+    if (oauth.enabled() && !authEnabled) {
+      throw new IllegalArgumentException("config key " + ConfigKey.AUTH_OAUTH_ISSUER.key() + " needs " + ConfigKey.AUTH_ENABLED.key()
+          + " true: without authentication no token is read");
+    }
     String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
     return new TidemarkConfig(
         v.str(ConfigKey.NODE_ID),
@@ -185,7 +221,8 @@ public record TidemarkConfig(
             v.positiveInt(ConfigKey.HTTP_IDLE_TIMEOUT_SECONDS),
             v.positiveInt(ConfigKey.HTTP_MAX_CONNECTIONS),
             v.positiveInt(ConfigKey.HTTP_MAX_UNAUTHENTICATED_CONNECTIONS),
-            v.list(ConfigKey.HTTP_ALLOWED_ORIGINS)),
+            v.list(ConfigKey.HTTP_ALLOWED_ORIGINS),
+            publicUrl),
         new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
         new DatabaseConfig(
             v.name(ConfigKey.DATABASE_NAME),
@@ -236,7 +273,9 @@ public record TidemarkConfig(
             v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)),
         v.positiveLong(ConfigKey.KEYS_REFRESH_SECONDS),
         v.str(ConfigKey.AUTH_ANONYMOUS_ROLE),
-        new LogConfig(v.oneOf(ConfigKey.LOG_FORMAT, "text", "json"), v.oneOf(ConfigKey.LOG_LEVEL, "error", "warn", "info", "debug", "trace")));
+        new LogConfig(v.oneOf(ConfigKey.LOG_FORMAT, "text", "json"), v.oneOf(ConfigKey.LOG_LEVEL, "error", "warn", "info", "debug", "trace")),
+        oauth,
+        v.roleTools());
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
@@ -404,6 +443,82 @@ public record TidemarkConfig(
       } catch (IllegalArgumentException e) {
         throw fail(k, "a URL such as postgresql://host:5432/dbname");
       }
+    }
+
+    /** scheme://host[:port], no path, query or trailing slash; http only for a loopback host. */
+    String publicUrl() {
+      String s = str(ConfigKey.HTTP_PUBLIC_URL);
+      if (s.isEmpty()) {
+        return s;
+      }
+      URI u = httpUrl(ConfigKey.HTTP_PUBLIC_URL, s);
+      if (u.getRawPath() != null && !u.getRawPath().isEmpty() || u.getRawQuery() != null || u.getRawFragment() != null) {
+        throw fail(ConfigKey.HTTP_PUBLIC_URL, "an origin without a path, such as https://tidemark.example.com (http.path is added to it)");
+      }
+      return s;
+    }
+
+    /** An https URL, or http to a loopback host (a local test issuer); never with user info. */
+    URI httpUrl(ConfigKey k, String s) {
+      URI u;
+      try {
+        u = URI.create(s);
+      } catch (IllegalArgumentException e) {
+        throw fail(k, "an https URL");
+      }
+      boolean https = "https".equals(u.getScheme());
+      boolean localHttp = "http".equals(u.getScheme()) && isLoopback(u.getHost());
+      if (!(https || localHttp) || u.getHost() == null || u.getRawUserInfo() != null) {
+        throw fail(k, "an https URL (http only to a loopback host)");
+      }
+      return u;
+    }
+
+    OAuthConfig oauth(String publicUrl) {
+      String issuer = str(ConfigKey.AUTH_OAUTH_ISSUER);
+      OAuthConfig oauth = new OAuthConfig(issuer, str(ConfigKey.AUTH_OAUTH_JWKS_URL), str(ConfigKey.AUTH_OAUTH_AUDIENCE),
+          str(ConfigKey.AUTH_OAUTH_ROLE_CLAIM), list(ConfigKey.AUTH_OAUTH_ROLES), nonNegativeLong(ConfigKey.AUTH_OAUTH_LEEWAY_SECONDS),
+          positiveLong(ConfigKey.AUTH_OAUTH_JWKS_REFRESH_SECONDS), positiveLong(ConfigKey.AUTH_OAUTH_JWKS_MAX_AGE_SECONDS));
+      if (!oauth.enabled()) {
+        for (ConfigKey k : List.of(ConfigKey.AUTH_OAUTH_JWKS_URL, ConfigKey.AUTH_OAUTH_AUDIENCE, ConfigKey.AUTH_OAUTH_ROLES)) {
+          if (!str(k).isEmpty()) {
+            throw contradiction(k, ConfigKey.AUTH_OAUTH_ISSUER, "is only read when " + ConfigKey.AUTH_OAUTH_ISSUER.key() + " is set");
+          }
+        }
+        return oauth;
+      }
+      httpUrl(ConfigKey.AUTH_OAUTH_ISSUER, issuer);
+      if (!oauth.jwksUrl().isEmpty()) {
+        httpUrl(ConfigKey.AUTH_OAUTH_JWKS_URL, oauth.jwksUrl());
+      }
+      if (publicUrl.isEmpty()) {
+        throw fail(ConfigKey.HTTP_PUBLIC_URL, "set when " + ConfigKey.AUTH_OAUTH_ISSUER.key()
+            + " is: it is the resource clients ask the issuer for, such as https://tidemark.example.com");
+      }
+      if (oauth.roles().isEmpty()) {
+        throw fail(ConfigKey.AUTH_OAUTH_ROLES, "set when " + ConfigKey.AUTH_OAUTH_ISSUER.key()
+            + " is: the PostgreSQL roles an access token may name, such as tidemark_reader,tidemark_writer");
+      }
+      if (oauth.roleClaim().isEmpty()) {
+        throw fail(ConfigKey.AUTH_OAUTH_ROLE_CLAIM, "the name of a claim, such as pg_role");
+      }
+      return oauth;
+    }
+
+    /** role:tool|tool,role:* as a map of role to its tools; "*" stands for every tool. */
+    Map<String, List<String>> roleTools() {
+      Map<String, List<String>> out = new java.util.TreeMap<>();
+      for (String pair : list(ConfigKey.AUTH_ROLE_TOOLS)) {
+        int colon = pair.indexOf(':');
+        String role = colon <= 0 ? "" : pair.substring(0, colon).trim();
+        if (role.isEmpty() || out.containsKey(role)) {
+          throw fail(ConfigKey.AUTH_ROLE_TOOLS, "role:tool|tool pairs, each role once, separated by commas, such as "
+              + "tidemark_reader:status|query,tidemark_writer:*");
+        }
+        List<String> tools = Arrays.stream(pair.substring(colon + 1).split("\\|")).map(String::trim).filter(t -> !t.isEmpty()).toList();
+        out.put(role, tools);
+      }
+      return out;
     }
 
     /** database.caller-passwords, then the files of database.caller-password-dir over them. */

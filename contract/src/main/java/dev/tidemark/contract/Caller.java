@@ -7,9 +7,10 @@ import java.util.Objects;
 
 /**
  * Who is calling: an identity, the PostgreSQL role every statement runs as, the access ceiling and
- * the databases the caller may reach.
+ * the databases the caller may reach; for an OAuth access token also the scopes it was granted
+ * ({@code scopes} is null for a Tidemark token, whose access alone says what it may do).
  */
-public record Caller(String id, String name, String pgRole, Access access, List<String> databases) {
+public record Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes) {
 
   public Caller {
     Objects.requireNonNull(id, "id");
@@ -17,6 +18,17 @@ public record Caller(String id, String name, String pgRole, Access access, List<
     Objects.requireNonNull(pgRole, "pgRole");
     Objects.requireNonNull(access, "access");
     databases = List.copyOf(databases);
+    scopes = scopes == null ? null : List.copyOf(scopes);
+  }
+
+  /** A caller of a Tidemark token: not limited by scopes. */
+  public Caller(String id, String name, String pgRole, Access access, List<String> databases) {
+    this(id, name, pgRole, access, databases, null);
+  }
+
+  /** Whether the caller's grant covers {@code scope}: always for a Tidemark token. */
+  public boolean hasScope(String scope) {
+    return scopes == null || scopes.contains(scope);
   }
 
   public boolean mayReach(String database) {
@@ -24,22 +36,26 @@ public record Caller(String id, String name, String pgRole, Access access, List<
   }
 
   public JsonObject toJson() {
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("id", id)
         .put("name", name)
         .put("pg_role", pgRole)
         .put("access", access.wire())
         .put("databases", new JsonArray(databases));
+    // absent, not null, for a Tidemark token: readers that predate scopes see the same message
+    return scopes == null ? json : json.put("scopes", new JsonArray(scopes));
   }
 
   /** Unknown fields are ignored so that later versions may append fields. */
   public static Caller fromJson(JsonObject json) {
     JsonArray dbs = json.getJsonArray("databases", new JsonArray());
+    JsonArray scopes = json.getJsonArray("scopes");
     return new Caller(
         json.getString("id"),
         json.getString("name"),
         json.getString("pg_role"),
         Access.fromWire(json.getString("access")),
-        dbs.stream().map(String::valueOf).toList());
+        dbs.stream().map(String::valueOf).toList(),
+        scopes == null ? null : scopes.stream().map(String::valueOf).toList());
   }
 }

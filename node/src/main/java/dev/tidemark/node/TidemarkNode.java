@@ -1,6 +1,7 @@
 package dev.tidemark.node;
 
 import dev.tidemark.auth.Authenticator;
+import dev.tidemark.auth.OAuth;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.changelog.ChangelogVerticle;
 import dev.tidemark.changelog.FanOutVerticle;
@@ -112,8 +113,10 @@ public final class TidemarkNode {
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
-        Authenticator auth = config.authEnabled() ? TokenStore.create(pool)
+        Authenticator tokens = config.authEnabled() ? TokenStore.create(pool)
             .authenticator(vertx, Pools.connectOptions(config.database())) : null;
+        // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
+        Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         deployments.add(vertx.deployVerticle(gateway));
       }

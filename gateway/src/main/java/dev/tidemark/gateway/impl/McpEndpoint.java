@@ -23,12 +23,14 @@ import dev.tidemark.gateway.impl.http.AnswerWriter;
 import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.http.Authentication;
 import dev.tidemark.gateway.impl.http.BodyReader;
+import dev.tidemark.gateway.impl.http.Challenges;
 import dev.tidemark.gateway.impl.http.ConnectionSlots;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.http.RequestGuards;
 import dev.tidemark.gateway.impl.jsonrpc.Envelope;
 import dev.tidemark.gateway.impl.method.CallRunner;
 import dev.tidemark.gateway.impl.method.MethodTable;
+import dev.tidemark.gateway.impl.method.ScopeGate;
 import dev.tidemark.gateway.impl.method.ServerInfo;
 import dev.tidemark.gateway.impl.prompt.PromptMethods;
 import dev.tidemark.gateway.impl.resource.ChangeNotifier;
@@ -44,6 +46,7 @@ import dev.tidemark.gateway.impl.stream.GetStream;
 import dev.tidemark.gateway.impl.stream.ListenStream;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import dev.tidemark.gateway.impl.tool.CallLimiter;
+import dev.tidemark.gateway.impl.tool.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
@@ -85,6 +88,8 @@ public final class McpEndpoint {
   private final GetStream getStreams;
   private final ListenStream listenStreams;
   private final CallRunner runner;
+  private final Challenges challenges;
+  private final ScopeGate scopes;
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -98,7 +103,8 @@ public final class McpEndpoint {
     this.inFlight = new InFlight(vertx, revocations);
     this.notifier = new ChangeNotifier(vertx, config.database().name(), node.nodeId(), subscriptions);
     this.guards = new RequestGuards(config);
-    this.authentication = new Authentication(vertx, authenticator, slots, revocations, config.anonymousRole());
+    this.challenges = new Challenges(config);
+    this.authentication = new Authentication(vertx, authenticator, slots, revocations, config.anonymousRole(), challenges);
     this.bodies = new BodyReader(vertx, config.http().maxBodyBytes(), config.http().bodyTimeoutMs());
     this.answers = new AnswerWriter(vertx, slots);
     this.serverRequests = new ServerRequests(vertx);
@@ -107,11 +113,13 @@ public final class McpEndpoint {
     this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
 
     this.requestStates = new RequestStates(vertx);
-    ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs());
+    Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions));
+    this.scopes = new ScopeGate(grants, challenges);
+    ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
-        new Consent(services, serverRequests), contexts);
+        new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions);
     PromptMethods prompts = new PromptMethods(extensions, contexts);
@@ -140,6 +148,11 @@ public final class McpEndpoint {
   public Future<Void> start(Router router) {
     GatewayMeters.watch(vertx, inFlight);
     String path = config.http().path();
+    if (challenges.oauth()) {
+      // RFC 9728's path-suffixed form: one document per endpoint, each naming its own resource
+      router.get(Challenges.METADATA_PREFIX + path).handler(ctx -> metadata(ctx, null));
+      router.get(Challenges.METADATA_PREFIX + path + "/:database").handler(ctx -> metadata(ctx, ctx.pathParam("database")));
+    }
     for (String p : List.of(path, path + "/:database")) {
       router.post(p).handler(this::post);
       router.get(p).handler(this::get);
@@ -158,6 +171,16 @@ public final class McpEndpoint {
         .compose(v -> notifier.stop()).compose(v -> sessions.stop()).compose(v -> inFlight.stop());
   }
 
+  /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */
+  private void metadata(RoutingContext ctx, String databaseInPath) {
+    if (databaseInPath != null && !databaseInPath.equals(config.database().name())) {
+      answers.refuse(ctx, Refusal.http(404, "No database is served at this path; the endpoint is " + config.http().path() + "."));
+      return;
+    }
+    ctx.response().putHeader(HttpHeaders.CACHE_CONTROL, "max-age=3600");
+    answers.write(ctx, Answer.json(200, challenges.metadata(databaseInPath)));
+  }
+
   /** The guards, then the credential check: what every method of the endpoint passes first. */
   private Future<Authenticated> admit(RoutingContext ctx) {
     try {
@@ -165,7 +188,7 @@ public final class McpEndpoint {
       if (ctx.request().method() == HttpMethod.POST) {
         RequestGuards.requireJson(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
       }
-      return authentication.check(ctx.request(), database);
+      return authentication.check(ctx.request(), database, ctx.pathParam("database"));
     } catch (Refusal r) {
       return r.future();
     }
@@ -174,6 +197,8 @@ public final class McpEndpoint {
   private void post(RoutingContext ctx) {
     ctx.request().pause();
     admit(ctx).compose(who -> bodies.read(ctx.request()).compose(body -> turn(ctx, who, body)))
+        // a token's scopes are checked on the call itself, before its channel writes anything, so a 403 can still be sent
+        .compose(turn -> turn instanceof Turn.Run r ? scopes.check(r.call(), ctx.pathParam("database")).map(turn) : Future.succeededFuture(turn))
         .map(turn -> {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());

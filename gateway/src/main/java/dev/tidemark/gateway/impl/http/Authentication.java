@@ -30,28 +30,38 @@ public final class Authentication {
   private final ConnectionSlots slots;
   private final Revocations revocations;
   private final String anonymousRole;
+  private final Challenges challenges;
 
   /** @param authenticator null when {@code auth.enabled} is false: every request is the anonymous reader */
-  public Authentication(Vertx vertx, Authenticator authenticator, ConnectionSlots slots, Revocations revocations, String anonymousRole) {
+  public Authentication(Vertx vertx, Authenticator authenticator, ConnectionSlots slots, Revocations revocations, String anonymousRole,
+      Challenges challenges) {
     this.vertx = vertx;
     this.authenticator = authenticator;
     this.slots = slots;
     this.revocations = revocations;
     this.anonymousRole = anonymousRole;
+    this.challenges = challenges;
   }
 
-  public Future<Authenticated> check(HttpServerRequest request, String database) {
+  /**
+   * @param database the database the request addresses
+   * @param databaseInPath the database its path names, or null for the default endpoint: each endpoint
+   *     is a resource of its own, which an access token must be issued for
+   */
+  public Future<Authenticated> check(HttpServerRequest request, String database, String databaseInPath) {
     long started = System.nanoTime();
     if (authenticator == null) {
       return admit(request, new Caller("anonymous", "anonymous", anonymousRole, Access.READ_ONLY, List.of("*")), database, started);
     }
-    return authenticator.authenticate(request.getHeader(HttpHeaders.AUTHORIZATION))
+    String authorization = request.getHeader(HttpHeaders.AUTHORIZATION);
+    String challenge = challenges.unauthorized(authorization != null, databaseInPath);
+    return authenticator.authenticate(authorization, challenges.resource(databaseInPath))
         .compose(caller -> revocations.heardSince(caller.id(), started)
             ? Future.failedFuture(new AuthenticationException(REVOKED_MESSAGE)) // checked against a row read before the revocation
             : Future.succeededFuture(caller))
         .compose(caller -> caller.mayReach(database)
             ? admit(request, caller, database, started)
-            : Refusal.http(403, "This token may not reach this database.").future(), this::refused);
+            : Refusal.http(403, "This token may not reach this database.").future(), err -> refused(err, challenge));
   }
 
   private Future<Authenticated> admit(HttpServerRequest request, Caller caller, String database, long started) {
@@ -63,17 +73,22 @@ public final class Authentication {
     return Future.succeededFuture(new Authenticated(caller, database, started));
   }
 
-  private Future<Authenticated> refused(Throwable err) {
+  private Future<Authenticated> refused(Throwable err, String challenge) {
     Promise<Authenticated> delayed = Promise.promise();
-    vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> delayed.fail(refusal(err)));
+    vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> delayed.fail(refusal(err, challenge)));
     return delayed.future();
   }
 
   /** A refused credential is a 401; a check that could not be made is a 503, since the same token may pass in a moment. */
   static Refusal refusal(Throwable err) {
+    return refusal(err, McpHeaders.INVALID_TOKEN_CHALLENGE);
+  }
+
+  /** @param challenge the 401's {@code WWW-Authenticate} ({@link Challenges#unauthorized}) */
+  static Refusal refusal(Throwable err, String challenge) {
     return err instanceof AuthenticationException
         // a socket that failed its credential check is let go, however it authenticated before
-        ? Refusal.http(401, err.getMessage()).with("WWW-Authenticate", McpHeaders.INVALID_TOKEN_CHALLENGE)
+        ? Refusal.http(401, err.getMessage()).with("WWW-Authenticate", challenge)
             .with(HttpHeaders.CONNECTION.toString(), "close")
         : Refusal.http(503, "Credentials could not be checked right now; retry shortly.");
   }

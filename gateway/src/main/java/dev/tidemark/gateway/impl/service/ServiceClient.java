@@ -9,6 +9,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.tool.Grants;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -31,10 +32,13 @@ public final class ServiceClient {
 
   private final Vertx vertx;
   private final long sendTimeoutMs;
+  private final Grants grants;
 
-  public ServiceClient(Vertx vertx, long sendTimeoutMs) {
+  /** @param grants whose role ceilings hold for what the gateway reads on a caller's behalf too */
+  public ServiceClient(Vertx vertx, long sendTimeoutMs, Grants grants) {
     this.vertx = vertx;
     this.sendTimeoutMs = sendTimeoutMs;
+    this.grants = grants;
   }
 
   /** The service's reply; never fails: a bus failure is a failed {@link ToolReply}. */
@@ -52,6 +56,11 @@ public final class ServiceClient {
 
   /** Runs a read tool as the caller, for what the gateway serves on top of the tools (resources, completion). */
   public Future<ToolReply> read(Call call, String tool, JsonObject arguments) {
+    if (!grants.withinCeiling(call.caller().pgRole(), tool)) {
+      // a resource or a completion must not reach past the tools the role may call
+      return Future.succeededFuture(ToolReply.failed(new ToolException(ErrorCode.PERMISSION_DENIED,
+          "Your role may not use " + tool + ", which this needs. " + ErrorCode.PERMISSION_DENIED.hint())));
+    }
     return send(ToolCatalog.find(tool).orElseThrow(), request(call, tool, arguments));
   }
 

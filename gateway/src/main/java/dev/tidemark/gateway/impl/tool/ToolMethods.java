@@ -1,6 +1,5 @@
 package dev.tidemark.gateway.impl.tool;
 
-import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LogContext;
@@ -49,10 +48,12 @@ public final class ToolMethods {
   private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
   private final Map<String, JsonObject> inputSchemas;
+  private final Grants grants;
 
   public ToolMethods(Vertx vertx, CallLimiter limiter, List<McpExtension> extensions, ServiceClient services, Consent consent,
-      Function<Call, CallContext> contexts) {
+      Function<Call, CallContext> contexts, Grants grants) {
     this.vertx = vertx;
+    this.grants = grants;
     this.limiter = limiter;
     this.services = services;
     this.consent = consent;
@@ -77,18 +78,26 @@ public final class ToolMethods {
     return inputSchemas;
   }
 
-  private static boolean mayCall(Call call, ToolDescriptor tool) {
-    return tool.service() != Service.COMMAND || call.caller().access() == Access.READ_WRITE;
+  /** The names of every tool, the catalogue's and the extensions'. */
+  public static List<String> names(List<McpExtension> extensions) {
+    List<String> names = new java.util.ArrayList<>(ToolCatalog.all().stream().map(ToolDescriptor::name).toList());
+    extensions.forEach(e -> e.tools().forEach(t -> names.add(t.getString("name"))));
+    return names;
   }
 
+  private boolean mayCall(Call call, String tool) {
+    return grants.verdict(call.caller(), tool) == Grants.Verdict.CALL;
+  }
+
+  /** Only what the caller may call now: not what its ceiling or a read-only token hides, nor what its scopes do not cover yet. */
   public Future<JsonObject> list(Call call) {
     JsonArray tools = new JsonArray();
     for (ToolDescriptor tool : ToolCatalog.all()) {
-      if (mayCall(call, tool)) {
+      if (mayCall(call, tool.name())) {
         tools.add(tool.toMcp());
       }
     }
-    extensionTools.values().forEach(t -> tools.add(t.copy()));
+    extensionTools.values().stream().filter(t -> mayCall(call, t.getString("name"))).forEach(t -> tools.add(t.copy()));
     return Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("tools", tools), 60_000, "private"));
   }
 
@@ -99,10 +108,17 @@ public final class ToolMethods {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "The arguments of tools/call must be an object."));
     }
     JsonObject arguments = rawArgs == null ? new JsonObject() : (JsonObject) rawArgs;
-    ToolDescriptor tool = name instanceof String s ? ToolCatalog.find(s).filter(t -> mayCall(call, t)).orElse(null) : null;
-    McpExtension extension = name instanceof String s ? extensionToolOwners.get(s) : null;
+    // outside the ceiling, or a change tool for a read-only token: exactly as a tool that does not exist
+    Grants.Verdict verdict = name instanceof String s ? grants.verdict(call.caller(), s) : Grants.Verdict.UNKNOWN;
+    ToolDescriptor tool = name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? ToolCatalog.find(s).orElse(null) : null;
+    McpExtension extension = name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? extensionToolOwners.get(s) : null;
     if (tool == null && extension == null) {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown tool; call tools/list to see the tools you may call."));
+    }
+    if (verdict == Grants.Verdict.NEEDS_SCOPE) {
+      // ScopeGate answered this with a 403 before the call began; a call that got here anyway still does not run
+      return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_REQUEST, "The access token's scopes do not cover " + name
+          + "; get a token with scope " + Grants.scopeOf((String) name) + ".", 403, null));
     }
     String toolName = (String) name;
     JsonArray faults = validator.faults(toolName, arguments);
