@@ -51,7 +51,7 @@ class DoctorIT {
       assertTrue(lines.stream().anyMatch(l -> l.substring(5).startsWith(check + ": ")), "no line for " + check + ":\n" + r.out());
     }
     assertTrue(lines.stream().noneMatch(l -> l.startsWith("FAIL")), r.out());
-    assertTrue(lines.contains("skip oauth: OAuth issuers cannot be configured yet, so there is nothing to check"), r.out());
+    assertTrue(lines.contains("skip oauth: no auth.oauth.issuer is set, so only Tidemark's own tokens are accepted"), r.out());
     assertEquals("tidemark doctor: no check failed", lines.get(lines.size() - 1));
     String docs = Files.readString(Path.of("..", "docs", "operations.md"));
     String example = docs.substring(docs.indexOf("```text\nok   config:") + 8);
@@ -87,5 +87,17 @@ class DoctorIT {
         ConfigKey.KAFKA_BOOTSTRAP_SERVERS, "127.0.0.1:" + FreePorts.allocate(), ConfigKey.KAFKA_REQUEST_TIMEOUT_MS, "1500")).toString());
     assertEquals(1, r.code(), r.out());
     assertTrue(r.out().lines().anyMatch(l -> l.startsWith("FAIL kafka: cannot reach Kafka at 127.0.0.1:")), r.out());
+  }
+
+  @Test
+  void anIssuerWhoseMetadataCannotBeReadFailsTheOauthLineAsANodeStartWould(SharedInfra infra) throws Exception {
+    TestNodes.prepareDatabase(infra);
+    String issuer = "http://127.0.0.1:" + FreePorts.allocate() + "/realms/agents";
+    Cli.Run r = Cli.run("doctor", "--roles", "query", "--config", configFile(infra, Map.of(
+        ConfigKey.AUTH_OAUTH_ISSUER, issuer, ConfigKey.AUTH_OAUTH_ROLES, dev.tidemark.node.dev.DevSetup.READER_ROLE,
+        ConfigKey.HTTP_PUBLIC_URL, "https://tidemark.example.com")).toString());
+    assertEquals(1, r.code(), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.startsWith("FAIL oauth: ") && l.contains("metadata")
+        && l.contains("a node with this config would not start")), r.out());
   }
 }

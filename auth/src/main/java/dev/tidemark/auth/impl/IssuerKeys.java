@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * without blocking, and the verifier built over them. A verifier is only ever built over at least
  * one public key: vertx-auth-jwt accepts unsigned tokens when it holds no key at all.
  */
-final class IssuerKeys {
+public final class IssuerKeys {
 
   private static final Logger LOG = LoggerFactory.getLogger(IssuerKeys.class);
   /** Longest a fetch of the metadata or the keys may take. */
@@ -37,18 +37,18 @@ final class IssuerKeys {
   private final Vertx vertx;
   private String jwksUrl;
 
-  IssuerKeys(Vertx vertx, OAuthConfig config) {
+  public IssuerKeys(Vertx vertx, OAuthConfig config) {
     this.vertx = vertx;
     this.config = config;
     this.client = WebClient.create(vertx, new WebClientOptions().setFollowRedirects(false).setConnectTimeout((int) FETCH_TIMEOUT_MS));
   }
 
-  void close() {
+  public void close() {
     client.close();
   }
 
   /** The key set's URL: configured, or read from the issuer's metadata, whose issuer must be the one configured. */
-  Future<String> locate() {
+  public Future<String> locate() {
     if (!config.jwksUrl().isEmpty()) {
       jwksUrl = config.jwksUrl();
       return Future.succeededFuture(jwksUrl);
@@ -93,7 +93,7 @@ final class IssuerKeys {
   }
 
   /** Fetches the key set and builds a verifier over its public signing keys; fails when it holds none. */
-  Future<Verifier> fetch() {
+  public Future<Verifier> fetch() {
     return getJson(jwksUrl).compose(set -> {
       Object keys = set.getValue("keys");
       List<JsonObject> usable = new ArrayList<>();
@@ -155,5 +155,5 @@ final class IssuerKeys {
   }
 
   /** A verifier over one fetch of the keys. */
-  record Verifier(JWTAuth auth, int keys, Set<String> kids) {}
+  public record Verifier(JWTAuth auth, int keys, Set<String> kids) {}
 }

@@ -1,5 +1,6 @@
 package dev.tidemark.node.doctor;
 
+import dev.tidemark.auth.OAuth;
 import dev.tidemark.contract.Role;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.ClusterConfig;
@@ -55,8 +56,10 @@ public final class Doctor {
   public List<Finding> run() {
     List<Finding> out = new ArrayList<>();
     Vertx vertx = Vertx.vertx();
+    Finding issuer;
     try {
       postgres(vertx, out);
+      issuer = oauth(vertx);
     } finally {
       vertx.close().await();
     }
@@ -66,8 +69,21 @@ public final class Doctor {
       out.add(Finding.skip("kafka", "this node runs " + config.roles() + ", none of which uses Kafka"));
     }
     cluster(config.cluster(), out);
-    out.add(Finding.skip("oauth", "OAuth issuers cannot be configured yet, so there is nothing to check"));
+    out.add(issuer);
     return out;
+  }
+
+  // ---- OAuth ----
+
+  private Finding oauth(Vertx vertx) {
+    if (!config.oauth().enabled()) {
+      return Finding.skip("oauth", "no auth.oauth.issuer is set, so only Tidemark's own tokens are accepted");
+    }
+    try {
+      return Finding.ok("oauth", OAuth.describeIssuer(vertx, config.oauth()).timeout(WAIT_SECONDS, TimeUnit.SECONDS).await());
+    } catch (RuntimeException e) {
+      return Finding.fail("oauth", e.getMessage() + "; a node with this config would not start");
+    }
   }
 
   // ---- PostgreSQL ----
