@@ -9,7 +9,11 @@ import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.resources.Resource;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.sdk.trace.ReadWriteSpan;
+import io.opentelemetry.sdk.trace.ReadableSpan;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
@@ -30,6 +34,24 @@ public final class NodeTraces {
   private static final AttributeKey<String> SERVICE_INSTANCE_ID = AttributeKey.stringKey("service.instance.id");
   private static final AttributeKey<String> SERVICE_VERSION = AttributeKey.stringKey("service.version");
 
+  private static final SpanProcessor KEEP_NOTHING = new SpanProcessor() {
+    @Override
+    public void onStart(Context parent, ReadWriteSpan span) {}
+
+    @Override
+    public boolean isStartRequired() {
+      return false;
+    }
+
+    @Override
+    public void onEnd(ReadableSpan span) {}
+
+    @Override
+    public boolean isEndRequired() {
+      return false;
+    }
+  };
+
   private NodeTraces() {}
 
   public static OpenTelemetrySdk create(TracingConfig config, String nodeId, String version) {
@@ -43,6 +65,9 @@ public final class NodeTraces {
       provider.addSpanProcessor(BatchSpanProcessor.builder(OtlpHttpSpanExporter.builder()
           .setEndpoint(config.otlpEndpoint())
           .build()).build());
+    } else {
+      // the SDK hands out invalid spans, with no trace id to log or pass on, when no processor would see them
+      provider.addSpanProcessor(KEEP_NOTHING);
     }
     return OpenTelemetrySdk.builder()
         .setTracerProvider(provider.build())
