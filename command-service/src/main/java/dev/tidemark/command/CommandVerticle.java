@@ -14,6 +14,7 @@ import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.ToolMessages;
+import dev.tidemark.contract.tracing.Traces;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -84,6 +85,6 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<JsonObject> msg) {
-    ToolMessages.answer(msg, node, pool, runner::run, LOG);
+    ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG);
   }
 }

@@ -92,6 +92,10 @@ public enum ConfigKey {
   LOG_FORMAT("log.format", "text", "text: one readable line per message; json: one JSON object per line with the request, session, caller and trace ids (the Helm chart's default)."),
   LOG_LEVEL("log.level", "info", "The level of Tidemark's own messages: error, warn, info, debug or trace. The libraries it uses log warnings and errors whatever this says."),
 
+  TRACING_OTLP_ENDPOINT("tracing.otlp-endpoint", "", "The OTLP/HTTP (protobuf) URL spans are exported to, such as http://otel-collector:4318/v1/traces. Empty: nothing is exported, but each call still joins the traceparent it was sent, passes its trace on to the service and PostgreSQL, and logs its trace id."),
+  TRACING_SAMPLE_RATIO("tracing.sample-ratio", "1.0", "Share of calls without a traceparent whose spans are exported, from 0 to 1. A call with a traceparent follows its sampled flag."),
+  TRACING_SERVICE_NAME("tracing.service-name", "tidemark", "The service.name of this node's spans; each node also names itself by node.id in service.instance.id."),
+
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");
 
   private final String key;

@@ -31,7 +31,8 @@ public record TidemarkConfig(
     String anonymousRole,
     LogConfig log,
     OAuthConfig oauth,
-    Map<String, List<String>> roleTools) {
+    Map<String, List<String>> roleTools,
+    TracingConfig tracing) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
@@ -77,6 +78,17 @@ public record TidemarkConfig(
 
   /** {@code format} is text or json; {@code level} the level of Tidemark's own loggers. */
   public record LogConfig(String format, String level) {}
+
+  /**
+   * {@code otlpEndpoint} is the OTLP/HTTP traces URL, empty when nothing is exported;
+   * {@code sampleRatio} the share of new traces sampled, from 0 to 1.
+   */
+  public record TracingConfig(String otlpEndpoint, double sampleRatio, String serviceName) {
+
+    public boolean exports() {
+      return !otlpEndpoint.isEmpty();
+    }
+  }
 
   public record DatabaseConfig(
       String name,
@@ -275,7 +287,9 @@ public record TidemarkConfig(
         v.str(ConfigKey.AUTH_ANONYMOUS_ROLE),
         new LogConfig(v.oneOf(ConfigKey.LOG_FORMAT, "text", "json"), v.oneOf(ConfigKey.LOG_LEVEL, "error", "warn", "info", "debug", "trace")),
         oauth,
-        v.roleTools());
+        v.roleTools(),
+        new TracingConfig(v.httpUrlOrEmpty(ConfigKey.TRACING_OTLP_ENDPOINT), v.ratio(ConfigKey.TRACING_SAMPLE_RATIO),
+            v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
@@ -413,6 +427,43 @@ public record TidemarkConfig(
       String s = str(k);
       if (!Arrays.asList(allowed).contains(s)) {
         throw fail(k, "one of " + String.join(", ", allowed));
+      }
+      return s;
+    }
+
+    /** An http or https URL with a host, or nothing. */
+    String httpUrlOrEmpty(ConfigKey k) {
+      String s = str(k);
+      if (s.isEmpty()) {
+        return s;
+      }
+      try {
+        URI uri = URI.create(s);
+        if (("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null) {
+          return s;
+        }
+      } catch (IllegalArgumentException e) {
+        // reported below
+      }
+      throw fail(k, "an http:// or https:// URL such as http://otel-collector:4318/v1/traces, or nothing");
+    }
+
+    double ratio(ConfigKey k) {
+      try {
+        double value = Double.parseDouble(str(k));
+        if (value >= 0 && value <= 1) {
+          return value;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      throw fail(k, "a number from 0 to 1, such as 0.1");
+    }
+
+    String nonEmpty(ConfigKey k) {
+      String s = str(k);
+      if (s.isEmpty()) {
+        throw fail(k, "a name");
       }
       return s;
     }

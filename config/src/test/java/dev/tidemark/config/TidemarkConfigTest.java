@@ -19,6 +19,26 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void tracingExportsNothingByDefaultAndRefusesWhatItCannotUse() {
+    TidemarkConfig.TracingConfig defaults = TidemarkConfig.from(Map.of()).tracing();
+    assertEquals(new TidemarkConfig.TracingConfig("", 1.0, "tidemark"), defaults);
+    assertEquals(false, defaults.exports());
+    TidemarkConfig.TracingConfig set = TidemarkConfig.from(Map.of(ConfigKey.TRACING_OTLP_ENDPOINT, "http://collector:4318/v1/traces",
+        ConfigKey.TRACING_SAMPLE_RATIO, "0.25", ConfigKey.TRACING_SERVICE_NAME, "tidemark-eu")).tracing();
+    assertEquals(new TidemarkConfig.TracingConfig("http://collector:4318/v1/traces", 0.25, "tidemark-eu"), set);
+    assertTrue(set.exports());
+    for (var bad : Map.of(
+        ConfigKey.TRACING_OTLP_ENDPOINT, "collector:4318",
+        ConfigKey.TRACING_SAMPLE_RATIO, "1.5",
+        ConfigKey.TRACING_SERVICE_NAME, " ").entrySet()) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(bad.getKey(), bad.getValue())));
+      assertTrue(e.getMessage().contains(bad.getKey().key()), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(ConfigKey.TRACING_SAMPLE_RATIO, "half")));
+    assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(ConfigKey.TRACING_OTLP_ENDPOINT, "ftp://collector/v1/traces")));
+  }
+
+  @Test
   void keysAndEnvironmentNamesAreUnique() {
     Set<String> keys = new HashSet<>();
     Set<String> envs = new HashSet<>();

@@ -6,8 +6,15 @@ import java.util.Objects;
 /**
  * A validated tool call on its way from a gateway to the service that runs it. {@code requestId}
  * is unique in the cluster and lets a later message (a cancellation) find the call.
+ *
+ * <p>{@code traceparent} and {@code tracestate} are the W3C trace context of the span the request
+ * runs under, or null when it has none: sent by the gateway with its server span, and replaced by
+ * the service with its own span before the tool runs, so that what the tool hands PostgreSQL names
+ * the span that ran the statement. Both are absent from the wire when null; a node of an earlier
+ * version ignores them, and one that gets none starts a new trace.
  */
-public record ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller) {
+public record ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller,
+    String traceparent, String tracestate) {
 
   public ToolRequest {
     Objects.requireNonNull(requestId, "requestId");
@@ -15,15 +22,34 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
     Objects.requireNonNull(tool, "tool");
     Objects.requireNonNull(caller, "caller");
     arguments = arguments == null ? new JsonObject() : arguments;
+    traceparent = traceparent == null || traceparent.isEmpty() ? null : traceparent;
+    tracestate = traceparent == null || tracestate == null || tracestate.isEmpty() ? null : tracestate;
+  }
+
+  /** A request outside any trace. */
+  public ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller) {
+    this(requestId, database, tool, arguments, caller, null, null);
+  }
+
+  /** This request under another span's trace context. */
+  public ToolRequest withTrace(String traceparent, String tracestate) {
+    return new ToolRequest(requestId, database, tool, arguments, caller, traceparent, tracestate);
   }
 
   public JsonObject toJson() {
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("request_id", requestId)
         .put("database", database)
         .put("tool", tool)
         .put("arguments", arguments)
         .put("caller", caller.toJson());
+    if (traceparent != null) {
+      json.put("traceparent", traceparent);
+    }
+    if (tracestate != null) {
+      json.put("tracestate", tracestate);
+    }
+    return json;
   }
 
   public static ToolRequest fromJson(JsonObject json) {
@@ -32,6 +58,8 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
         json.getString("database"),
         json.getString("tool"),
         json.getJsonObject("arguments"),
-        Caller.fromJson(json.getJsonObject("caller")));
+        Caller.fromJson(json.getJsonObject("caller")),
+        json.getValue("traceparent") instanceof String tp ? tp : null,
+        json.getValue("tracestate") instanceof String ts ? ts : null);
   }
 }

@@ -25,6 +25,21 @@ class MessageShapesTest {
   }
 
   @Test
+  void aToolRequestCarriesItsTraceContextOnlyWhenItHasOne() {
+    String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    ToolRequest traced = new ToolRequest("r-1", "main", "status", null, CALLER).withTrace(traceparent, "vendor=x");
+    JsonObject wire = traced.toJson();
+    assertEquals(traceparent, wire.getString("traceparent"));
+    assertEquals(traced, ToolRequest.fromJson(wire));
+
+    JsonObject untraced = new ToolRequest("r-1", "main", "status", null, CALLER).toJson();
+    assertFalse(untraced.containsKey("traceparent"), "absent, not null");
+    assertFalse(untraced.containsKey("tracestate"));
+    assertNull(ToolRequest.fromJson(untraced.copy().put("traceparent", 42)).traceparent(), "a value of the wrong type is no trace");
+    assertNull(new ToolRequest("r-1", "main", "status", null, CALLER, null, "vendor=x").tracestate(), "no tracestate without a traceparent");
+  }
+
+  @Test
   void aToolRequestWithoutItsRequiredFieldsIsRefused() {
     JsonObject wire = new ToolRequest("r-1", "main", "status", null, CALLER).toJson();
     for (String field : List.of("request_id", "database", "tool", "caller")) {

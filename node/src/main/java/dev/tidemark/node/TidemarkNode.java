@@ -17,6 +17,9 @@ import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.node.logging.LogSetup;
 import dev.tidemark.node.ops.EventLoopProbe;
 import dev.tidemark.node.ops.NodeMetrics;
+import dev.tidemark.node.ops.NodeTraces;
+import dev.tidemark.contract.tracing.Traces;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import dev.tidemark.node.ops.OpsVerticle;
 import dev.tidemark.node.ops.RelayLagProbe;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -54,13 +57,16 @@ public final class TidemarkNode {
   private final NodeInfo info;
   private final GatewayVerticle gateway;
   private final OpsVerticle ops;
+  private final OpenTelemetrySdk traces;
 
-  private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayVerticle gateway, OpsVerticle ops) {
+  private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayVerticle gateway, OpsVerticle ops,
+      OpenTelemetrySdk traces) {
     this.config = config;
     this.cluster = cluster;
     this.info = info;
     this.gateway = gateway;
     this.ops = ops;
+    this.traces = traces;
   }
 
   public static Future<TidemarkNode> start(TidemarkConfig config) {
@@ -80,6 +86,8 @@ public final class TidemarkNode {
     return ClusterSetup.start(config.cluster(), metrics).compose(cluster -> {
       Vertx vertx = cluster.vertx();
       Meters.install(vertx, metrics);
+      OpenTelemetrySdk traces = NodeTraces.create(config.tracing(), nodeId, Version.get());
+      Traces.install(vertx, traces);
       Set<Role> roles = config.roles();
       NodeInfo info = new NodeInfo(nodeId, Version.get(), roles, cluster::size);
       boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND)
@@ -134,9 +142,9 @@ public final class TidemarkNode {
           .compose(x -> vertx.deployVerticle(ops))
           .map(x -> {
             LOG.info("node {} runs {} (cluster of {})", nodeId, roles, cluster.size());
-            return new TidemarkNode(config, cluster, info, gw, ops);
+            return new TidemarkNode(config, cluster, info, gw, ops, traces);
           })
-          .recover(err -> vertx.close().transform(x -> Future.failedFuture(err)));
+          .recover(err -> vertx.close().eventually(() -> NodeTraces.shutdown(traces)).transform(x -> Future.failedFuture(err)));
     });
   }
 
@@ -177,8 +185,8 @@ public final class TidemarkNode {
     return ops.actualPort();
   }
 
-  /** Stops every verticle, then leaves the cluster. */
+  /** Stops every verticle, then leaves the cluster, then exports the spans still waiting. */
   public Future<Void> close() {
-    return cluster.vertx().close();
+    return cluster.vertx().close().eventually(() -> NodeTraces.shutdown(traces));
   }
 }

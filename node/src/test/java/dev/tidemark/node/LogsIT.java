@@ -15,6 +15,7 @@ import dev.tidemark.node.logging.LogSetup;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,8 @@ import org.slf4j.LoggerFactory;
 class LogsIT {
 
   private static final String SECRET_VALUE = "logs-it-row-value-7f3a9";
+  private static final String TRACE_ID = "5e1e0c6f3a9d4b7e8c2f1a0b9d8e7f6a";
+  private static final String TRACEPARENT = "00-" + TRACE_ID + "-1a2b3c4d5e6f7081-01";
 
   /** Keeps every line the node logs, laid out as log.format=json writes it. */
   static final class Captured extends AppenderBase<ILoggingEvent> {
@@ -52,7 +55,9 @@ class LogsIT {
     try (McpHttpClient client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
       client.initialize();
       sessionId = client.sessionId();
-      JsonObject read = client.callTool("query", new JsonObject().put("sql", "SELECT '" + SECRET_VALUE + "' AS v"));
+      JsonObject read = client.post(client.request("tools/call", new JsonObject().put("name", "query")
+              .put("arguments", new JsonObject().put("sql", "SELECT '" + SECRET_VALUE + "' AS v"))).toBuffer(),
+          MultiMap.caseInsensitiveMultiMap().add("traceparent", TRACEPARENT).add("Accept", "application/json")).json().getJsonObject("result");
       assertFalse(read.getBoolean("isError", false), read.encode());
       JsonObject refused = client.callTool("query", new JsonObject().put("sql", "SELECT '" + SECRET_VALUE + "'::int AS v"));
       assertTrue(refused.getBoolean("isError", false), refused.encode());
@@ -76,6 +81,11 @@ class LogsIT {
     assertTrue(ended.getString("caller_id", "").length() > 0, ended.encode());
     assertTrue(ended.getString("request_id", "").length() > 0, ended.encode());
     assertEquals("DEBUG", ended.getString("level"));
+    assertEquals(TRACE_ID, ended.getString("trace_id"), "the call joined the trace its traceparent named: " + ended.encode());
+    JsonObject untraced = json.stream().filter(j -> j.getString("message").startsWith("tool get_row ended")).findFirst()
+        .orElseThrow(() -> new AssertionError("no line for the get_row call: " + lines));
+    assertTrue(untraced.getString("trace_id", "").matches("[0-9a-f]{32}") && !untraced.getString("trace_id").equals(TRACE_ID),
+        "a call without a traceparent starts its own trace, named in its lines: " + untraced.encode());
     assertTrue(json.stream().anyMatch(j -> j.getString("message").startsWith("tool query ended INVALID_ARGUMENTS")
         || j.getString("message").startsWith("tool query ended ")), lines.toString());
 

@@ -18,6 +18,8 @@ import dev.tidemark.query.impl.ChangesSinceTool;
 import dev.tidemark.query.impl.ListTablesTool;
 import dev.tidemark.query.impl.QueryTool;
 import dev.tidemark.query.impl.StatusTool;
+import dev.tidemark.contract.tracing.Traces;
+import io.opentelemetry.api.trace.Tracer;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -42,6 +44,7 @@ public final class QueryVerticle extends VerticleBase {
   private MessageConsumer<JsonObject> consumer;
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<JsonObject> schemaChanges;
+  private Tracer tracer;
 
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
     this(node, config, pool, StalenessCheck.NEVER);
@@ -63,6 +66,7 @@ public final class QueryVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     DatabaseConfig db = config.database();
+    tracer = Traces.tracer(vertx);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, db, keys, true);
       CursorCodec cursors = new CursorCodec(keys::ring);
@@ -97,7 +101,7 @@ public final class QueryVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<JsonObject> msg) {
-    ToolMessages.answer(msg, node, pool, request -> {
+    ToolMessages.answer(msg, node, pool, tracer, request -> {
       ReadTool tool = tools.get(request.tool());
       return tool == null
           ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))

@@ -58,7 +58,7 @@ public interface ReadTool {
       }
       RunningStatements.start(request.requestId(), conn);
       Future<?> begun = conn.query("BEGIN READ ONLY").execute();
-      Future<?> tagged = conn.preparedQuery(SETUP).execute(Tuple.of(String.valueOf(timeoutMs), identity));
+      Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
       Future<T> started;
       try {
         started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
@@ -81,12 +81,20 @@ public interface ReadTool {
   }
 
   /**
-   * The statement timeout and the caller's signed identity (what {@code tidemark.caller()} reads),
-   * for this transaction only (what SET LOCAL does). The connection already logged in as the
-   * caller's role, so no role is taken on. One statement with bound values: on a pool that keeps
-   * statements prepared it is parsed once per connection.
+   * The statement timeout, the caller's signed identity (what {@code tidemark.caller()} reads) and
+   * the W3C trace context of the span that runs the call ({@code tidemark.traceparent}, empty
+   * outside a trace), for this transaction only (what SET LOCAL does). The connection already
+   * logged in as the caller's role, so no role is taken on. One statement with bound values: on a
+   * pool that keeps statements prepared it is parsed once per connection, which a trace written
+   * into each statement's text (a comment, as some tracers do) would defeat.
    */
-  String SETUP = "SELECT set_config('statement_timeout', $1, true), set_config('tidemark.identity', $2, true)";
+  String SETUP = "SELECT set_config('statement_timeout', $1, true), set_config('tidemark.identity', $2, true),"
+      + " set_config('tidemark.traceparent', $3, true)";
+
+  /** The values {@link #SETUP} binds, for {@code request} under its own trace context. */
+  static Tuple setupValues(long timeoutMs, String identity, ToolRequest request) {
+    return Tuple.of(String.valueOf(timeoutMs), identity, request.traceparent() == null ? "" : request.traceparent());
+  }
 
   /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
   static Future<Void> resetSession(SqlConnection conn) {

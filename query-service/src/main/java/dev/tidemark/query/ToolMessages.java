@@ -7,24 +7,37 @@ import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.metrics.ToolCallMeters;
+import dev.tidemark.contract.tracing.Traces;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.util.Locale;
+import java.util.Map;
 import java.util.function.Function;
 import org.slf4j.Logger;
 
 /**
  * How the query and the command role answer their address: {@code health} by a round trip to
  * PostgreSQL, {@code tools/call} by running the tool; every failure becomes a tool error, so the
- * gateway always gets a {@link ToolReply}.
+ * gateway always gets a {@link ToolReply}. A tool call is one span, the child of the span the
+ * request names, and the tool runs under that span's trace context.
  */
 public final class ToolMessages {
 
   private ToolMessages() {}
 
-  public static void answer(Message<JsonObject> msg, NodeInfo node, Pool pool, Function<ToolRequest, Future<ToolReply>> run, Logger log) {
+  public static void answer(Message<JsonObject> msg, NodeInfo node, Pool pool, Tracer tracer,
+      Function<ToolRequest, Future<ToolReply>> run, Logger log) {
     String action = msg.headers().get(Addresses.ACTION_HEADER);
     if (Actions.HEALTH.equals(action)) {
       pool.query("SELECT 1").execute()
@@ -46,9 +59,16 @@ public final class ToolMessages {
     }
     LogContext.put(LogContext.REQUEST_ID, request.requestId());
     LogContext.put(LogContext.CALLER_ID, request.caller().id());
+    Context parent = Traces.extract(request.traceparent(), request.tracestate());
+    Span span = span(tracer, parent, request.tool());
+    Context traced = parent.with(span);
+    Traces.attach(traced);
+    Map<String, String> trace = Traces.inject(traced);
+    // the tool hands PostgreSQL this span's context, the one that runs the statement
+    ToolRequest running = request.withTrace(trace.get(Traces.TRACEPARENT), trace.get(Traces.TRACESTATE));
     Future<ToolReply> reply;
     try {
-      reply = run.apply(request);
+      reply = run.apply(running);
     } catch (RuntimeException e) {
       reply = Future.failedFuture(e);
     }
@@ -57,7 +77,37 @@ public final class ToolMessages {
           if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
             log.warn("tool {} failed for request {}", request.tool(), request.requestId());
           }
+          end(span, r);
           msg.reply(r.toJson());
         });
+  }
+
+  /** {@code <service> <tool>}, such as {@code query get_row}: names from the catalogue only. */
+  static Span span(Tracer tracer, Context parent, String requestedTool) {
+    String tool = ToolCallMeters.toolLabel(requestedTool);
+    String service = ToolCatalog.find(tool).map(ToolDescriptor::service).map(s -> s.name().toLowerCase(Locale.ROOT)).orElse(ToolCallMeters.OTHER);
+    return tracer.spanBuilder(service + " " + tool).setParent(parent).setSpanKind(SpanKind.SERVER)
+        .setAttribute(Traces.TOOL, tool).startSpan();
+  }
+
+  private static void end(Span span, ToolReply reply) {
+    String outcome = reply.isError() ? errorCode(reply) : ToolCallMeters.OK;
+    span.setAttribute(Traces.OUTCOME, outcome);
+    if (reply.isError()) {
+      span.setAttribute(Traces.ERROR_TYPE, outcome);
+      span.setStatus(StatusCode.ERROR);
+    }
+    span.end();
+  }
+
+  /** The reply's error code when it is one of {@link ErrorCode}'s, so that a span never carries other text. */
+  private static String errorCode(ToolReply reply) {
+    String code = reply.error().getString("code");
+    for (ErrorCode known : ErrorCode.values()) {
+      if (known.code().equals(code)) {
+        return code;
+      }
+    }
+    return ToolCallMeters.OTHER;
   }
 }

@@ -264,7 +264,7 @@ public final class ChangeRunner {
     return commit ? tx.commit() : tx.rollback();
   }
 
-  /** The statement timeout and the caller's signed identity, for this transaction only. */
+  /** The statement timeout, the caller's signed identity and the call's trace context, for this transaction only. */
   private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
     long timeout = database.statementTimeoutMs();
     String identity;
@@ -274,7 +274,7 @@ public final class ChangeRunner {
       // a failed future, not a throw: the transaction's rollback hangs on it
       return Future.failedFuture(e);
     }
-    return conn.preparedQuery(ReadTool.SETUP).execute(Tuple.of(String.valueOf(timeout), identity)).mapEmpty();
+    return conn.preparedQuery(ReadTool.SETUP).execute(ReadTool.setupValues(timeout, identity, request)).mapEmpty();
   }
 
   /**

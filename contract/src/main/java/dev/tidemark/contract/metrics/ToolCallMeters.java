@@ -58,11 +58,13 @@ public final class ToolCallMeters {
     });
   }
 
-  static String toolLabel(Object requested) {
+  /** The tool a call names, as a label: a catalogue name or {@code other}; spans name tools the same way. */
+  public static String toolLabel(Object requested) {
     return requested instanceof String name && ToolCatalog.find(name).isPresent() ? name : OTHER;
   }
 
-  static String outcome(JsonObject result) {
+  /** How a {@code CallToolResult} ended: {@code ok}, its error code, or {@code other}; spans record the same. */
+  public static String outcome(JsonObject result) {
     if (result == null || !result.getBoolean("isError", false)) {
       return OK;
     }

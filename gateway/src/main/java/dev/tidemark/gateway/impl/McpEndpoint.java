@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Call;
@@ -140,7 +141,7 @@ public final class McpEndpoint {
         .legacyOnly("resources/subscribe", call -> resources.subscribe(call, true))
         .legacyOnly("resources/unsubscribe", call -> resources.subscribe(call, false))
         .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
-    this.runner = new CallRunner(table, inFlight, info);
+    this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
     this.listenStreams = new ListenStream(vertx, subscriptions, inFlight, resources::canonical);
   }

@@ -2,12 +2,14 @@ package dev.tidemark.gateway.impl.call;
 
 import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import io.opentelemetry.context.Context;
 import io.vertx.core.json.JsonObject;
 
 /**
  * One JSON-RPC request as the gateway runs it, whichever era it came in: who asks, for which
  * database, the session (2025-11-25 only), and where its messages go. {@code authenticatedAtNanos}
- * is when its credentials were checked, so that a revocation heard since can end it.
+ * is when its credentials were checked, so that a revocation heard since can end it. {@code trace}
+ * is the trace the client asked it to join (the root context when none), the parent of its span.
  */
 public record Call(
     boolean modern,
@@ -25,7 +27,12 @@ public record Call(
     Object progressToken,
     JsonObject inputResponses,
     Cancellation cancellation,
-    long authenticatedAtNanos) {
+    long authenticatedAtNanos,
+    Context trace) {
+
+  public Call {
+    trace = trace == null ? Context.root() : trace;
+  }
 
   /** A stable key for cancellation: the session and the request id. */
   public String inflightKey() {

@@ -1,6 +1,8 @@
 package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.contract.LogContext;
+import dev.tidemark.contract.metrics.ToolCallMeters;
+import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
@@ -8,6 +10,11 @@ import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;
@@ -17,7 +24,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs one call, whichever era it came in: held in flight so that a cancellation or a revocation
  * can end it, dispatched through the method table, and answered on its channel, unless it was
- * cancelled, in which case no response follows.
+ * cancelled, in which case no response follows. Each call is one server span, the child of the
+ * trace the client named, and the trace of everything the call sends on.
  */
 public final class CallRunner {
 
@@ -26,17 +34,22 @@ public final class CallRunner {
   private final MethodTable methods;
   private final InFlight inFlight;
   private final ServerInfo info;
+  private final Tracer tracer;
 
-  public CallRunner(MethodTable methods, InFlight inFlight, ServerInfo info) {
+  public CallRunner(MethodTable methods, InFlight inFlight, ServerInfo info, Tracer tracer) {
     this.methods = methods;
     this.inFlight = inFlight;
     this.info = info;
+    this.tracer = tracer;
   }
 
   public void run(Call call) {
     // every line logged while this call runs names its caller and session (docs/operations.md)
     LogContext.put(LogContext.CALLER_ID, call.caller().id());
     LogContext.put(LogContext.SESSION_ID, call.sessionId());
+    Span span = span(call);
+    // the service's span and the log lines of this call name this span's trace
+    Traces.attach(call.trace().with(span));
     ResponseChannel channel = call.channel();
     String key = call.modern() ? UUID.randomUUID().toString() : call.inflightKey();
     Runnable cancel = () -> {
@@ -50,6 +63,7 @@ public final class CallRunner {
       }
     };
     if (!inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancel, revoke), call.authenticatedAtNanos())) {
+      end(span, CANCELLED);
       return; // revoked while its credentials were being checked
     }
     if (call.modern()) {
@@ -64,9 +78,40 @@ public final class CallRunner {
         .compose(v -> methods.dispatch(call))
         .onComplete(ar -> {
           if (inFlight.releaseCall(key)) {
+            end(span, ar.failed() ? ToolCallMeters.PROTOCOL_ERROR : ToolCallMeters.outcome(ar.result()));
             answer(call, ar);
-          } // else cancelled: the request gets no response
+          } else {
+            end(span, CANCELLED); // the request gets no response
+          }
         });
+  }
+
+  /** The outcome of a call that was cancelled or revoked before it answered. */
+  static final String CANCELLED = "cancelled";
+
+  /**
+   * Named by the method, and for tools/call by the tool, each from a fixed set: a method no handler
+   * serves and a tool outside the catalogue are "other", so a client can put no text of its own in
+   * a span.
+   */
+  private Span span(Call call) {
+    String method = methods.serves(call) ? call.method() : ToolCallMeters.OTHER;
+    String tool = "tools/call".equals(method) ? ToolCallMeters.toolLabel(call.params().getValue("name")) : null;
+    SpanBuilder span = tracer.spanBuilder(tool == null ? method : method + " " + tool).setParent(call.trace())
+        .setSpanKind(SpanKind.SERVER).setAttribute(Traces.METHOD, method);
+    if (tool != null) {
+      span.setAttribute(Traces.TOOL, tool);
+    }
+    return span.startSpan();
+  }
+
+  private static void end(Span span, String outcome) {
+    span.setAttribute(Traces.OUTCOME, outcome);
+    if (!ToolCallMeters.OK.equals(outcome)) {
+      span.setAttribute(Traces.ERROR_TYPE, outcome);
+      span.setStatus(StatusCode.ERROR);
+    }
+    span.end();
   }
 
   private void answer(Call call, AsyncResult<JsonObject> ar) {

@@ -49,6 +49,11 @@ public final class MethodTable {
     return this;
   }
 
+  /** Whether a handler answers {@code call}'s method in its era: only such a method may name a span. */
+  public boolean serves(Call call) {
+    return (call.modern() ? modern : legacy).containsKey(call.method());
+  }
+
   public Future<JsonObject> dispatch(Call call) {
     if (call.modern()) {
       RpcFailure refused = modernCheck.apply(call);

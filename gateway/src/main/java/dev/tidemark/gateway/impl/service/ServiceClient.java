@@ -8,6 +8,7 @@ import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.tool.Grants;
 import io.vertx.core.Future;
@@ -17,6 +18,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,9 +51,14 @@ public final class ServiceClient {
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
 
-  /** A new request of {@code call}'s caller to run {@code tool} with {@code arguments}. */
+  /**
+   * A new request of {@code call}'s caller to run {@code tool} with {@code arguments}, under the
+   * trace of the request running now (the call's span), so that the service's span is its child.
+   */
   public static ToolRequest request(Call call, String tool, JsonObject arguments) {
-    return new ToolRequest(UUID.randomUUID().toString(), call.database(), tool, arguments, call.caller());
+    Map<String, String> trace = Traces.inject(Traces.current());
+    return new ToolRequest(UUID.randomUUID().toString(), call.database(), tool, arguments, call.caller(),
+        trace.get(Traces.TRACEPARENT), trace.get(Traces.TRACESTATE));
   }
 
   /** Runs a read tool as the caller, for what the gateway serves on top of the tools (resources, completion). */

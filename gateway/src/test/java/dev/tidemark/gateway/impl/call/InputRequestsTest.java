@@ -24,7 +24,7 @@ class InputRequestsTest {
   private static Call call(JsonObject capabilities, JsonObject params) {
     JsonObject responses = params.getValue("inputResponses") instanceof JsonObject r ? r : null;
     return new Call(true, new Caller("c", "c", "reader", Access.READ_ONLY, List.of("*")), "main", null, null, 1, "tools/call", params,
-        null, "2026-07-28", capabilities, null, null, responses, new Cancellation(), 0);
+        null, "2026-07-28", capabilities, null, null, responses, new Cancellation(), 0, null);
   }
 
   private static final JsonObject ALL = new JsonObject().put("elicitation", new JsonObject()).put("sampling", new JsonObject());

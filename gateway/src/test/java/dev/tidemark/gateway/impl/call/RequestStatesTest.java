@@ -23,7 +23,7 @@ class RequestStatesTest {
   private static Call call(String callerId, JsonObject params) {
     JsonObject responses = params.getValue("inputResponses") instanceof JsonObject r ? r : null;
     return new Call(true, new Caller(callerId, callerId, "reader", Access.READ_ONLY, List.of("*")), "main", null, null, 1,
-        "tools/call", params, null, "2026-07-28", new JsonObject(), null, null, responses, new Cancellation(), 0);
+        "tools/call", params, null, "2026-07-28", new JsonObject(), null, null, responses, new Cancellation(), 0, null);
   }
 
   private static JsonObject params(JsonObject arguments) {

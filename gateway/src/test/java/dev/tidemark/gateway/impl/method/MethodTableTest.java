@@ -27,7 +27,7 @@ class MethodTableTest {
 
   static Call call(boolean modern, String method) {
     return new Call(modern, new Caller("c", "alice", "r", Access.READ_ONLY, List.of("*")), "main", modern ? null : "s", null, 1, method,
-        new JsonObject(), null, modern ? "2026-07-28" : "2025-11-25", new JsonObject(), null, null, null, new Cancellation(), 0);
+        new JsonObject(), null, modern ? "2026-07-28" : "2025-11-25", new JsonObject(), null, null, null, new Cancellation(), 0, null);
   }
 
   private static JsonObject error(Future<JsonObject> answer, int status) {
