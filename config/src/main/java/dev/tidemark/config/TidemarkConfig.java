@@ -28,7 +28,8 @@ public record TidemarkConfig(
     ChangelogConfig changelog,
     CommandConfig command,
     long keysRefreshSeconds,
-    String anonymousRole) {
+    String anonymousRole,
+    long drainTimeoutMs) {
 
   @Override
   public String toString() {
@@ -230,7 +231,8 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),
             v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)),
         v.positiveLong(ConfigKey.KEYS_REFRESH_SECONDS),
-        v.str(ConfigKey.AUTH_ANONYMOUS_ROLE));
+        v.str(ConfigKey.AUTH_ANONYMOUS_ROLE),
+        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS));
   }
 
   /**
