@@ -164,6 +164,41 @@ class DevModeIT {
   }
 
   @Test
+  void aDataDirStartsOnTheFirstTryAfterItsProcessWasKilled(@TempDir Path dataDir) throws Exception {
+    Dev first = start(List.of("--data-dir", dataDir.toString()));
+    try (Connection conn = psql(first)) {
+      conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Survives Kill', 'kill9@example.com')");
+    }
+    first.process().destroyForcibly(); // SIGKILL: no shutdown hook runs, so nothing stops the embedded PostgreSQL
+    assertTrue(first.process().waitFor(30, TimeUnit.SECONDS));
+    Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
+    long orphan = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
+    ProcessHandle postmaster = ProcessHandle.of(orphan).orElse(null);
+    try {
+      assertTrue(postmaster != null && postmaster.isAlive(), "the killed run left its PostgreSQL running");
+      Dev second = start(List.of("--data-dir", dataDir.toString()));
+      try (Connection conn = psql(second);
+           ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM customers WHERE email = 'kill9@example.com'")) {
+        assertFalse(postmaster.isAlive(), "the second run stopped the server the first one left");
+        rs.next();
+        assertEquals(1, rs.getInt(1), "the data written before the kill is kept");
+        try (McpHttpClient c = new McpHttpClient(second.value("Tidemark ready"), second.value("Token"))) {
+          c.initialize();
+          assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
+        }
+      } finally {
+        stop(second);
+      }
+      assertTrue(Files.readString(Path.of("target", "dev-mode-it.log")).contains("stopped the PostgreSQL server (pid " + orphan + ")"),
+          "the second run says what it stopped");
+    } finally {
+      if (postmaster != null) {
+        postmaster.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
   void aMalformedTokenIsAUsageError() throws Exception {
     Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar", JAR.toString(),
         "dev", "--token", "short").redirectErrorStream(true).start();
