@@ -138,6 +138,8 @@ class DevModeIT {
       stop(dev);
       assertFalse(listening(pg), "the embedded PostgreSQL stopped with dev mode");
     }
+    String log = Files.readString(Path.of("target", "dev-mode-it.log"));
+    assertTrue(log.contains("drains: readiness is down") && log.contains("drained in"), "SIGTERM drains the node before it stops");
   }
 
   @Test

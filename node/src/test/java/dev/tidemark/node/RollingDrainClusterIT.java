@@ -280,6 +280,15 @@ class RollingDrainClusterIT {
           .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN).add("Accept", "text/event-stream")
           .add("Mcp-Session-Id", slow.sessionId()).add("MCP-Protocol-Version", McpHttpClient.PROTOCOL_VERSION), null);
       assertEquals(200, stream.status());
+      JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 42).put("method", "subscriptions/listen")
+          .put("params", new JsonObject().put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
+              .put("io.modelcontextprotocol/clientCapabilities", new JsonObject()))
+              .put("notifications", new JsonObject().put("resourcesListChanged", true)));
+      SseStream listening = SseStream.open(HttpMethod.POST, url, MultiMap.caseInsensitiveMultiMap()
+          .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN).add("Content-Type", "application/json")
+          .add("Accept", "text/event-stream").add("MCP-Protocol-Version", "2026-07-28").add("Mcp-Method", "subscriptions/listen"),
+          listen.toBuffer());
+      assertEquals("notifications/subscriptions/acknowledged", listening.next(10_000).data().getString("method"));
 
       int refusedBefore = draining.get();
       CompletableFuture<Void> stopped = node.stop().toCompletionStage().toCompletableFuture();
@@ -288,6 +297,17 @@ class RollingDrainClusterIT {
       assertTrue(Await.until(stream::ended, Duration.ofSeconds(10)), "the GET stream ends at once");
       assertTrue(stream.text().matches("(?s).*id: \\d+\nretry: \\d+\ndata: \n\n$"), "it ends with an id and a retry hint: " + stream.text());
       stream.close();
+      JsonObject ended = listening.await("response", 10_000);
+      assertEquals(-32010, ended.getJsonObject("error").getInteger("code"), "the listen stream ends with the drain's error: " + ended);
+      assertTrue(listening.text().contains("retry: "), listening.text());
+      listening.close();
+      HttpResponse<String> get = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(HttpRequest.newBuilder(URI.create(url))
+          .header("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN).header("Accept", "text/event-stream")
+          .header("Mcp-Session-Id", slow.sessionId()).header("MCP-Protocol-Version", McpHttpClient.PROTOCOL_VERSION)
+          .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(503, get.statusCode(), "a new GET stream is refused: " + get.body());
+      assertEquals("1", get.headers().firstValue("Retry-After").orElse(null));
+      assertEquals(-32010, new JsonObject(get.body()).getJsonObject("error").getInteger("code"));
       if (finishes) {
         assertTrue(Await.until(() -> draining.get() > refusedBefore, Duration.ofSeconds(15)), "new calls are refused meanwhile");
         assertTrue(!waiting.isDone() && !stopped.isDone(), "the drain waits for the call in flight");
