@@ -13,6 +13,7 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.query.ServiceDrain;
 import dev.tidemark.query.ToolMessages;
 import dev.tidemark.contract.tracing.Traces;
 import io.vertx.core.Future;
@@ -42,6 +43,7 @@ public final class CommandVerticle extends VerticleBase {
   private CallerPools callers;
   private ChangeRunner runner;
   private MessageConsumer<JsonObject> consumer;
+  private final ServiceDrain running = new ServiceDrain();
   private long pruneTimer = -1;
 
   public CommandVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
@@ -84,7 +86,12 @@ public final class CommandVerticle extends VerticleBase {
         .onFailure(err -> LOG.warn("pruning idempotency keys failed: {}", err.getMessage()));
   }
 
+  /** Stops taking change requests and waits up to {@code timeoutMillis} for those running; see {@link ServiceDrain}. */
+  public Future<Integer> drain(long timeoutMillis) {
+    return running.drain(context, consumer, timeoutMillis);
+  }
+
   private void onMessage(Message<JsonObject> msg) {
-    ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG);
+    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG));
   }
 }

@@ -11,6 +11,7 @@ import java.util.Locale;
 public enum ConfigKey {
   NODE_ID("node.id", "", "This node's id in logs, status and the cluster. Empty: the host name and a random suffix."),
   NODE_EVENT_LOOPS("node.event-loops", "0", "Event-loop threads of this node. 0: one per CPU core the JVM sees."),
+  NODE_DRAIN_TIMEOUT_MS("node.drain-timeout-ms", "15000", "Longest a stopping node waits for its calls in flight to finish before it ends them and leaves the cluster."),
   ROLES("roles", "gateway,query,command,changelog", "Comma-separated roles this node runs: gateway, query, command, changelog."),
 
   HTTP_HOST("http.host", "0.0.0.0", "Address the MCP endpoint listens on."),

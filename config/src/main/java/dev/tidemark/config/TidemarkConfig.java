@@ -32,7 +32,8 @@ public record TidemarkConfig(
     LogConfig log,
     OAuthConfig oauth,
     Map<String, List<String>> roleTools,
-    TracingConfig tracing) {
+    TracingConfig tracing,
+    long drainTimeoutMs) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
@@ -289,7 +290,8 @@ public record TidemarkConfig(
         oauth,
         v.roleTools(),
         new TracingConfig(v.httpUrlOrEmpty(ConfigKey.TRACING_OTLP_ENDPOINT), v.ratio(ConfigKey.TRACING_SAMPLE_RATIO),
-            v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)));
+            v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
+        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */

@@ -99,6 +99,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       } else {
         resolvedDataDir = dataDir.toAbsolutePath();
         Files.createDirectories(resolvedDataDir);
+        // a previous run killed before it could stop its server left it holding the folder
+        OrphanedPostmaster.stopIfRunning(resolvedDataDir).ifPresent(pid -> System.err.println(
+            "tidemark: stopped the PostgreSQL server (pid " + pid + ") that a previous run left running on " + resolvedDataDir));
         // zonky runs initdb only when postgresql.conf is missing, so an existing cluster is reused untouched.
         builder.setDataDirectory(resolvedDataDir).setCleanDataDirectory(false);
       }

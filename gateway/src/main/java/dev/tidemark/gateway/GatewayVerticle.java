@@ -6,6 +6,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.impl.http.ConnectionSlots;
 import dev.tidemark.gateway.impl.McpEndpoint;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -52,6 +53,22 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> stop() {
     Future<Void> streams = endpoint == null ? Future.succeededFuture() : endpoint.stop();
     return streams.compose(v -> server == null ? Future.succeededFuture() : server.close());
+  }
+
+  /**
+   * The first part of a graceful stop: new requests are refused with 503 (clients send them to
+   * another gateway), streams end with a hint to reconnect elsewhere, and the calls in flight get
+   * up to {@code timeoutMillis} to finish. Completes with how many calls were cut at the timeout.
+   * The node's stop ({@link #stop()}) follows.
+   */
+  public Future<Integer> drain(long timeoutMillis) {
+    if (endpoint == null) {
+      return Future.succeededFuture(0);
+    }
+    // on the verticle's own context, where its connections and timers run
+    Promise<Integer> drained = Promise.promise();
+    context.runOnContext(v -> endpoint.drain(timeoutMillis).onComplete(drained));
+    return drained.future();
   }
 
   /** The port the endpoint listens on; useful when the configured port was 0. */

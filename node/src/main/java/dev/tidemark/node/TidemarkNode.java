@@ -58,15 +58,17 @@ public final class TidemarkNode {
   private final GatewayVerticle gateway;
   private final OpsVerticle ops;
   private final OpenTelemetrySdk traces;
+  private final NodeDrain drain;
 
   private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayVerticle gateway, OpsVerticle ops,
-      OpenTelemetrySdk traces) {
+      OpenTelemetrySdk traces, NodeDrain drain) {
     this.config = config;
     this.cluster = cluster;
     this.info = info;
     this.gateway = gateway;
     this.ops = ops;
     this.traces = traces;
+    this.drain = drain;
   }
 
   public static Future<TidemarkNode> start(TidemarkConfig config) {
@@ -104,11 +106,16 @@ public final class TidemarkNode {
       }
 
       List<Future<String>> deployments = new ArrayList<>();
+      List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       if (roles.contains(Role.QUERY)) {
-        deployments.add(vertx.deployVerticle(new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool))));
+        QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
+        drains.add(query::drain);
+        deployments.add(vertx.deployVerticle(query));
       }
       if (roles.contains(Role.COMMAND)) {
-        deployments.add(vertx.deployVerticle(new CommandVerticle(info, config, pool)));
+        CommandVerticle command = new CommandVerticle(info, config, pool);
+        drains.add(command::drain);
+        deployments.add(vertx.deployVerticle(command));
       }
       if (roles.contains(Role.CHANGELOG)) {
         ChangelogVerticle changelog = new ChangelogVerticle(info, config, pool);
@@ -126,6 +133,7 @@ public final class TidemarkNode {
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
+        drains.add(gateway::drain);
         deployments.add(vertx.deployVerticle(gateway));
       }
       if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {
@@ -142,7 +150,7 @@ public final class TidemarkNode {
           .compose(x -> vertx.deployVerticle(ops))
           .map(x -> {
             LOG.info("node {} runs {} (cluster of {})", nodeId, roles, cluster.size());
-            return new TidemarkNode(config, cluster, info, gw, ops, traces);
+            return new TidemarkNode(config, cluster, info, gw, ops, traces, new NodeDrain(nodeId, ready, drains));
           })
           .recover(err -> vertx.close().eventually(() -> NodeTraces.shutdown(traces)).transform(x -> Future.failedFuture(err)));
     });
@@ -183,6 +191,24 @@ public final class TidemarkNode {
 
   public int opsPort() {
     return ops.actualPort();
+  }
+
+  /**
+   * A graceful stop, as on SIGTERM: {@link #drain()}, then {@link #close()}. The drain is bounded by
+   * {@code node.drain-timeout-ms}; the close is not delayed by what the drain could not finish.
+   */
+  public Future<Void> stop() {
+    return drain().transform(ar -> close());
+  }
+
+  /**
+   * Readiness goes down, the gateway refuses new requests and ends its streams with a hint to
+   * reconnect elsewhere, the services stop taking requests; then it waits for the calls and
+   * statements in flight, for at most {@code node.drain-timeout-ms}. The node stays in the
+   * cluster, so that what finishes can still reply. See docs/operations.md.
+   */
+  public Future<Void> drain() {
+    return drain.run(config.drainTimeoutMs());
   }
 
   /** Stops every verticle, then leaves the cluster, then exports the spans still waiting. */

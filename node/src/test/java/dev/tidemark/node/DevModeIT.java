@@ -146,6 +146,7 @@ class DevModeIT {
     }
     assertTrue(stderr.lines().filter(l -> !l.isBlank()).allMatch(l -> l.matches("\\d{4}-\\d\\d-\\d\\dT.*")),
         "dev mode logs readable lines, each starting with its time:\n" + stderr);
+    assertTrue(stderr.contains("drains: readiness is down") && stderr.contains("drained in"), "SIGTERM drains the node before it stops");
   }
 
   @Test
@@ -168,6 +169,41 @@ class DevModeIT {
       }
     } finally {
       stop(second);
+    }
+  }
+
+  @Test
+  void aDataDirStartsOnTheFirstTryAfterItsProcessWasKilled(@TempDir Path dataDir) throws Exception {
+    Dev first = start(List.of("--data-dir", dataDir.toString()));
+    try (Connection conn = psql(first)) {
+      conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Survives Kill', 'kill9@example.com')");
+    }
+    first.process().destroyForcibly(); // SIGKILL: no shutdown hook runs, so nothing stops the embedded PostgreSQL
+    assertTrue(first.process().waitFor(30, TimeUnit.SECONDS));
+    Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
+    long orphan = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
+    ProcessHandle postmaster = ProcessHandle.of(orphan).orElse(null);
+    try {
+      assertTrue(postmaster != null && postmaster.isAlive(), "the killed run left its PostgreSQL running");
+      Dev second = start(List.of("--data-dir", dataDir.toString()));
+      try (Connection conn = psql(second);
+           ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM customers WHERE email = 'kill9@example.com'")) {
+        assertFalse(postmaster.isAlive(), "the second run stopped the server the first one left");
+        rs.next();
+        assertEquals(1, rs.getInt(1), "the data written before the kill is kept");
+        try (McpHttpClient c = new McpHttpClient(second.value("Tidemark ready"), second.value("Token"))) {
+          c.initialize();
+          assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
+        }
+      } finally {
+        stop(second);
+      }
+      assertTrue(Files.readString(Path.of("target", "dev-mode-it.log")).contains("stopped the PostgreSQL server (pid " + orphan + ")"),
+          "the second run says what it stopped");
+    } finally {
+      if (postmaster != null) {
+        postmaster.destroyForcibly();
+      }
     }
   }
 

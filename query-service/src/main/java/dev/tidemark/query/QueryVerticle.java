@@ -42,6 +42,7 @@ public final class QueryVerticle extends VerticleBase {
   private CallerPools callers;
   private Map<String, ReadTool> tools;
   private MessageConsumer<JsonObject> consumer;
+  private final ServiceDrain running = new ServiceDrain();
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<JsonObject> schemaChanges;
   private Tracer tracer;
@@ -100,12 +101,17 @@ public final class QueryVerticle extends VerticleBase {
         : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister()).compose(x -> closed);
   }
 
+  /** Stops taking read requests and waits up to {@code timeoutMillis} for those running; see {@link ServiceDrain}. */
+  public Future<Integer> drain(long timeoutMillis) {
+    return running.drain(context, consumer, timeoutMillis);
+  }
+
   private void onMessage(Message<JsonObject> msg) {
-    ToolMessages.answer(msg, node, pool, tracer, request -> {
+    running.track(ToolMessages.answer(msg, node, pool, tracer, request -> {
       ReadTool tool = tools.get(request.tool());
       return tool == null
           ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))
           : tool.run(callers.forCaller(request.caller()), request);
-    }, LOG);
+    }, LOG));
   }
 }

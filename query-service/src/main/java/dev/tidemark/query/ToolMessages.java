@@ -36,26 +36,29 @@ public final class ToolMessages {
 
   private ToolMessages() {}
 
-  public static void answer(Message<JsonObject> msg, NodeInfo node, Pool pool, Tracer tracer,
+  /** Completes once the message is answered, so that a draining node knows what it still runs. */
+  public static Future<Void> answer(Message<JsonObject> msg, NodeInfo node, Pool pool, Tracer tracer,
       Function<ToolRequest, Future<ToolReply>> run, Logger log) {
     String action = msg.headers().get(Addresses.ACTION_HEADER);
     if (Actions.HEALTH.equals(action)) {
-      pool.query("SELECT 1").execute()
+      return pool.query("SELECT 1").execute()
           .map(rows -> new ServiceHealth(node.nodeId(), true, null))
           .otherwise(err -> new ServiceHealth(node.nodeId(), false, "PostgreSQL: " + err.getMessage()))
-          .onSuccess(h -> msg.reply(h.toJson()));
-      return;
+          .map(h -> {
+            msg.reply(h.toJson());
+            return null;
+          });
     }
     if (!Actions.TOOL_CALL.equals(action)) {
       msg.fail(400, "unknown action " + action);
-      return;
+      return Future.succeededFuture();
     }
     ToolRequest request;
     try {
       request = ToolRequest.fromJson(msg.body());
     } catch (RuntimeException e) {
       msg.fail(400, "malformed tool request: " + e.getMessage());
-      return;
+      return Future.succeededFuture();
     }
     LogContext.put(LogContext.REQUEST_ID, request.requestId());
     LogContext.put(LogContext.CALLER_ID, request.caller().id());
@@ -72,13 +75,14 @@ public final class ToolMessages {
     } catch (RuntimeException e) {
       reply = Future.failedFuture(e);
     }
-    reply.recover(err -> Future.succeededFuture(ToolReply.failed(ReadTool.toToolException(err))))
-        .onSuccess(r -> {
+    return reply.recover(err -> Future.succeededFuture(ToolReply.failed(ReadTool.toToolException(err))))
+        .map(r -> {
           if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
             log.warn("tool {} failed for request {}", request.tool(), request.requestId());
           }
           end(span, r);
           msg.reply(r.toJson());
+          return null;
         });
   }
 

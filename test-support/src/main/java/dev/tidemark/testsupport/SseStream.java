@@ -24,6 +24,7 @@ public final class SseStream implements AutoCloseable {
   private volatile int status;
   private volatile MultiMap headers;
   private volatile boolean ended;
+  private final StringBuffer text = new StringBuffer();
   private HttpClientResponse response;
 
   private SseStream() {}
@@ -40,6 +41,7 @@ public final class SseStream implements AutoCloseable {
           s.headers = resp.headers();
           resp.handler(chunk -> {
             synchronized (pending) {
+              s.text.append(chunk.toString());
               pending.append(chunk.toString().replace("\r\n", "\n"));
               int end;
               while ((end = pending.indexOf("\n\n")) >= 0) {
@@ -65,6 +67,11 @@ public final class SseStream implements AutoCloseable {
 
   public boolean ended() {
     return ended;
+  }
+
+  /** Everything the stream carried so far, as sent: for fields the events do not keep, such as {@code retry:}. */
+  public String text() {
+    return text.toString();
   }
 
   /** The next event that carries data, waiting up to {@code millis}; null when none came. */

@@ -8,6 +8,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.CallContext;
+import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.RequestStates;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.call.ServerRequests;
@@ -91,6 +92,7 @@ public final class McpEndpoint {
   private final CallRunner runner;
   private final Challenges challenges;
   private final ScopeGate scopes;
+  private final Drain drain = new Drain();
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -182,6 +184,17 @@ public final class McpEndpoint {
     answers.write(ctx, Answer.json(200, challenges.metadata(databaseInPath)));
   }
 
+  /**
+   * Stops taking new requests, ends open streams with a hint to reconnect elsewhere, and waits
+   * up to {@code timeoutMillis} for the calls in flight; those still running then are cancelled
+   * and answered with a retriable error. Completes with how many calls were cut.
+   */
+  public Future<Integer> drain(long timeoutMillis) {
+    drain.begin();
+    inFlight.drainStreams();
+    return inFlight.callsDone(timeoutMillis).map(v -> inFlight.endForDrain());
+  }
+
   /** The guards, then the credential check: what every method of the endpoint passes first. */
   private Future<Authenticated> admit(RoutingContext ctx) {
     try {
@@ -213,6 +226,10 @@ public final class McpEndpoint {
 
   private Future<Turn> turn(RoutingContext ctx, Authenticated who, Buffer body) {
     Envelope env = Envelope.parse(body);
+    if (drain.draining() && env.hasId() && !env.isResponse()) {
+      // a new request; what continues a running call (an answer, a cancellation) is still taken
+      return Drain.refusal(env.id()).future();
+    }
     if (env.isResponse()) {
       serverRequests.deliver(env.message()); // an answer to a request this server sent, possibly from another node
       return Future.succeededFuture(new Turn.Answered(Answer.accepted()));
@@ -249,6 +266,10 @@ public final class McpEndpoint {
 
   /** GET: the session's stream of server messages. */
   private void get(RoutingContext ctx) {
+    if (drain.draining()) {
+      answers.refuse(ctx, Drain.refusal(null));
+      return;
+    }
     admit(ctx).compose(who -> lifecycle.streamOf(ctx.request().headers(), who)
             .compose(sessionId -> getStreams.open(ctx.response(), who, sessionId, ctx.request().getHeader(McpHeaders.LAST_EVENT_ID),
                 () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))

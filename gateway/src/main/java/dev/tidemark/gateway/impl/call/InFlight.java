@@ -4,6 +4,7 @@ import dev.tidemark.auth.Revocation;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.session.Revocations;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
@@ -24,14 +25,24 @@ public final class InFlight {
 
   private static final Logger LOG = LoggerFactory.getLogger(InFlight.class);
 
-  /** How a held call or stream ends when the node stops or the call is cancelled, and how it ends when the token is revoked. */
-  public record Held(String callerId, Runnable stop, Runnable revoke) {}
+  /**
+   * How a held call or stream ends when the node stops or the call is cancelled, how it ends when
+   * the token is revoked, and how it ends when a draining node can wait for it no longer (with a
+   * hint to go on elsewhere).
+   */
+  public record Held(String callerId, Runnable stop, Runnable revoke, Runnable drain) {
+    public Held(String callerId, Runnable stop, Runnable revoke) {
+      this(callerId, stop, revoke, stop);
+    }
+  }
 
   private final Vertx vertx;
   private final Revocations revocations;
   private final Map<String, Held> calls = new ConcurrentHashMap<>();
   private final Map<String, Held> streams = new ConcurrentHashMap<>();
   private MessageConsumer<JsonObject> cancels;
+  /** Completed when no call is held any more, once a drain asked for it. */
+  private volatile Promise<Void> idle;
 
   public InFlight(Vertx vertx, Revocations revocations) {
     this.vertx = vertx;
@@ -61,6 +72,33 @@ public final class InFlight {
   /** Ends every open stream gracefully (listen streams get their completion result). */
   public void stopStreams() {
     new ArrayList<>(streams.values()).forEach(held -> held.stop().run());
+  }
+
+  /**
+   * Completes once no call is held here, or after {@code timeoutMillis}, whichever comes first.
+   * No new call comes while the gateway drains, so the set only shrinks.
+   */
+  public Future<Void> callsDone(long timeoutMillis) {
+    Promise<Void> done = Promise.promise();
+    idle = done;
+    if (calls.isEmpty()) {
+      done.tryComplete();
+    }
+    long timer = vertx.setTimer(timeoutMillis, t -> done.tryComplete());
+    return done.future().onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  /** Ends every open stream with a hint to reconnect elsewhere, as a drain begins. */
+  public void drainStreams() {
+    new ArrayList<>(streams.values()).forEach(held -> held.drain().run());
+  }
+
+  /** Ends what a drain could not wait for: calls still running get an error that says to retry elsewhere, streams a retry hint. */
+  public int endForDrain() {
+    List<Held> cut = new ArrayList<>(calls.values());
+    cut.forEach(h -> h.drain().run());
+    drainStreams();
+    return cut.size();
   }
 
   public Future<Void> stop() {
@@ -93,7 +131,12 @@ public final class InFlight {
 
   /** Lets a call go; false when it was let go already (cancelled or revoked), so that only one ending answers it. */
   public boolean releaseCall(String key) {
-    return calls.remove(key) != null;
+    boolean released = calls.remove(key) != null;
+    Promise<Void> waiting = idle;
+    if (waiting != null && calls.isEmpty()) {
+      waiting.tryComplete();
+    }
+    return released;
   }
 
   public void holdStream(String key, Held held, long authenticatedAtNanos) {

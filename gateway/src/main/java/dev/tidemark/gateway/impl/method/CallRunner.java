@@ -4,6 +4,7 @@ import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.metrics.ToolCallMeters;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
@@ -62,7 +63,14 @@ public final class CallRunner {
         channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, Authentication.REVOKED_MESSAGE));
       }
     };
-    if (!inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancel, revoke), call.authenticatedAtNanos())) {
+    // a draining node that can wait no longer stops the statement and says to send the call elsewhere
+    Runnable cut = () -> {
+      if (inFlight.releaseCall(key)) {
+        call.cancellation().cancel();
+        channel.finish(503, Drain.error(call.id(), Drain.CUT_MESSAGE));
+      }
+    };
+    if (!inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancel, revoke, cut), call.authenticatedAtNanos())) {
       end(span, CANCELLED);
       return; // revoked while its credentials were being checked
     }

@@ -19,6 +19,12 @@ public final class JsonRpc {
   /** 2026-07-28: the requested protocol version is not served; data lists the supported ones. */
   public static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
+  /**
+   * Tidemark: the node is draining before it stops (HTTP 503 with {@code Retry-After}), or it
+   * stopped before a call or stream ended; send the request again, and another node takes it.
+   */
+  public static final int NODE_DRAINING = -32010;
+
   private JsonRpc() {}
 
   public static JsonObject result(Object id, JsonObject result) {

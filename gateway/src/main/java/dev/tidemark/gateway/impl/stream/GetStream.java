@@ -106,7 +106,7 @@ public final class GetStream {
     inFlight.holdStream(streamId, new InFlight.Held(who.caller().id(), close, () -> {
       close.run();
       endSession.run();
-    }), who.atNanos());
+    }, () -> channel.retryHint().onComplete(ar -> close.run())), who.atNanos());
     if (channel.closed()) {
       return; // revoked while its credentials were being checked
     }

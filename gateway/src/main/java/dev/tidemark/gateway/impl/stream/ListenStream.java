@@ -2,6 +2,7 @@ package dev.tidemark.gateway.impl.stream;
 
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
@@ -79,7 +80,10 @@ public final class ListenStream {
     inFlight.holdStream(listenerId, new InFlight.Held(call.caller().id(),
         () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
             .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()),
-        () -> channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, Authentication.REVOKED_MESSAGE)).onComplete(ar -> cleanup.run())),
+        () -> channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, Authentication.REVOKED_MESSAGE)).onComplete(ar -> cleanup.run()),
+        // a draining node ends the stream with an error the client answers by listening again elsewhere
+        () -> channel.retryHint().compose(v -> channel.finish(200, Drain.error(call.id(), Drain.STREAM_MESSAGE)))
+            .onComplete(ar -> cleanup.run())),
         call.authenticatedAtNanos());
     if (channel.closed()) {
       return; // revoked while its credentials were being checked

@@ -118,6 +118,19 @@ public final class ResponseChannel {
     return tail.compose(v -> closed() ? Future.succeededFuture() : sse && opened ? response.end() : response.setStatusCode(204).end());
   }
 
+  /**
+   * Before a stopping node ends the stream: an event with {@code retry:} (and, on a session, an id
+   * to resume from), as the protocol asks of a server that closes a stream, so that the client
+   * reconnects, to another gateway, with {@code Last-Event-ID}. An event without data is not
+   * delivered to the client's application.
+   */
+  public Future<Void> retryHint() {
+    if (!sse || finished || closed()) {
+      return Future.succeededFuture();
+    }
+    return enqueue(null);
+  }
+
   /** Writes a comment that keeps idle intermediaries from closing a quiet stream. */
   public void keepAlive() {
     if (sse && opened && !closed()) {
