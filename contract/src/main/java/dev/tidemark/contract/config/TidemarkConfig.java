@@ -84,7 +84,8 @@ public record TidemarkConfig(
   }
 
   public record ChangelogConfig(
-      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds) {}
+      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds,
+      long maxSlotLagBytes) {}
 
   public record ClusterConfig(
       String name,
@@ -161,7 +162,8 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
             (int) Math.min(v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE), 100_000),
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
-            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)),
+            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS),
+            v.positiveLong(ConfigKey.CHANGELOG_MAX_SLOT_LAG_BYTES)),
         new CommandConfig(
             v.positiveLong(ConfigKey.PLAN_TTL_SECONDS),
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),

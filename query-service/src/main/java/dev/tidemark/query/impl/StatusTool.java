@@ -23,6 +23,10 @@ public final class StatusTool implements ReadTool {
 
   private final Pool admin;
 
+  /** The WAL the database's replication slot holds back (docs/changelog.md#when-the-slot-falls-behind). */
+  static final String LAG = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots"
+      + " WHERE database = current_database() AND slot_name LIKE 'tidemark\\_%' AND confirmed_flush_lsn IS NOT NULL";
+
   /** @param admin Tidemark's login, which reads the changelog's head */
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
     this.admin = admin;
@@ -38,7 +42,9 @@ public final class StatusTool implements ReadTool {
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status
     Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(admin, k.ring())).otherwise((String) null);
-    return Future.all(role, kafka, head).map(all -> {
+    Future<Long> lag = admin.query(LAG).execute()
+        .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getLong(0)).otherwise((Long) null);
+    return Future.all(role, kafka, head, lag).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
           .put("version", node.version())
@@ -52,6 +58,9 @@ public final class StatusTool implements ReadTool {
           .put("kafka", kafka.result());
       if (head.result() != null) {
         out.put("changelog_head", head.result());
+      }
+      if (lag.result() != null) {
+        out.put("changelog_lag_bytes", lag.result());
       }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()
