@@ -8,6 +8,9 @@
 #      side by side, at 16 and 64 clients, Tidemark running;
 #   2. captured INSERTs and UPDATEs with Tidemark running, against the same statements on the
 #      uncaptured twins with Tidemark stopped;
+#   2b. the same statements on captured and uncaptured tables with Tidemark stopped: the cost on
+#      the writers' own path (publication, REPLICA IDENTITY FULL, the plan trigger's WHEN), without
+#      the CPU that decoding takes from them on a small machine;
 #   3. the relay's drain rate: DRAIN changes committed while Tidemark is stopped, then the time from
 #      its start to the last of them being on the topic.
 #
@@ -111,19 +114,31 @@ uu=$(tps "$WORK/update-uncaptured.sql" 16); luu=$(load)
 echo "INSERT captured+running=$ci TPS (load $lci) uncaptured+stopped=$ui TPS (load $lui) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$ci/$ui}")%"
 echo "UPDATE captured+running=$cu TPS (load $lcu) uncaptured+stopped=$uu TPS (load $luu) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$cu/$uu}")%"
 
-echo "## 3. relay drain rate: $DRAIN changes committed while Tidemark is stopped"
-"${PSQL[@]}" -c "SELECT 1" >/dev/null
+echo "## 2b. the writers' own path, Tidemark stopped (no decoding): captured (publication, REPLICA IDENTITY FULL, plan trigger) vs twin"
+for clients in 16 64; do
+  u=$(tps "$WORK/insert-uncaptured.sql" "$clients"); lu=$(load)
+  c=$(tps "$WORK/insert-captured.sql" "$clients"); lc=$(load)
+  echo "INSERT clients=$clients uncaptured=$u TPS (load $lu) captured=$c TPS (load $lc) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$c/$u}")%"
+done
+u=$(tps "$WORK/update-uncaptured.sql" 16); lu=$(load)
+c=$(tps "$WORK/update-captured.sql" 16); lc=$(load)
+echo "UPDATE clients=16 uncaptured=$u TPS (load $lu) captured=$c TPS (load $lc) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$c/$u}")%"
+
+echo "## 3. relay drain rate: $DRAIN more changes committed while Tidemark is stopped (with what the runs above left in the slot)"
 for _ in $(seq 1 $((DRAIN / 10000))); do
   "${PSQL[@]}" -c "INSERT INTO public.captured (v, note) SELECT g, 'drained row ' || g FROM generate_series(1, 10000) g"
 done
 before=$("${PSQL[@]}" -At -c "SELECT count(*) FROM tidemark.changelog")
+# a fence after the last of them: the relay's stored progress passes it once every one is stored
+fence=$("${PSQL[@]}" -At -c "SELECT (pg_logical_emit_message(false, 'tidemark.fence', '') - '0/0')::bigint")
 t0=$(date +%s.%N)
 start_tidemark
 t1=$(date +%s.%N)
 while :; do
-  done_=$("${PSQL[@]}" -At -c "SELECT count(*) >= $before + $DRAIN AND (SELECT published_commit FROM tidemark.changelog_state) >= (SELECT max(position) FROM tidemark.changelog_commit) FROM tidemark.changelog")
+  done_=$("${PSQL[@]}" -At -c "SELECT decoded_lsn >= $fence AND published_commit >= (SELECT max(position) FROM tidemark.changelog_commit) FROM tidemark.changelog_state")
   [ "$done_" = t ] && break
   sleep 0.2
 done
 t2=$(date +%s.%N)
-echo "drained $DRAIN changes: $(awk "BEGIN {printf \"%.1f\", $t2-$t1}") s after the node was ready ($(awk "BEGIN {printf \"%.1f\", $t2-$t0}") s after it was started): $(awk "BEGIN {printf \"%d\", $DRAIN/($t2-$t1)}") changes/s into Kafka (load $(load))"
+drained=$(( $("${PSQL[@]}" -At -c "SELECT count(*) FROM tidemark.changelog") - before ))
+echo "drained $drained changes: $(awk "BEGIN {printf \"%.1f\", $t2-$t1}") s after the node was ready ($(awk "BEGIN {printf \"%.1f\", $t2-$t0}") s after it was started): $(awk "BEGIN {printf \"%d\", $drained/($t2-$t1)}") changes/s decoded, stored and published to Kafka (load $(load))"

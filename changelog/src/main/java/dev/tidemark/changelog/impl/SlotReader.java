@@ -43,6 +43,10 @@ public final class SlotReader implements Runnable {
   static final String SQLSTATE_OBJECT_IN_USE = "55006";
   static final String SQLSTATE_UNDEFINED_OBJECT = "42704";
   static final long KEYS_REFRESH_MS = 10_000;
+  /** The longest a decoded change waits for others to share its store transaction. */
+  static final long STORE_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /** A stream quiet this long has nothing more to share the store with. */
+  static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
 
   /** Told, on the reader's thread, when its tenure starts, when it stored changes, and when the tenure ends. */
   public interface Listener {
@@ -203,16 +207,29 @@ public final class SlotReader implements Runnable {
     active = true;
     LOG.info("this node's relay holds the replication slot {} (decoded through {})", slot, LogSequenceNumber.valueOf(decodedLsn));
     listener.tenureStarted();
+    long lastMessage = System.nanoTime();
+    long firstBuffered = 0;
     while (running) {
       ByteBuffer buf = stream.readPending();
+      long now = System.nanoTime();
       if (buf == null) {
-        flush(stream);
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        // each store is a commit of its own (with its WAL flush): under load, wait for more to
+        // share it; a change waits at most STORE_DELAY_MS, and is stored at once when the stream pauses
+        if (firstBuffered == 0 || now - lastMessage > IDLE_NANOS || now - firstBuffered > STORE_DELAY_NANOS) {
+          flush(stream);
+          firstBuffered = 0;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         continue;
       }
+      lastMessage = now;
       handle(PgOutput.parse(buf));
+      if (firstBuffered == 0 && (!rows.isEmpty() || flushLsn > decodedLsn)) {
+        firstBuffered = now;
+      }
       if (rows.size() >= batchSize || commits.size() >= batchSize) {
         flush(stream);
+        firstBuffered = 0;
       }
     }
   }
