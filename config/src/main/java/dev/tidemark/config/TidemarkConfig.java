@@ -114,6 +114,23 @@ public record TidemarkConfig(
     }
 
     /**
+     * The same TLS settings for a PgJDBC connection (the replication slot's reader), as driver
+     * properties: PgJDBC takes libpq's modes; without a root certificate, verification uses the
+     * JVM's trusted authorities, as the reactive connections do.
+     */
+    public Map<String, String> jdbcSslProperties() {
+      if (sslMode.equals("disable")) {
+        return Map.of("sslmode", "disable");
+      }
+      if (sslMode.equals("require")) {
+        return Map.of("sslmode", "require", "sslfactory", "org.postgresql.ssl.NonValidatingFactory");
+      }
+      return sslRootCert.isEmpty()
+          ? Map.of("sslmode", sslMode, "sslfactory", "org.postgresql.ssl.DefaultJavaSSLFactory")
+          : Map.of("sslmode", sslMode, "sslrootcert", sslRootCert);
+    }
+
+    /**
      * How one login connects: every connection Tidemark opens to the served database, its own and
      * each caller role's, is built here so that all of them use the same TLS settings.
      */
@@ -191,7 +208,8 @@ public record TidemarkConfig(
   }
 
   public record ChangelogConfig(
-      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds) {}
+      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds,
+      long maxSlotLagBytes) {}
 
   public record ClusterConfig(
       String name,
@@ -279,7 +297,8 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
             v.positiveInt(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, 100_000),
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
-            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS)),
+            v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS),
+            v.positiveLong(ConfigKey.CHANGELOG_MAX_SLOT_LAG_BYTES)),
         new CommandConfig(
             v.positiveLong(ConfigKey.PLAN_TTL_SECONDS),
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),

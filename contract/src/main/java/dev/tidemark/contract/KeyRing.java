@@ -104,6 +104,26 @@ public final class KeyRing {
     return HexFormat.of().formatHex(hmac(signing().secret(), message.getBytes(StandardCharsets.UTF_8)));
   }
 
+  /**
+   * Whether {@code signed} is {@code <key id>.<hex HMAC-SHA256 of message>} under a key of this
+   * ring that is not retired: what {@code tidemark.sign} writes.
+   */
+  public boolean sqlSignatureOk(String message, String signed) {
+    int dot = signed == null ? -1 : signed.indexOf('.');
+    if (dot <= 0) {
+      return false;
+    }
+    int id;
+    try {
+      id = Integer.parseInt(signed.substring(0, dot));
+    } catch (NumberFormatException e) {
+      return false;
+    }
+    return byId(id).map(k -> java.security.MessageDigest.isEqual(
+        HexFormat.of().formatHex(hmac(k.secret(), message.getBytes(StandardCharsets.UTF_8))).getBytes(StandardCharsets.US_ASCII),
+        signed.substring(dot + 1).getBytes(StandardCharsets.US_ASCII))).orElse(false);
+  }
+
   /** Encrypts and authenticates {@code plaintext} for {@code purpose}, bound to {@code boundTo} (a caller's id). */
   public String seal(String purpose, String boundTo, byte[] plaintext) {
     Key key = signing();

@@ -84,8 +84,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .setServerConfig("synchronous_commit", "off")
             .setServerConfig("full_page_writes", "off")
             .setServerConfig("wal_level", "logical")
-            .setServerConfig("max_replication_slots", "8")
-            .setServerConfig("max_wal_senders", "8")
+            // one slot per served database (tests make a database per class), streamed by one sender each
+            .setServerConfig("max_replication_slots", "64")
+            .setServerConfig("max_wal_senders", "64")
             .setServerConfig("max_connections", "200")
             // A 2-core machine running several builds can take well over zonky's 10 s default.
             .setPGStartupWait(Duration.ofSeconds(60))

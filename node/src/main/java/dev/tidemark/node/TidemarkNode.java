@@ -3,7 +3,9 @@ package dev.tidemark.node;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.auth.OAuth;
 import dev.tidemark.auth.TokenStore;
-import dev.tidemark.changelog.ChangelogVerticle;
+import dev.tidemark.changelog.CaptureVerticle;
+import dev.tidemark.changelog.RelayVerticle;
+import dev.tidemark.changelog.TopicVerticle;
 import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.command.CommandVerticle;
 import dev.tidemark.contract.NodeInfo;
@@ -118,13 +120,20 @@ public final class TidemarkNode {
         deployments.add(vertx.deployVerticle(command));
       }
       if (roles.contains(Role.CHANGELOG)) {
-        ChangelogVerticle changelog = new ChangelogVerticle(info, config, pool);
-        ready.register("kafka", CHECK_TIMEOUT_MILLIS, p -> changelog.ready()
+        TopicVerticle topic = new TopicVerticle(info, config);
+        RelayVerticle relay = new RelayVerticle(info, config, pool);
+        ready.register("kafka", CHECK_TIMEOUT_MILLIS, p -> topic.ready()
             .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
-                .put("topic", changelog.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
+                .put("topic", topic.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
             .onFailure(p::fail));
-        deployments.add(vertx.deployVerticle(changelog));
-        RelayLagProbe.start(vertx, pool, changelog::relayActive, Meters.of(vertx).relayLag());
+        ready.register("capture", CHECK_TIMEOUT_MILLIS, p -> p.complete(relay.ready() ? Status.OK()
+            : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
+                .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));
+        // the topic first, so that the relay's first records find it; capture before the relay reads
+        deployments.add(vertx.deployVerticle(topic)
+            .compose(x -> vertx.deployVerticle(new CaptureVerticle(config, pool)))
+            .compose(x -> vertx.deployVerticle(relay)));
+        RelayLagProbe.start(vertx, pool, relay::relayActive, Meters.of(vertx).relayLag());
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {

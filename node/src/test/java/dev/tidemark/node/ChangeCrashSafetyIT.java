@@ -187,6 +187,14 @@ class ChangeCrashSafetyIT {
     assertEquals(COMMANDS, count(infra, "SELECT count(DISTINCT command) FROM public.cr_log"));
     assertEquals(COMMANDS, count(infra, "SELECT n FROM public.cr_counter WHERE id = 1"));
     assertEquals(COMMANDS, count(infra, "SELECT count(*) FROM tidemark.idempotency WHERE key LIKE 'crash-%'"));
+    // the changelog is written by the relay from the WAL, with who made each change from its signed message
+    TidemarkNode relay = TestNodes.startAlone(infra, "changelog", Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DB),
+        ConfigKey.DATABASE_NAME, "crash"));
+    try {
+      ChangelogFixtures.awaitDecoded(infra, DB);
+    } finally {
+      TestNodes.stop(relay);
+    }
     assertEquals(2L * COMMANDS, count(infra, "SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key LIKE 'crash-%'"));
     assertEquals(0, count(infra, "SELECT count(*) FROM (SELECT a.idempotency_key FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"

@@ -54,7 +54,7 @@ class ChangeToolsClusterIT {
     Map<ConfigKey, String> gatewayAndCommand = TestNodes.config(infra, cluster, ports[0], members, "gateway,command");
     gatewayAndCommand.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
     gatewayAndCommand.put(ConfigKey.NODE_ID, "node-a");
-    Map<ConfigKey, String> commandOnly = TestNodes.config(infra, cluster, ports[1], members, "command");
+    Map<ConfigKey, String> commandOnly = TestNodes.config(infra, cluster, ports[1], members, "command,changelog");
     commandOnly.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
     commandOnly.put(ConfigKey.NODE_ID, "node-b");
     a = TestNodes.start(gatewayAndCommand);
@@ -117,6 +117,7 @@ class ChangeToolsClusterIT {
       pool.shutdownNow();
     }
     assertEquals(1, count("SELECT count(*) FROM public.cc_event WHERE name = 'once'"));
+    ChangelogFixtures.awaitDecoded(infra, DB);
     assertEquals(1, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE c.table_name = 'cc_event' AND a.idempotency_key = 'cluster-once'"));
     assertEquals(1, count("SELECT count(*) FROM tidemark.idempotency WHERE key = 'cluster-once'"));

@@ -67,7 +67,8 @@ class ChangeToolsIT {
         "REVOKE ALL ON public.ct_locked FROM tidemark_writer",
         "GRANT SELECT ON public.ct_locked TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    node = TestNodes.startAlone(infra, "gateway,command", Map.of(
+    // the changelog role too: the changelog and who made each change are written by its relay
+    node = TestNodes.startAlone(infra, "gateway,command,changelog", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
     client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
@@ -207,6 +208,7 @@ class ChangeToolsIT {
     assertEquals(false, done.getBoolean("replayed"));
     assertEquals(key, done.getString("idempotency_key"));
     assertEquals(7, count("SELECT balance FROM public.ct_account WHERE id = 10"));
+    ChangelogFixtures.awaitDecoded(infra, DB);
     try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement(
         "SELECT c.op, a.caller, a.tool, a.plan_id FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
             + " WHERE a.idempotency_key = ?")) {
@@ -234,6 +236,7 @@ class ChangeToolsIT {
     assertEquals(true, again.getBoolean("replayed"));
     assertEquals(first.getJsonArray("changes"), again.getJsonArray("changes"));
     assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'kiwi'"));
+    ChangelogFixtures.awaitDecoded(infra, DB);
     assertEquals(1, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key = '" + key + "'"));
   }
@@ -402,6 +405,7 @@ class ChangeToolsIT {
     }
     assertEquals(1, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "the change was applied once, after the retry");
     assertEquals(6, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
+    ChangelogFixtures.awaitDecoded(infra, DB);
     assertEquals(2, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key = '" + key + "'"));
   }

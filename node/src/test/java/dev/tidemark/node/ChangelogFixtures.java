@@ -58,6 +58,14 @@ final class ChangelogFixtures {
     return v;
   }
 
+  /** A changelog-only node (the relay) for database {@code db}, served as {@code name}, alone in its cluster. */
+  static TidemarkNode startRelay(SharedInfra infra, String db, String name, Map<ConfigKey, String> overrides) {
+    int port = dev.tidemark.devstack.FreePorts.allocate();
+    Map<ConfigKey, String> v = config(infra, db, name, TestNodes.clusterName(), port, "127.0.0.1:" + port, "changelog");
+    v.putAll(overrides);
+    return TestNodes.start(v);
+  }
+
   static Connection jdbc(SharedInfra infra, String db) {
     try {
       return DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
@@ -74,6 +82,30 @@ final class ChangelogFixtures {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * Waits until the relay has decoded and stored every change committed so far: capture reads the
+   * WAL, so it lags the commit. A fence (a non-transactional logical message) marks "now", and the
+   * relay stores its progress past it.
+   */
+  static void awaitDecoded(SharedInfra infra, String db) {
+    long fence;
+    try (Connection c = jdbc(infra, db); var st = c.createStatement();
+        var rs = st.executeQuery("SELECT (pg_logical_emit_message(false, 'tidemark.fence', '', true) - '0/0')::bigint")) {
+      rs.next();
+      fence = rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    await("the relay to decode through " + fence, Duration.ofSeconds(60), () -> {
+      try (Connection c = jdbc(infra, db); var st = c.createStatement();
+          var rs = st.executeQuery("SELECT decoded_lsn >= " + fence + " FROM tidemark.changelog_state")) {
+        return rs.next() && rs.getBoolean(1);
+      } catch (SQLException e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   /** Waits for a condition, checking every 50 ms; fails after {@code timeout}. */

@@ -79,10 +79,7 @@ class ChangelogIT {
   }
 
   private TidemarkNode startRelay(Map<ConfigKey, String> overrides) {
-    int port = FreePorts.allocate();
-    Map<ConfigKey, String> v = ChangelogFixtures.config(infra, DB, NAME, TestNodes.clusterName(), port, "127.0.0.1:" + port, "changelog");
-    v.putAll(overrides);
-    return TestNodes.start(v);
+    return ChangelogFixtures.startRelay(infra, DB, NAME, overrides);
   }
 
   private McpHttpClient client(String token) {
@@ -114,6 +111,7 @@ class ChangelogIT {
       c.commit();
     }
     sql(infra, DB, "INSERT INTO public.no_pk VALUES (1, 'x')", "TRUNCATE public.no_pk");
+    ChangelogFixtures.awaitDecoded(infra, DB);
     try (Connection c = ChangelogFixtures.jdbc(infra, DB);
         ResultSet r = c.createStatement().executeQuery("SELECT c.table_name, c.op, c.key::text, c.before::text, a.caller, a.tool "
             + "FROM tidemark.changelog c JOIN tidemark.changelog_commit k ON k.xid = c.xid "
@@ -197,6 +195,7 @@ class ChangelogIT {
       String head = status.getString("changelog_head");
       sql(infra, DB, "INSERT INTO public.z VALUES (400, 1)", "INSERT INTO public.secret_notes VALUES (1, 'hidden')",
           "UPDATE public.z SET v = 2 WHERE id = 400", "DELETE FROM public.z WHERE id = 400");
+      ChangelogFixtures.awaitDecoded(infra, DB);
 
       JsonObject page = writer.callTool("changes_since", new JsonObject().put("cursor", head).put("limit", 2))
           .getJsonObject("structuredContent");
@@ -288,6 +287,7 @@ class ChangelogIT {
       pool.shutdownNow();
     }
     assertEquals(writers * perWriter, committed.get());
+    ChangelogFixtures.awaitDecoded(infra, DB);
 
     List<ChangePosition> expected = new ArrayList<>();
     try (Connection c = ChangelogFixtures.jdbc(infra, DB);

@@ -21,13 +21,21 @@ class CliTest {
 
   @Test
   void everyCommandHasHelp() {
-    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}, {"doctor", "--help"}}) {
+    for (String[] args : new String[][] {{"--help"}, {"dev", "--help"}, {"serve", "--help"}, {"migrate", "--help"}, {"doctor", "--help"}, {"uninstall", "--help"}}) {
       Cli.Run r = run(args);
       assertEquals(0, r.code(), String.join(" ", args));
       assertTrue(r.out().contains("Usage: tidemark"), r.out());
     }
     assertTrue(run("dev", "--help").out().contains("--data-dir"));
     assertTrue(run("serve", "--help").out().contains("--roles"));
+    assertTrue(run("dev", "--help").out().contains("--database-url"));
+  }
+
+  @Test
+  void uninstallWithoutYesChangesNothing() {
+    Cli.Run r = run("uninstall");
+    assertEquals(2, r.code(), r.out());
+    assertTrue(r.err().contains("--yes"), r.err());
   }
 
   @Test

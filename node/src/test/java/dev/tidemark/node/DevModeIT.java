@@ -208,6 +208,41 @@ class DevModeIT {
   }
 
   @Test
+  @org.junit.jupiter.api.extension.ExtendWith(dev.tidemark.testsupport.InfraExtension.class)
+  void devModeServesAnExistingDatabaseAndCreatesTheDemoTablesOnlyWhenAsked(dev.tidemark.testsupport.SharedInfra infra) throws Exception {
+    infra.postgres().createDatabaseIfMissing("dev_existing_it");
+    String url = "postgresql://" + infra.postgres().user() + ":" + infra.postgres().password() + "@127.0.0.1:" + infra.postgres().port()
+        + "/dev_existing_it";
+    Dev dev = start(List.of("--database-url", url));
+    try {
+      assertEquals("postgresql://" + infra.postgres().user() + "@127.0.0.1:" + infra.postgres().port() + "/dev_existing_it",
+          dev.value("PostgreSQL"), "the URL without its password");
+      try (McpHttpClient c = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Token"))) {
+        c.initialize();
+        assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").containsKey("changelog_head"));
+      }
+      assertEquals(false, demoTables(infra), "no demo tables unless asked");
+    } finally {
+      stop(dev);
+    }
+    Dev demo = start(List.of("--database-url", url, "--demo"));
+    try {
+      assertEquals(true, demoTables(infra));
+    } finally {
+      stop(demo);
+    }
+  }
+
+  private static boolean demoTables(dev.tidemark.testsupport.SharedInfra infra) throws Exception {
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl("dev_existing_it"), infra.postgres().user(),
+            infra.postgres().password());
+        ResultSet rs = conn.createStatement().executeQuery("SELECT to_regclass('public.customers') IS NOT NULL")) {
+      rs.next();
+      return rs.getBoolean(1);
+    }
+  }
+
+  @Test
   void aMalformedTokenIsAUsageError() throws Exception {
     Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar", JAR.toString(),
         "dev", "--token", "short").redirectErrorStream(true).start();

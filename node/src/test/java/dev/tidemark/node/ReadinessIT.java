@@ -27,7 +27,7 @@ class ReadinessIT {
         ConfigKey.KAFKA_REQUEST_TIMEOUT_MS, "1000"));
     try {
       Map<String, String> checks = checks(node, "/health/ready", 503);
-      assertEquals(Map.of("cluster", "UP", "kafka", "DOWN", "postgres", "UP"), checks);
+      assertEquals(Map.of("cluster", "UP", "kafka", "DOWN", "capture", "UP", "postgres", "UP"), checks);
       assertEquals(Map.of("event-loop", "UP"), checks(node, "/health/live", 200));
     } finally {
       TestNodes.stop(node);
@@ -50,7 +50,7 @@ class ReadinessIT {
     TestNodes.prepareDatabase(infra);
     TidemarkNode node = TestNodes.startAlone(infra, "changelog", Map.of(ConfigKey.KAFKA_TOPIC_PREFIX, "it.readiness."));
     try {
-      assertEquals(Map.of("cluster", "UP", "kafka", "UP", "postgres", "UP"), checks(node, "/health/ready", 200));
+      assertEquals(Map.of("cluster", "UP", "kafka", "UP", "capture", "UP", "postgres", "UP"), checks(node, "/health/ready", 200));
       try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", infra.kafkaBootstrapServers()))) {
         assertEquals(true, admin.listTopics().names().get().contains("it.readiness.main"));
       }

@@ -282,7 +282,7 @@ class SingleNodeIT {
       Reply ready = c.send("GET", null, MultiMap.caseInsensitiveMultiMap());
       assertEquals(200, ready.status(), ready.body());
       List<String> checks = ready.json().getJsonArray("checks").stream().map(o -> ((JsonObject) o).getString("id")).sorted().toList();
-      assertEquals(List.of("cluster", "kafka", "postgres"), checks);
+      assertEquals(List.of("capture", "cluster", "kafka", "postgres"), checks);
       Reply live = c.at("http://127.0.0.1:" + node.opsPort() + "/health/live").send("GET", null, MultiMap.caseInsensitiveMultiMap());
       assertEquals(200, live.status());
     }

@@ -90,7 +90,8 @@ class TypeMappingIT {
         // the session's zone must not matter: the trigger's to_jsonb writes timestamptz in it
         "ALTER DATABASE " + DB + " SET timezone = 'Asia/Kolkata'",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    node = TestNodes.startAlone(infra, "gateway,query,command", Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DB)));
+    // the changelog role too: changes_since reads what its relay decodes
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DB)));
     client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
     client.initialize();
   }

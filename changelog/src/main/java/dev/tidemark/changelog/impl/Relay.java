@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes the changelog table to the database's topic in position order (= commit order).
  *
- * <p>One relay publishes at a time: the one whose connection holds a session advisory lock. A
- * relay that loses its connection loses the lock with it, and a standby takes over.
+ * <p>One relay publishes at a time: the one whose {@link SlotReader} streams the database's
+ * replication slot (PostgreSQL lets one connection stream a slot at a time). It publishes what the
+ * reader stored in {@code tidemark.changelog}, and only during that tenure; when the tenure ends, or
+ * publishing fails, both stop, and the node tries again after {@code changelog.relay-poll-ms}.
  *
  * <p>Batches are pipelined: the relay reads the next batch while Kafka still acknowledges earlier
  * ones, up to {@link #MAX_BATCHES_IN_FLIGHT}. Every record is handed to the producer by one thread
@@ -44,8 +46,6 @@ import org.slf4j.LoggerFactory;
 public final class Relay {
 
   private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
-  /** 'tmrelay!': held for as long as this relay is the one that publishes. */
-  static final long RELAY_LOCK = 0x746d72656c617921L;
   /**
    * Batches handed to the producer and not yet acknowledged. Reading ahead hides a batch's
    * acknowledgement and progress update behind the next batch's read; the bound keeps memory and
@@ -75,6 +75,8 @@ public final class Relay {
         DELETE FROM tidemark.changelog c USING old WHERE c.xid = old.xid RETURNING old.position, c.id),
       attributed AS (
         DELETE FROM tidemark.change_attribution a WHERE a.created_at < now() - make_interval(secs => $1)),
+      plans AS (
+        DELETE FROM tidemark.plan_change p WHERE p.created_at < now() - interval '1 hour'),
       last AS (SELECT position, id FROM gone ORDER BY position DESC, id DESC LIMIT 1)
       UPDATE tidemark.changelog_state s SET pruned_commit = last.position, pruned_change = last.id
         FROM last
@@ -116,13 +118,20 @@ public final class Relay {
   private long pruneTimer = -1;
   private long keysTimer = -1;
   static final long KEYS_REFRESH_MS = 10_000;
-  private long retryTimer = -1;
   private volatile boolean active;
   private volatile long publishedCount;
+  private final Runnable onFailure;
+  private boolean inTenure;
+  private long tenures;
 
-  /** Call on the changelog role's context: the relay's callbacks run there. */
+  /**
+   * Call on the changelog role's context: the relay's callbacks run there.
+   *
+   * @param onFailure called when publishing failed: it ends the slot reader's tenure
+   */
   public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Producer<String, String> producer,
-      String topic) {
+      String topic, Runnable onFailure) {
+    this.onFailure = onFailure;
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
     this.connectOptions = connectOptions;
@@ -132,12 +141,36 @@ public final class Relay {
     this.sender = vertx.createSharedWorkerExecutor("tidemark-relay-" + topic, 1);
   }
 
-  /** Starts trying to become the publishing relay; never fails. */
-  public void start() {
-    attempt();
+  /** The slot reader's tenure started: publish what it stores. */
+  public void tenureStarted() {
+    if (stopped) {
+      return;
+    }
+    inTenure = true;
+    long mine = ++tenures;
+    PgConnection.connect(vertx, connectOptions)
+        .compose(c -> {
+          if (!inTenure || mine != tenures) {
+            return c.close();  // the tenure ended while connecting
+          }
+          conn = c;
+          return takeOver();
+        })
+        .onFailure(this::failed);
   }
 
-  /** True while this relay holds the lock and publishes. */
+  /** The slot reader's tenure ended: stop publishing. */
+  public void tenureEnded() {
+    inTenure = false;
+    release();
+  }
+
+  /** The slot reader stored changes. */
+  public void wake() {
+    pump();
+  }
+
+  /** True while this relay publishes. */
   public boolean active() {
     return active;
   }
@@ -148,31 +181,7 @@ public final class Relay {
 
   public Future<Void> stop() {
     stopped = true;
-    vertx.cancelTimer(retryTimer);
     return release().compose(x -> sender.close());
-  }
-
-  private void attempt() {
-    if (stopped) {
-      return;
-    }
-    PgConnection.connect(vertx, connectOptions)
-        .compose(c -> {
-          conn = c;
-          return c.preparedQuery("SELECT pg_try_advisory_lock($1)").execute(Tuple.of(RELAY_LOCK));
-        })
-        .compose(rows -> {
-          if (!rows.iterator().next().getBoolean(0)) {
-            return release().map(false);
-          }
-          return takeOver().map(true);
-        })
-        .onSuccess(leading -> {
-          if (!leading) {
-            retryLater(config.relayPollMs());
-          }
-        })
-        .onFailure(this::failed);
   }
 
   private Future<Void> readKeys(PgConnection c) {
@@ -389,17 +398,11 @@ public final class Relay {
     if (stopped) {
       return;
     }
-    LOG.warn("the relay stops publishing and retries in {} ms: {}", config.relayPollMs(), describe(err));
-    release().onComplete(x -> retryLater(config.relayPollMs()));
+    LOG.warn("the relay stops publishing: {}", describe(err));
+    release().onComplete(x -> onFailure.run());
   }
 
-  private void retryLater(long millis) {
-    if (!stopped) {
-      retryTimer = vertx.setTimer(millis, t -> attempt());
-    }
-  }
-
-  /** Closing the connection releases the lock, so a standby relay can take over at once. */
+  /** Ends this tenure's publishing; callbacks of the tenure change nothing after it. */
   private Future<Void> release() {
     active = false;
     vertx.cancelTimer(pollTimer);

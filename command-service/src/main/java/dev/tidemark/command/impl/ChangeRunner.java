@@ -26,7 +26,7 @@ import java.util.function.Function;
 
 /**
  * Plan, then commit. A plan runs the change on a connection logged in as the caller's role, in a
- * transaction that is rolled back, and reads what the database did from the capture triggers. A
+ * transaction that is rolled back, and reads what the database did from the plan triggers. A
  * commit first looks the idempotency key up (as Tidemark's login) and returns the stored outcome
  * when the key was used; then verifies the plan id, runs the change again as the caller, and
  * commits only when the fingerprint of the touched rows' before-images equals the plan's. The
@@ -52,6 +52,15 @@ public final class ChangeRunner {
           ON k.caller = $1 AND k.key = $2 AND k.created_at > now() - make_interval(hours => $3::int)""";
   private static final String RECORD_SQL = "SELECT tidemark.record_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
   private static final String WHO_SQL = "SELECT current_user::text, pg_current_xact_id()::text";
+  /**
+   * The rows this transaction inserted, updated and deleted in tables that have plan triggers, as
+   * PostgreSQL counts them: a statement that turned tidemark.plan off for part of its work (it is a
+   * setting, and a caller's SQL can change it) captured fewer, and is refused.
+   */
+  private static final String COUNTED_SQL = """
+      SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::bigint
+        FROM pg_stat_xact_user_tables s
+       WHERE EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = s.relid AND t.tgname = 'tidemark_capture')""";
   public static final String PRUNE_SQL = "DELETE FROM tidemark.idempotency WHERE created_at <= now() - make_interval(hours => $1::int)";
 
   private final Pool pool;
@@ -100,8 +109,8 @@ public final class ChangeRunner {
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
     return inTransaction(db, conn -> asCaller(conn, db, request)
-        .compose(v -> tool.applyReturning(conn, request.arguments()))
-        .compose(applied -> captured(conn, db, request, applied))
+        .compose(v -> counted(conn))
+        .compose(before -> tool.applyReturning(conn, request.arguments()).compose(applied -> captured(conn, db, request, applied, before)))
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
@@ -152,8 +161,8 @@ public final class ChangeRunner {
           }
           CallerDb db = callers.forCaller(caller);
           return inTransaction(db, conn -> asCaller(conn, db, request)
-              .compose(v -> tool.applyReturning(conn, args))
-              .compose(applied -> captured(conn, db, request, applied))
+              .compose(v -> counted(conn))
+              .compose(before -> tool.applyReturning(conn, args).compose(applied -> captured(conn, db, request, applied, before)))
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
@@ -264,7 +273,15 @@ public final class ChangeRunner {
     return commit ? tx.commit() : tx.rollback();
   }
 
-  /** The statement timeout, the caller's signed identity and the call's trace context, for this transaction only. */
+  /**
+   * The reads' setup, and the setting that wakes the plan triggers ({@code tidemark_capture}, whose
+   * {@code WHEN} every other writer's rows fail at the cost of reading one setting): logical
+   * decoding never sees a rolled-back plan, so a plan (and a commit, for its check) reads what its
+   * own transaction did from the rows those triggers write.
+   */
+  static final String SETUP = ReadTool.SETUP + ", set_config('tidemark.plan', 'on', true)";
+
+  /** The statement timeout, the caller's signed identity, the call's trace context and the plan triggers, for this transaction only. */
   private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
     long timeout = database.statementTimeoutMs();
     String identity;
@@ -274,7 +291,7 @@ public final class ChangeRunner {
       // a failed future, not a throw: the transaction's rollback hangs on it
       return Future.failedFuture(e);
     }
-    return conn.preparedQuery(ReadTool.SETUP).execute(ReadTool.setupValues(timeout, identity, request)).mapEmpty();
+    return conn.preparedQuery(SETUP).execute(ReadTool.setupValues(timeout, identity, request)).mapEmpty();
   }
 
   /**
@@ -284,7 +301,16 @@ public final class ChangeRunner {
    * nothing was captured means the table has no capture triggers (the changelog role has not
    * reached it).
    */
-  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied) {
+  /**
+   * The count of {@link #COUNTED_SQL} now. PostgreSQL's per-transaction counts may still hold
+   * earlier transactions of the connection that it has not reported yet, so a change compares the
+   * counts after it with the counts before it, in the same transaction.
+   */
+  private static Future<Long> counted(SqlConnection conn) {
+    return conn.query(COUNTED_SQL).execute().map(rows -> rows.iterator().next().getLong(0));
+  }
+
+  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied, long before) {
     long affected = applied.affected();
     return conn.query(WHO_SQL).execute().compose(who -> {
       var row = who.iterator().next();
@@ -294,7 +320,13 @@ public final class ChangeRunner {
       }
       String xid = row.getString(1);
       return ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid)).map(changes -> new Captured(xid, changes, applied));
-    }).map(captured -> {
+    }).compose(captured -> counted(conn).map(after -> {
+      if (after - before > captured.changes().rowChanges()) {
+        throw new ToolException(ErrorCode.PERMISSION_DENIED, "The change turned off Tidemark's record of what it does (the setting"
+            + " tidemark.plan), so it cannot be shown or checked. Nothing was written.");
+      }
+      return captured;
+    })).map(captured -> {
       if (affected > 0 && captured.changes().isEmpty()) {
         throw new ToolException(ErrorCode.UNAVAILABLE, "The change touched rows of a table whose changes are not captured yet, so"
             + " Tidemark cannot show or check what it does. The changelog role puts capture on every served table; retry shortly."

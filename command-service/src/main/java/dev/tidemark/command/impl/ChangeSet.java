@@ -134,6 +134,11 @@ public final class ChangeSet {
     return changes.isEmpty();
   }
 
+  /** How many row changes (inserts, updates, deletes; not truncations) were captured. */
+  public long rowChanges() {
+    return changes.stream().filter(c -> !c.op().equals("TRUNCATE")).count();
+  }
+
   /** True when the change deletes or truncates rows of any table. */
   public boolean removes() {
     return changes.stream().anyMatch(c -> c.op().equals("DELETE") || c.op().equals("TRUNCATE"));

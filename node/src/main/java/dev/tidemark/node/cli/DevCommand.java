@@ -10,6 +10,7 @@ import dev.tidemark.node.dev.DevSetup;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.EnumMap;
@@ -45,6 +46,14 @@ final class DevCommand implements Callable<Integer> {
   @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep the database and the broker's data here between runs (default: a temporary folder, removed on exit).")
   Path dataDir;
 
+  @Option(names = "--database-url", paramLabel = "URL", description = "Serve this existing PostgreSQL instead of an embedded one:"
+      + " postgresql://user:password@host:port/database (the login needs CREATE, CREATEROLE and REPLICATION; wal_level = logical)."
+      + " Tidemark's schema is installed in it; the demo tables only with --demo.")
+  String databaseUrl;
+
+  @Option(names = "--demo", description = "Create the demo tables in the database given by --database-url (always done for the embedded one).")
+  boolean demo;
+
   @Option(names = "--token", paramLabel = "T", description = "The read-write caller's token (default: a new random token).")
   String token;
 
@@ -64,7 +73,14 @@ final class DevCommand implements Callable<Integer> {
     String readOnly = Tokens.generate();
 
     long started = System.nanoTime();
-    DevEnvironment env = DevEnvironment.start(dataDir);
+    if (databaseUrl != null) {
+      try {
+        external = new External(URI.create(databaseUrl));
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--database-url: " + e.getMessage());
+      }
+    }
+    DevEnvironment env = DevEnvironment.start(dataDir, external == null);
     TidemarkNode node;
     try {
       prepare(env, readWrite, readOnly);
@@ -78,8 +94,9 @@ final class DevCommand implements Callable<Integer> {
     out.println("Tidemark ready: http://127.0.0.1:" + node.httpPort() + node.config().http().path());
     out.println("Token: " + readWrite);
     out.println("Read-only token: " + readOnly);
-    out.println("PostgreSQL: " + env.postgres().url(DevEnvironment.DEMO_DATABASE).replace("postgresql://",
-        "postgresql://" + env.postgres().user() + (env.postgres().password().isEmpty() ? "" : ":" + env.postgres().password()) + "@"));
+    out.println("PostgreSQL: " + (external != null ? external.shown()
+        : env.postgres().url(DevEnvironment.DEMO_DATABASE).replace("postgresql://",
+            "postgresql://" + env.postgres().user() + (env.postgres().password().isEmpty() ? "" : ":" + env.postgres().password()) + "@")));
     out.println("Health: http://127.0.0.1:" + node.opsPort() + "/health/ready");
     out.println("Started in " + millis + " ms. Stop with Ctrl-C.");
     out.flush();
@@ -91,9 +108,48 @@ final class DevCommand implements Callable<Integer> {
     Vertx vertx = Vertx.vertx();
     try {
       Pool pool = Pools.create(vertx, config(env).database());
-      DevSetup.prepare(pool, readWrite, readOnly, callerPasswords).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      DevSetup.prepare(pool, readWrite, readOnly, callerPasswords, external == null || demo).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private External external;
+
+  /** An existing PostgreSQL named by --database-url: the URL without its credentials, and the credentials. */
+  record External(String url, String user, String password) {
+    External(URI u) {
+      this(new URI2(u).bare(), new URI2(u).user(), new URI2(u).password());
+    }
+
+    String shown() {
+      return url.replace("postgresql://", "postgresql://" + user + "@");
+    }
+  }
+
+  /** The parts of a postgresql:// URL. */
+  private record URI2(URI u) {
+    URI2 {
+      if (!"postgresql".equals(u.getScheme()) && !"postgres".equals(u.getScheme())) {
+        throw new IllegalArgumentException("expected postgresql://user:password@host:port/database, got scheme " + u.getScheme());
+      }
+      if (u.getHost() == null) {
+        throw new IllegalArgumentException("names no host");
+      }
+    }
+
+    String bare() {
+      return "postgresql://" + u.getHost() + ":" + (u.getPort() < 0 ? 5432 : u.getPort()) + (u.getPath() == null ? "" : u.getPath());
+    }
+
+    String user() {
+      String info = u.getUserInfo();
+      return info == null ? "postgres" : info.split(":", 2)[0];
+    }
+
+    String password() {
+      String info = u.getUserInfo();
+      return info == null || !info.contains(":") ? "" : info.split(":", 2)[1];
     }
   }
 
@@ -107,9 +163,15 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.HTTP_PORT, String.valueOf(httpPort));
     v.put(ConfigKey.OPS_HOST, "127.0.0.1");
     v.put(ConfigKey.OPS_PORT, String.valueOf(opsPort));
-    v.put(ConfigKey.DATABASE_URL, env.postgres().url(DevEnvironment.DEMO_DATABASE));
-    v.put(ConfigKey.DATABASE_USER, env.postgres().user());
-    v.put(ConfigKey.DATABASE_PASSWORD, env.postgres().password());
+    if (external != null) {
+      v.put(ConfigKey.DATABASE_URL, external.url());
+      v.put(ConfigKey.DATABASE_USER, external.user());
+      v.put(ConfigKey.DATABASE_PASSWORD, external.password());
+    } else {
+      v.put(ConfigKey.DATABASE_URL, env.postgres().url(DevEnvironment.DEMO_DATABASE));
+      v.put(ConfigKey.DATABASE_USER, env.postgres().user());
+      v.put(ConfigKey.DATABASE_PASSWORD, env.postgres().password());
+    }
     v.put(ConfigKey.DATABASE_CALLER_PASSWORDS, DevSetup.WRITER_ROLE + ":" + callerPasswords.get(DevSetup.WRITER_ROLE) + ","
         + DevSetup.READER_ROLE + ":" + callerPasswords.get(DevSetup.READER_ROLE));
     v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, env.kafka().bootstrapServers());

@@ -40,9 +40,27 @@ final class MigrateCommand implements Callable<Integer> {
         err.flush();
         return 2;
       }
-      List<Integer> applied = Migrator.migrate(pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      List<Integer> applied;
+      int published;
+      try {
+        applied = Migrator.migrate(pool).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+        // the served tables get REPLICA IDENTITY FULL and join the publication now, not at the first node's start
+        published = pool.preparedQuery("SELECT tidemark.capture_schemas($1)")
+            .execute(io.vertx.sqlclient.Tuple.of(cfg.database().schemas().toArray(new String[0])))
+            .map(rows -> rows.iterator().next().getInteger(0)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof IllegalStateException ise) {
+          var err = spec.commandLine().getErr();
+          err.println("tidemark migrate: " + ise.getMessage());
+          err.println("Nothing was changed.");
+          err.flush();
+          return 2;
+        }
+        throw e;
+      }
       spec.commandLine().getOut().println("Tidemark schema is at version " + Migrator.latestVersion()
-          + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")"));
+          + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")")
+          + (published > 0 ? "; capture set up on " + published + " table(s)" : ""));
       return 0;
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = TidemarkCommand.VersionProvider.class,
     description = "Serves a PostgreSQL database to AI agents over the Model Context Protocol.",
-    subcommands = {DevCommand.class, ServeCommand.class, MigrateCommand.class, DoctorCommand.class, TokenCommand.class, KeysCommand.class,
+    subcommands = {DevCommand.class, ServeCommand.class, MigrateCommand.class, DoctorCommand.class, UninstallCommand.class, TokenCommand.class, KeysCommand.class,
         CommandLine.HelpCommand.class})
 public final class TidemarkCommand implements Runnable {
 

@@ -30,10 +30,18 @@ public final class DevEnvironment implements AutoCloseable {
 
   /** @param dataDir where data outlives the process; null for a temporary folder removed on close */
   public static DevEnvironment start(Path dataDir) throws IOException {
+    return start(dataDir, true);
+  }
+
+  /**
+   * @param withPostgres false when dev mode serves an existing PostgreSQL ({@code --database-url}):
+   *     only the broker is started, and {@link #postgres()} is null
+   */
+  public static DevEnvironment start(Path dataDir, boolean withPostgres) throws IOException {
     Path tempDir = dataDir == null ? Files.createTempDirectory("tidemark-dev-") : null;
     Path root = dataDir == null ? tempDir : dataDir;
     Files.createDirectories(root);
-    CompletableFuture<EmbeddedPostgresServer> pg = CompletableFuture.supplyAsync(() -> {
+    CompletableFuture<EmbeddedPostgresServer> pg = !withPostgres ? CompletableFuture.completedFuture(null) : CompletableFuture.supplyAsync(() -> {
       try {
         EmbeddedPostgresServer server = EmbeddedPostgresServer.start(root.resolve("postgres"), false); // closed after the node
         server.createDatabaseIfMissing(DEMO_DATABASE);
@@ -53,7 +61,11 @@ public final class DevEnvironment implements AutoCloseable {
       CompletableFuture.allOf(pg, broker).join();
       return new DevEnvironment(pg.join(), broker.join(), tempDir);
     } catch (RuntimeException e) {
-      pg.thenAccept(EmbeddedPostgresServer::close);
+      pg.thenAccept(server -> {
+        if (server != null) {
+          server.close();
+        }
+      });
       broker.thenAccept(EmbeddedKafkaBroker::close);
       deleteQuietly(tempDir);
       throw e;
@@ -74,7 +86,9 @@ public final class DevEnvironment implements AutoCloseable {
       kafka.close();
     } finally {
       try {
-        postgres.close();
+        if (postgres != null) {
+          postgres.close();
+        }
       } finally {
         deleteQuietly(tempDir);
       }

@@ -23,11 +23,24 @@ public final class DevSetup {
 
   /** @param callerPasswords the login password of {@link #WRITER_ROLE} and {@link #READER_ROLE} */
   public static Future<Void> prepare(Pool pool, String readWriteToken, String readOnlyToken, Map<String, String> callerPasswords) {
+    return prepare(pool, readWriteToken, readOnlyToken, callerPasswords, true);
+  }
+
+  /** @param demo whether to create the demo tables (dev mode against an existing database only when asked) */
+  public static Future<Void> prepare(Pool pool, String readWriteToken, String readOnlyToken, Map<String, String> callerPasswords,
+      boolean demo) {
     TokenStore tokens = TokenStore.create(pool);
     return Migrator.migrate(pool)
         .compose(x -> login(pool, WRITER_ROLE, callerPasswords.get(WRITER_ROLE)))
         .compose(x -> login(pool, READER_ROLE, callerPasswords.get(READER_ROLE)))
-        .compose(x -> pool.query("SELECT to_regclass('public.customers') IS NOT NULL").execute())
+        .compose(x -> demo ? demo(pool) : Future.succeededFuture())
+        .compose(x -> tokens.put("dev-read-write", readWriteToken, WRITER_ROLE, Access.READ_WRITE, List.of("*")))
+        .compose(x -> tokens.put("dev-read-only", readOnlyToken, READER_ROLE, Access.READ_ONLY, List.of("*")))
+        .mapEmpty();
+  }
+
+  private static Future<Void> demo(Pool pool) {
+    return pool.query("SELECT to_regclass('public.customers') IS NOT NULL").execute()
         .compose(rows -> rows.iterator().next().getBoolean(0)
             ? Future.succeededFuture()
             : pool.query(Migrator.read("demo/demo.sql")).execute().mapEmpty())
@@ -35,8 +48,6 @@ public final class DevSetup {
         .compose(rows -> rows.iterator().next().getBoolean(0)
             ? Future.succeededFuture()
             : pool.query(Migrator.read("demo/policies.sql")).execute().mapEmpty())
-        .compose(x -> tokens.put("dev-read-write", readWriteToken, WRITER_ROLE, Access.READ_WRITE, List.of("*")))
-        .compose(x -> tokens.put("dev-read-only", readOnlyToken, READER_ROLE, Access.READ_ONLY, List.of("*")))
         .mapEmpty();
   }
 

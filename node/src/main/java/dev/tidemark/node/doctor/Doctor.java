@@ -134,9 +134,9 @@ public final class Doctor {
       }
       String walLevel = server.getString("wal_level");
       out.add("logical".equals(walLevel)
-          ? Finding.ok("wal_level", "logical, as the coming logical-decoding capture needs")
-          : Finding.warn("wal_level", "is " + walLevel + "; today's capture works with it, the coming logical-decoding capture "
-              + "will need logical: ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL"));
+          ? Finding.ok("wal_level", "logical, as the capture by logical decoding needs")
+          : Finding.fail("wal_level", "is " + walLevel + "; the capture reads committed changes by logical decoding, which needs"
+              + " logical: ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL"));
     } catch (Exception e) {
       out.add(Finding.fail("schema", "cannot read Tidemark's schema (" + reason(e) + "): run tidemark migrate"));
     } finally {

@@ -1,5 +1,6 @@
 package dev.tidemark.node.migrate;
 
+import dev.tidemark.changelog.CaptureSetup;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
@@ -10,7 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Installs Tidemark's own schema with versioned migrations. Each migration runs once, in one
+ * Installs Tidemark's own schema with versioned migrations (before the first that captures by
+ * logical decoding, the publication and the replication slot: {@link CaptureSetup#prepare}, which
+ * also refuses a PostgreSQL that cannot decode, naming each setting). Each migration runs once, in one
  * transaction with its bookkeeping row; an advisory lock lets several nodes start at once safely,
  * and running it again changes nothing.
  */
@@ -18,7 +21,10 @@ public final class Migrator {
 
   /** In order; a migration's version is the number after V. Only ever append. */
   static final List<String> MIGRATIONS = List.of("V1__schema_and_tokens.sql", "V2__caller_roles.sql", "V3__changelog.sql",
-      "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql");
+      "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql", "V7__logical_decoding.sql");
+
+  /** The first version that captures by logical decoding: the publication and the slot must exist before it runs. */
+  static final int LOGICAL_DECODING = 7;
 
   /** Any fixed number: it only has to differ from locks other programs take. */
   private static final long LOCK_KEY = 0x7469_6465_6d61_726bL;
@@ -27,6 +33,19 @@ public final class Migrator {
 
   /** @return the versions applied by this call (empty when the schema was up to date) */
   public static Future<List<Integer>> migrate(Pool pool) {
+    return migrate(pool, latestVersion());
+  }
+
+  /** Applies the migrations up to version {@code upTo} (tests of an upgrade start from an older schema). */
+  public static Future<List<Integer>> migrate(Pool pool, int upTo) {
+    return pool.query("SELECT coalesce((SELECT max(version) FROM tidemark.schema_version), 0)").execute()
+        .map(rows -> rows.iterator().next().getInteger(0))
+        .otherwise(0)  // no schema yet
+        .compose(version -> version < LOGICAL_DECODING && upTo >= LOGICAL_DECODING ? CaptureSetup.prepare(pool) : Future.succeededFuture())
+        .compose(x -> migrateInTransaction(pool, upTo));
+  }
+
+  private static Future<List<Integer>> migrateInTransaction(Pool pool, int upTo) {
     return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
         .compose(x -> conn.query("CREATE SCHEMA IF NOT EXISTS tidemark; "
             + "CREATE TABLE IF NOT EXISTS tidemark.schema_version ("
@@ -37,7 +56,7 @@ public final class Migrator {
           Future<List<Integer>> chain = Future.succeededFuture(new java.util.ArrayList<>());
           for (String file : MIGRATIONS) {
             int version = version(file);
-            if (version <= current) {
+            if (version <= current || version > upTo) {
               continue;
             }
             chain = chain.compose(applied -> conn.query(read("migrations/" + file)).execute()

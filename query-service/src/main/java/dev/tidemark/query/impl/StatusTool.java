@@ -24,6 +24,14 @@ public final class StatusTool implements ReadTool {
 
   private final Pool admin;
 
+  /** The WAL the database's replication slot holds back (docs/changelog.md#when-the-slot-falls-behind). */
+  static final String LAG = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots"
+      + " WHERE database = current_database() AND slot_name LIKE 'tidemark\\_%' AND confirmed_flush_lsn IS NOT NULL";
+
+  /** Served tables the changelog cannot fully follow (docs/changelog.md#before-images-toast-and-tables-without-a-primary-key). */
+  static final String PROBLEMS = "SELECT format('%I.%I', n.nspname, c.relname), t.problem FROM tidemark.captured_table t"
+      + " JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE t.problem IS NOT NULL ORDER BY 1";
+
   /** @param admin Tidemark's login, which reads the changelog's head */
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
     this.admin = admin;
@@ -39,7 +47,14 @@ public final class StatusTool implements ReadTool {
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status
     Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(admin, k.ring())).otherwise((String) null);
-    return Future.all(role, kafka, head).map(all -> {
+    Future<Long> lag = admin.query(LAG).execute()
+        .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getLong(0)).otherwise((Long) null);
+    Future<io.vertx.core.json.JsonArray> problems = admin.query(PROBLEMS).execute().map(rows -> {
+      io.vertx.core.json.JsonArray out = new io.vertx.core.json.JsonArray();
+      rows.forEach(r -> out.add(new JsonObject().put("table", r.getString(0)).put("problem", r.getString(1))));
+      return out;
+    }).otherwise(new io.vertx.core.json.JsonArray());
+    return Future.all(role, kafka, head, lag, problems).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
           .put("version", node.version())
@@ -53,6 +68,12 @@ public final class StatusTool implements ReadTool {
           .put("kafka", kafka.result());
       if (head.result() != null) {
         out.put("changelog_head", head.result());
+      }
+      if (lag.result() != null) {
+        out.put("changelog_lag_bytes", lag.result());
+      }
+      if (!problems.result().isEmpty()) {
+        out.put("capture_problems", problems.result());
       }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()

@@ -1,0 +1,632 @@
+package dev.tidemark.changelog.impl;
+
+import dev.tidemark.contract.KeyRing;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The only consumer of the database's replication slot, on a thread of its own (PgJDBC's
+ * replication API blocks). It decodes pgoutput in commit order and stores each change in
+ * {@code tidemark.changelog}, its transaction's commit LSN as the position, then confirms the slot
+ * up to what it stored; the {@link Relay} publishes the table to Kafka.
+ *
+ * <p>Holding the slot is the tenure: PostgreSQL lets one connection stream a slot at a time, so the
+ * node whose reader streams it is the one publisher. Memory is bounded: a transaction's changes are
+ * stored {@code batchSize} at a time, so a million-row transaction never sits in memory; a reader
+ * that restarts skips what was stored (whole transactions by their commit LSN, and the stored part
+ * of the last one by count), so nothing is stored twice.
+ */
+public final class SlotReader implements Runnable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SlotReader.class);
+  static final String SQLSTATE_OBJECT_IN_USE = "55006";
+  static final String SQLSTATE_UNDEFINED_OBJECT = "42704";
+  static final long KEYS_REFRESH_MS = 10_000;
+  /** The longest a decoded change waits for others to share its store transaction. */
+  static final long STORE_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /** A stream quiet this long has nothing more to share the store with. */
+  static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
+
+  /** Told, on the reader's thread, when its tenure starts, when it stored changes, and when the tenure ends. */
+  public interface Listener {
+    void tenureStarted();
+
+    void stored();
+
+    void tenureEnded(Throwable cause);
+  }
+
+  private static final String INSERT_CHANGES = """
+      INSERT INTO tidemark.changelog (xid, relid, schema_name, table_name, op, key, before, after, changed_at)
+      SELECT u.x::xid8, u.r::oid, u.s, u.t, u.o, u.k::jsonb, u.b::jsonb, u.a::jsonb, u.c::timestamptz
+        FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+             WITH ORDINALITY AS u(x, r, s, t, o, k, b, a, c, n)
+       ORDER BY u.n""";
+  private static final String INSERT_COMMITS = """
+      INSERT INTO tidemark.changelog_commit (position, xid, committed_at)
+      SELECT u.p, u.x::xid8, u.c::timestamptz FROM unnest(?::bigint[], ?::text[], ?::text[]) AS u(p, x, c)
+      ON CONFLICT DO NOTHING""";
+  private static final String INSERT_ATTRIBUTION = """
+      INSERT INTO tidemark.change_attribution (xid, caller, tool, idempotency_key, plan_id)
+      VALUES (?::xid8, ?, ?, ?, ?) ON CONFLICT (xid) DO NOTHING""";
+
+  private final String jdbcUrl;
+  private final String user;
+  private final String password;
+  private final java.util.Map<String, String> ssl;
+  private final String slot;
+  private final String publication;
+  private final int batchSize;
+  private final long pollMs;
+  private final Listener listener;
+
+  private volatile boolean running = true;
+  private volatile Connection replication;
+  private volatile boolean active;
+
+  // ---- per tenure ----
+  private Connection store;
+  private KeyRing keys;
+  private long keysReadAt;
+  private Long decodingFrom;
+  private long decodedLsn;
+  private long lastPosition;
+  private long lastPositionRows;
+  private final Map<Integer, Rel> relations = new HashMap<>();
+
+  // ---- the transaction being decoded ----
+  private PgOutput.Begin txn;
+  private String txnXid;
+  private long txnRows;
+  private long skipRows;
+  private boolean skipTxn;
+  private boolean switchSeen;
+  private String[] attribution;
+
+  // ---- stored with the next flush ----
+  private final List<String[]> rows = new ArrayList<>();
+  private final List<Object[]> commits = new ArrayList<>();
+  private final List<String[]> attributions = new ArrayList<>();
+  private long flushLsn;
+  private long confirmLsn;
+  private Long newDecodingFrom;
+  private long epochBase = -1;
+
+  private record Rel(int relid, String schema, String name, List<PgOutput.Column> columns, List<Integer> key) {}
+
+  public SlotReader(String jdbcUrl, String user, String password, java.util.Map<String, String> ssl, String slot, String publication,
+      int batchSize, long pollMs, Listener listener) {
+    this.jdbcUrl = jdbcUrl;
+    this.user = user;
+    this.password = password;
+    this.ssl = java.util.Map.copyOf(ssl);
+    this.slot = slot;
+    this.publication = publication;
+    this.batchSize = Math.max(100, batchSize);
+    this.pollMs = pollMs;
+    this.listener = listener;
+  }
+
+  public boolean active() {
+    return active;
+  }
+
+  /** Ends the current tenure (the relay could not publish): the loop tries again after a pause. */
+  public void abort() {
+    Connection c = replication;
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException ignored) {
+        // closing is all that was asked
+      }
+    }
+  }
+
+  public void stop() {
+    running = false;
+    abort();
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      Throwable cause = null;
+      boolean standby = false;
+      try {
+        tenure();
+      } catch (SQLException e) {
+        standby = SQLSTATE_OBJECT_IN_USE.equals(e.getSQLState());
+        cause = e;
+      } catch (RuntimeException e) {
+        LOG.error("the slot reader failed", e);
+        cause = e;
+      } finally {
+        closeQuietly();
+      }
+      if (active) {
+        active = false;
+        if (running) {
+          LOG.warn("the relay stops publishing and retries in {} ms: {}", pollMs, Relay.describe(cause));
+        }
+        listener.tenureEnded(cause);
+      } else if (running && !standby && cause != null) {
+        LOG.warn("the relay cannot read the replication slot {} yet, retrying in {} ms: {}", slot, pollMs, Relay.describe(cause));
+      }
+      if (running) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(pollMs));
+      }
+    }
+  }
+
+  private Properties props(boolean forReplication) {
+    Properties p = new Properties();
+    PGProperty.USER.set(p, user);
+    PGProperty.PASSWORD.set(p, password);
+    PGProperty.APPLICATION_NAME.set(p, "tidemark-relay");
+    // the TLS settings of every other connection (database.ssl-mode), in PgJDBC's words
+    ssl.forEach(p::setProperty);
+    if (forReplication) {
+      PGProperty.REPLICATION.set(p, "database");
+      PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");
+      PGProperty.PREFER_QUERY_MODE.set(p, "simple");
+    }
+    return p;
+  }
+
+  private void tenure() throws SQLException {
+    store = DriverManager.getConnection(jdbcUrl, props(false));
+    store.setAutoCommit(false);
+    ensureSlot();
+    replication = DriverManager.getConnection(jdbcUrl, props(true));
+    PGReplicationStream stream = replication.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
+        .withSlotName(slot)
+        .withSlotOption("proto_version", 1)
+        .withSlotOption("publication_names", publication)
+        .withSlotOption("messages", true)
+        .withStatusInterval(1, TimeUnit.SECONDS)
+        .start();
+    readState();
+    active = true;
+    LOG.info("this node's relay holds the replication slot {} (decoded through {})", slot, LogSequenceNumber.valueOf(decodedLsn));
+    listener.tenureStarted();
+    long lastMessage = System.nanoTime();
+    long firstBuffered = 0;
+    while (running) {
+      ByteBuffer buf = stream.readPending();
+      long now = System.nanoTime();
+      if (buf == null) {
+        // each store is a commit of its own (with its WAL flush): under load, wait for more to
+        // share it; a change waits at most STORE_DELAY_MS, and is stored at once when the stream pauses
+        if (firstBuffered == 0 || now - lastMessage > IDLE_NANOS || now - firstBuffered > STORE_DELAY_NANOS) {
+          flush(stream);
+          firstBuffered = 0;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        continue;
+      }
+      lastMessage = now;
+      handle(PgOutput.parse(buf));
+      if (firstBuffered == 0 && (!rows.isEmpty() || flushLsn > decodedLsn)) {
+        firstBuffered = now;
+      }
+      if (rows.size() >= batchSize || commits.size() >= batchSize) {
+        flush(stream);
+        firstBuffered = 0;
+      }
+    }
+  }
+
+  /**
+   * A slot that is gone (dropped, or the server was rebuilt) or invalidated (it fell behind
+   * max_slot_wal_keep_size) lost changes no one will see: a new slot starts from now, and every
+   * cursor from before answers CURSOR_EXPIRED (the retention horizon moves to the new start).
+   */
+  private void ensureSlot() throws SQLException {
+    String walStatus = null;
+    boolean exists;
+    try (PreparedStatement ps = store.prepareStatement("SELECT wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        exists = rs.next();
+        if (exists) {
+          walStatus = rs.getString(1);
+        }
+      }
+    }
+    store.commit();
+    if (exists && !"lost".equals(walStatus)) {
+      return;
+    }
+    LOG.error("the replication slot {} is {}: changes made since the relay last read it are lost; a new slot starts now,"
+        + " and every cursor from before answers CURSOR_EXPIRED", slot, exists ? "invalidated" : "missing");
+    store.setAutoCommit(true);
+    try (Statement st = store.createStatement()) {
+      if (exists) {
+        st.execute("SELECT pg_drop_replication_slot('" + slot.replace("'", "''") + "')");
+      }
+      long start;
+      try (ResultSet rs = st.executeQuery("SELECT lsn - '0/0' FROM pg_create_logical_replication_slot('" + slot.replace("'", "''")
+          + "', 'pgoutput')")) {
+        rs.next();
+        start = rs.getLong(1);
+      }
+      st.executeUpdate("UPDATE tidemark.changelog_state SET decoding_from = coalesce(decoding_from, " + start + "), decoded_lsn = "
+          + start + ", pruned_commit = greatest(pruned_commit, " + start + "), pruned_change = 0");
+    } finally {
+      store.setAutoCommit(false);
+    }
+  }
+
+  private void readState() throws SQLException {
+    try (Statement st = store.createStatement();
+        ResultSet rs = st.executeQuery("""
+            SELECT s.decoding_from, s.decoded_lsn, k.position, (SELECT count(*) FROM tidemark.changelog c WHERE c.xid = k.xid)
+              FROM tidemark.changelog_state s
+              LEFT JOIN LATERAL (SELECT position, xid FROM tidemark.changelog_commit ORDER BY position DESC LIMIT 1) k ON true""")) {
+      rs.next();
+      long from = rs.getLong(1);
+      decodingFrom = rs.wasNull() ? null : from;
+      decodedLsn = rs.getLong(2);
+      lastPosition = rs.getLong(3);
+      lastPositionRows = rs.getLong(4);
+    }
+    store.commit();
+    readKeys();
+    relations.clear();
+    txn = null;
+    rows.clear();
+    commits.clear();
+    attributions.clear();
+    newDecodingFrom = null;
+    flushLsn = 0;
+    confirmLsn = 0;
+  }
+
+  private void readKeys() throws SQLException {
+    List<KeyRing.Key> read = new ArrayList<>();
+    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery(KeyRing.SQL)) {
+      while (rs.next()) {
+        read.add(KeyRing.Key.of(rs.getInt("id"), rs.getBytes("secret"), rs.getObject("active_from", java.time.OffsetDateTime.class),
+            rs.getObject("retires_at", java.time.OffsetDateTime.class)));
+      }
+    }
+    store.commit();
+    if (!read.isEmpty()) {
+      keys = new KeyRing(read);
+    }
+    keysReadAt = System.currentTimeMillis();
+  }
+
+  private void handle(PgOutput.Message m) throws SQLException {
+    if (m instanceof PgOutput.Begin b) {
+      begin(b);
+    } else if (m instanceof PgOutput.Commit c) {
+      commit(c);
+    } else if (m instanceof PgOutput.Relation r) {
+      relation(r);
+    } else if (m instanceof PgOutput.Insert i) {
+      change(i.relid(), "INSERT", null, i.row());
+    } else if (m instanceof PgOutput.Update u) {
+      change(u.relid(), "UPDATE", u.old(), u.row());
+    } else if (m instanceof PgOutput.Delete d) {
+      change(d.relid(), "DELETE", d.old(), null);
+    } else if (m instanceof PgOutput.Truncate t) {
+      for (int relid : t.relids()) {
+        Rel rel = relations.get(relid);
+        if (rel != null) {
+          add(rel.relid, rel.schema, rel.name, "TRUNCATE", null, null, null);
+        }
+      }
+    } else if (m instanceof PgOutput.LogicalMessage msg) {
+      message(msg);
+    }
+  }
+
+  private void begin(PgOutput.Begin b) throws SQLException {
+    txn = b;
+    txnRows = 0;
+    attribution = null;
+    switchSeen = false;
+    if (epochBase < 0) {
+      epochBase = currentFullXid();
+    }
+    long full = (epochBase & ~0xFFFF_FFFFL) | (b.xid() & 0xFFFF_FFFFL);
+    if (full > epochBase + (1L << 31)) {
+      full -= 1L << 32;
+    }
+    txnXid = Long.toString(full);
+    // the triggers captured what committed before the switch; what was stored is not stored again
+    skipTxn = decodingFrom == null || b.finalLsn() <= decodedLsn || b.finalLsn() < lastPosition;
+    skipRows = b.finalLsn() == lastPosition ? lastPositionRows : 0;
+  }
+
+  private long currentFullXid() throws SQLException {
+    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")) {
+      rs.next();
+      long v = rs.getLong(1);
+      store.commit();
+      return v;
+    }
+  }
+
+  private void commit(PgOutput.Commit c) {
+    if (switchSeen && decodingFrom == null) {
+      decodingFrom = txn.finalLsn();
+      newDecodingFrom = decodingFrom;
+      LOG.info("capture switched from triggers to logical decoding at {}", LogSequenceNumber.valueOf(decodingFrom));
+    }
+    if (!skipTxn && attribution != null && txnRows > 0) {
+      attributions.add(attribution);
+    }
+    if (!skipTxn && txnRows > 0) {
+      // only transactions that stored something move the stored progress: PostgreSQL before 15
+      // sends empty transactions, the relay's own writes among them, and each would cost a write
+      flushLsn = Math.max(flushLsn, txn.finalLsn());
+    }
+    confirmLsn = Math.max(confirmLsn, c.endLsn());
+    txn = null;
+  }
+
+  private void relation(PgOutput.Relation r) throws SQLException {
+    List<String> keyColumns = null;
+    try (PreparedStatement ps = store.prepareStatement("""
+        SELECT coalesce((SELECT key_columns FROM tidemark.captured_table WHERE relid = ?::oid),
+                        ARRAY(SELECT a.attname::text FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
+                                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                               WHERE i.indrelid = ?::oid AND i.indisprimary ORDER BY k.ord))""")) {
+      ps.setLong(1, r.relid() & 0xFFFF_FFFFL);
+      ps.setLong(2, r.relid() & 0xFFFF_FFFFL);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && rs.getArray(1) != null) {
+          keyColumns = List.of((String[]) rs.getArray(1).getArray());
+        }
+      }
+    }
+    store.commit();
+    List<Integer> key = new ArrayList<>();
+    if (keyColumns != null) {
+      for (String col : keyColumns) {
+        for (int i = 0; i < r.columns().size(); i++) {
+          if (r.columns().get(i).name().equals(col)) {
+            key.add(i);
+          }
+        }
+      }
+      if (key.size() != keyColumns.size()) {
+        key.clear();
+      }
+    }
+    relations.put(r.relid(), new Rel(r.relid(), r.schema(), r.name(), r.columns(), key));
+  }
+
+  private void change(int relid, String op, PgOutput.Tuple old, PgOutput.Tuple row) throws SQLException {
+    Rel rel = relations.get(relid);
+    if (rel == null) {
+      throw new IllegalStateException("a change to relation " + relid + " came before its description");
+    }
+    JsonObject before = old == null ? null : image(rel, old, null);
+    JsonObject after = row == null ? null : image(rel, row, old);
+    JsonObject img = after != null ? after : before;
+    Object key;
+    if (rel.key.isEmpty()) {
+      key = img;  // no primary key: the whole row is the identity
+    } else {
+      JsonArray k = new JsonArray();
+      for (int i : rel.key) {
+        k.add(img == null ? null : img.getValue(rel.columns.get(i).name()));
+      }
+      key = k;
+    }
+    add(relid, rel.schema, rel.name, op, key, before, after);
+  }
+
+  /** A row's image; an unchanged TOASTed value comes from the old row (replica identity FULL), or is left out. */
+  private static JsonObject image(Rel rel, PgOutput.Tuple tuple, PgOutput.Tuple old) {
+    JsonObject out = new JsonObject();
+    String[] values = tuple.values();
+    for (int i = 0; i < values.length && i < rel.columns.size(); i++) {
+      String v = values[i];
+      if (v == PgOutput.UNCHANGED_TOAST) {
+        if (old == null || i >= old.values().length || old.values()[i] == PgOutput.UNCHANGED_TOAST) {
+          continue;
+        }
+        v = old.values()[i];
+      }
+      PgOutput.Column col = rel.columns.get(i);
+      out.put(col.name(), TextValues.toJson(col.typeOid(), v));
+    }
+    return out;
+  }
+
+  private void message(PgOutput.LogicalMessage m) throws SQLException {
+    if (!m.transactional()) {
+      // anyone may emit one, and a rollback keeps it: it only marks a point in the WAL (staleness fences)
+      if ("tidemark.fence".equals(m.prefix()) && txn == null) {
+        flushLsn = Math.max(flushLsn, m.lsn());
+      }
+      return;
+    }
+    if (txn == null) {
+      return;
+    }
+    switch (m.prefix()) {
+      case "tidemark.switch" -> switchSeen = true;
+      case "tidemark.ddl" -> {
+        JsonObject d = new JsonObject(m.content());
+        Object relid = d.getValue("relid");
+        // jsonb writes an oid as a string
+        add(relid == null ? null : (int) Long.parseLong(relid.toString()), d.getString("schema"), d.getString("table"), "DDL", null, null,
+            new JsonObject().put("command", d.getString("command")).put("object", d.getString("object")));
+      }
+      case "tidemark.attribution" -> attribution = verifiedAttribution(m.content());
+      default -> { }
+    }
+  }
+
+  /** The attribution, when Tidemark signed it for this very transaction; null (and a warning) otherwise. */
+  private String[] verifiedAttribution(String content) throws SQLException {
+    if (System.currentTimeMillis() - keysReadAt > KEYS_REFRESH_MS) {
+      readKeys();
+    }
+    try {
+      JsonObject signed = new JsonObject(content);
+      String body = signed.getString("body");
+      if (keys == null || body == null || !keys.sqlSignatureOk("attribution|" + body, signed.getString("mac"))) {
+        readKeys();  // a key added since the last read
+        if (keys == null || body == null || !keys.sqlSignatureOk("attribution|" + body, signed.getString("mac"))) {
+          LOG.warn("ignoring an attribution message of transaction {} that Tidemark did not sign", txnXid);
+          return null;
+        }
+      }
+      JsonObject a = new JsonObject(body);
+      if (!txnXid.equals(a.getString("xid"))) {
+        LOG.warn("ignoring an attribution message signed for transaction {} in transaction {}", a.getString("xid"), txnXid);
+        return null;
+      }
+      return new String[] {txnXid, a.getString("caller"), a.getString("tool"), a.getString("idempotency_key"), a.getString("plan_id")};
+    } catch (RuntimeException e) {
+      LOG.warn("ignoring a malformed attribution message in transaction {}", txnXid);
+      return null;
+    }
+  }
+
+  private void add(Integer relid, String schema, String table, String op, Object key, JsonObject before, JsonObject after) {
+    if (skipTxn) {
+      return;
+    }
+    txnRows++;
+    if (skipRows > 0) {
+      skipRows--;  // stored before the last restart
+      return;
+    }
+    String committed = Instant.ofEpochSecond(0, (txn.commitMicros() + PgOutput.PG_EPOCH_MICROS) * 1000).toString();
+    if (commits.isEmpty() || (long) commits.get(commits.size() - 1)[0] != txn.finalLsn()) {
+      commits.add(new Object[] {txn.finalLsn(), txnXid, committed});
+    }
+    rows.add(new String[] {txnXid, relid == null ? null : Long.toString(relid & 0xFFFF_FFFFL), schema, table, op,
+        key == null ? null : io.vertx.core.json.Json.encode(key), before == null ? null : before.encode(),
+        after == null ? null : after.encode(), committed});
+  }
+
+  /** Stores what was decoded in one transaction, then confirms the slot up to it. */
+  private void flush(PGReplicationStream stream) throws SQLException {
+    if (rows.isEmpty() && attributions.isEmpty() && newDecodingFrom == null && flushLsn <= decodedLsn) {
+      if (confirmLsn > 0 && txn == null) {
+        confirm(stream, confirmLsn);
+      }
+      return;
+    }
+    if (!commits.isEmpty()) {
+      try (PreparedStatement ps = store.prepareStatement(INSERT_COMMITS)) {
+        Long[] p = new Long[commits.size()];
+        String[] x = new String[commits.size()];
+        String[] c = new String[commits.size()];
+        for (int i = 0; i < p.length; i++) {
+          p[i] = (Long) commits.get(i)[0];
+          x[i] = (String) commits.get(i)[1];
+          c[i] = (String) commits.get(i)[2];
+        }
+        ps.setArray(1, store.createArrayOf("bigint", p));
+        ps.setArray(2, store.createArrayOf("text", x));
+        ps.setArray(3, store.createArrayOf("text", c));
+        ps.executeUpdate();
+      }
+    }
+    if (!rows.isEmpty()) {
+      try (PreparedStatement ps = store.prepareStatement(INSERT_CHANGES)) {
+        for (int col = 0; col < 9; col++) {
+          String[] values = new String[rows.size()];
+          for (int i = 0; i < values.length; i++) {
+            values[i] = rows.get(i)[col];
+          }
+          ps.setArray(col + 1, store.createArrayOf("text", values));
+        }
+        ps.executeUpdate();
+      }
+    }
+    for (String[] a : attributions) {
+      try (PreparedStatement ps = store.prepareStatement(INSERT_ATTRIBUTION)) {
+        for (int i = 0; i < 5; i++) {
+          ps.setString(i + 1, a[i]);
+        }
+        ps.executeUpdate();
+      }
+    }
+    long decoded = Math.max(decodedLsn, flushLsn);
+    try (PreparedStatement ps = store.prepareStatement(
+        "UPDATE tidemark.changelog_state SET decoded_lsn = ?, decoding_from = coalesce(decoding_from, ?)")) {
+      ps.setLong(1, decoded);
+      if (newDecodingFrom == null) {
+        ps.setNull(2, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(2, newDecodingFrom);
+      }
+      ps.executeUpdate();
+    }
+    boolean wrote = !rows.isEmpty();
+    if (wrote) {
+      try (Statement st = store.createStatement()) {
+        st.execute("SELECT pg_notify('tidemark_changelog', '')");
+      }
+    }
+    store.commit();
+    decodedLsn = decoded;
+    if (!commits.isEmpty()) {
+      lastPosition = (long) commits.get(commits.size() - 1)[0];
+    }
+    rows.clear();
+    commits.clear();
+    attributions.clear();
+    newDecodingFrom = null;
+    epochBase = -1;
+    if (txn == null && confirmLsn > 0) {
+      confirm(stream, confirmLsn);
+    }
+    if (wrote) {
+      listener.stored();
+    }
+  }
+
+  private void confirm(PGReplicationStream stream, long lsn) {
+    LogSequenceNumber l = LogSequenceNumber.valueOf(lsn);
+    stream.setFlushedLSN(l);
+    stream.setAppliedLSN(l);
+    confirmLsn = 0;
+  }
+
+  private void closeQuietly() {
+    for (Connection c : new Connection[] {replication, store}) {
+      if (c != null) {
+        try {
+          c.close();
+        } catch (SQLException ignored) {
+          // the tenure is over either way
+        }
+      }
+    }
+    replication = null;
+    store = null;
+  }
+}

@@ -1,0 +1,52 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.changelog.CaptureSetup;
+import dev.tidemark.config.TidemarkConfig;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tidemark uninstall}: removes everything Tidemark put into the configured database, then exits. */
+@Command(name = "uninstall", mixinStandardHelpOptions = true,
+    description = "Removes Tidemark from the configured database: replication slot, publication, triggers, replica identities"
+        + " it set, and schema tidemark (tokens, changelog, keys). Stop every node first. See docs/changelog.md.")
+final class UninstallCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
+  Path config;
+
+  @Option(names = "--yes", description = "Really remove it: without this flag nothing is changed.")
+  boolean yes;
+
+  @Override
+  public Integer call() throws Exception {
+    TidemarkConfig cfg = ServeCommand.load(spec, config, null);
+    if (!yes) {
+      spec.commandLine().getErr().println("tidemark uninstall: this deletes schema tidemark (tokens, changelog, keys) and the capture of"
+          + " database " + cfg.database().dbname() + "; run it again with --yes to do so. Nothing was changed.");
+      return 2;
+    }
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool pool = dev.tidemark.node.Pools.create(vertx, cfg.database());
+      CaptureSetup.uninstall(pool).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      spec.commandLine().getOut().println("Tidemark was removed from database " + cfg.database().dbname()
+          + "; the caller roles tidemark_reader and tidemark_writer belong to the server and were left in place.");
+      return 0;
+    } catch (java.util.concurrent.ExecutionException e) {
+      spec.commandLine().getErr().println("tidemark uninstall: " + e.getCause().getMessage()
+          + (String.valueOf(e.getCause().getMessage()).contains("is active") ? " (stop every Tidemark node first)" : ""));
+      return 1;
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+}
