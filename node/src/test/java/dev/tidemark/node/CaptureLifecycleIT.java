@@ -46,8 +46,9 @@ class CaptureLifecycleIT {
   private TidemarkNode relay;
 
   @BeforeAll
-  void start(SharedInfra infra) {
-    this.infra = infra;
+  void start(SharedInfra shared) {
+    // a server of its own: the million-row update's WAL would otherwise hold every other test's slot back
+    this.infra = SharedInfra.withOwnPostgres(shared);
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "CREATE TABLE IF NOT EXISTS public.l (id int PRIMARY KEY, v int NOT NULL)");
     server = TestNodes.startAlone(infra, "gateway,query", Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DB),
@@ -59,6 +60,7 @@ class CaptureLifecycleIT {
   void stop() {
     TestNodes.stop(relay);
     TestNodes.stop(server);
+    infra.closeOwn();
   }
 
   private TidemarkNode startRelay(Map<ConfigKey, String> overrides) {

@@ -31,6 +31,7 @@ class ReadmeExamplesIT {
   /** Per-run values, each with the mark that replaces it on both sides. */
   private static final List<String[]> VOLATILE = List.of(
       new String[] {"\"changelog_head\":\"[A-Za-z0-9_-]+\"", "\"changelog_head\":\"<cursor>\""},
+      new String[] {"\"changelog_lag_bytes\":[0-9]+", "\"changelog_lag_bytes\":<bytes>"},
       new String[] {"tmk_[A-Za-z0-9_-]+", "<token>"},
       new String[] {"\\b[0-9a-f]{32}\\b", "<session-id>"},
       new String[] {"vm-[0-9a-z]+", "<node>"},

@@ -31,7 +31,32 @@ public final class SharedInfra {
   private KafkaHandle kafka;
   private boolean closed;
 
+  /** Whether {@link #kafka} belongs to another instance, which closes it. */
+  private boolean borrowedKafka;
+
   private SharedInfra() {}
+
+  /**
+   * The shared broker with a PostgreSQL server of this instance's own, for a test whose writes
+   * would burden every other test: the WAL of a million-row update is read again by every
+   * replication slot of the shared server, and holds each of them past the slot-lag ceiling.
+   * {@link #closeOwn()} stops that server and leaves the broker to the shared instance.
+   */
+  public static SharedInfra withOwnPostgres(SharedInfra shared) {
+    SharedInfra own = new SharedInfra();
+    own.kafka = shared.kafka();
+    own.borrowedKafka = true;
+    own.postgres = EmbeddedPostgresServer.start(null);
+    return own;
+  }
+
+  /** Stops what {@link #withOwnPostgres} started. */
+  public void closeOwn() {
+    if (!borrowedKafka) {
+      throw new IllegalStateException("only an instance made by withOwnPostgres closes itself; the shared one closes at the end of the run");
+    }
+    shutdown();
+  }
 
   /** The live instance of this JVM, created if none is live (again after a previous one was closed). */
   static SharedInfra acquire() {
@@ -128,7 +153,7 @@ public final class SharedInfra {
     closed = true;
     // Kafka first: nothing in Kafka depends on PostgreSQL, but Tidemark's relays read PostgreSQL and write Kafka.
     try {
-      if (kafka != null) {
+      if (kafka != null && !borrowedKafka) {
         kafka.closer.close();
       }
     } catch (Exception e) {
