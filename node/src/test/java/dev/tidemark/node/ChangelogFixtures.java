@@ -90,8 +90,13 @@ final class ChangelogFixtures {
    * relay stores its progress past it.
    */
   static void awaitDecoded(SharedInfra infra, String db) {
+    awaitDecoded(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
+  }
+
+  /** Waits until the relay of the database at {@code jdbcUrl} has decoded everything written before this call. */
+  static void awaitDecoded(String jdbcUrl, String user, String password) {
     long fence;
-    try (Connection c = jdbc(infra, db); var st = c.createStatement();
+    try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
         var rs = st.executeQuery("SELECT (pg_logical_emit_message(false, 'tidemark.fence', '', true) - '0/0')::bigint")) {
       rs.next();
       fence = rs.getLong(1);
@@ -99,7 +104,7 @@ final class ChangelogFixtures {
       throw new IllegalStateException(e);
     }
     await("the relay to decode through " + fence, Duration.ofSeconds(60), () -> {
-      try (Connection c = jdbc(infra, db); var st = c.createStatement();
+      try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
           var rs = st.executeQuery("SELECT decoded_lsn >= " + fence + " FROM tidemark.changelog_state")) {
         return rs.next() && rs.getBoolean(1);
       } catch (SQLException e) {

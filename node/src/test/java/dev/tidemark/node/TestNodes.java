@@ -73,7 +73,7 @@ final class TestNodes {
     int port = FreePorts.allocate();
     Map<ConfigKey, String> v = config(infra, clusterName(), port, "127.0.0.1:" + port, roles);
     v.putAll(overrides);
-    return start(v);
+    return startCaughtUp(v);
   }
 
   /**
@@ -89,12 +89,27 @@ final class TestNodes {
     onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
     Map<ConfigKey, String> everything = config(infra, cluster, ports[1], members, "gateway,query,command,changelog");
     everything.put(ConfigKey.NODE_ID, "gateway-b");
-    TidemarkNode b = start(everything);
+    TidemarkNode b = startCaughtUp(everything);
     return new TidemarkNode[] {start(onlyGateway), b};
   }
 
   static TidemarkNode start(Map<ConfigKey, String> values) {
     return await(TidemarkNode.start(TidemarkConfig.from(values)).toCompletionStage().toCompletableFuture());
+  }
+
+  /**
+   * {@link #start}, and for a node with the changelog role, once its relay has decoded the WAL
+   * written while no relay read the database's slot: the suite's other databases write it too, and
+   * a test that changes a row at once would otherwise wait behind all of it.
+   */
+  static TidemarkNode startCaughtUp(Map<ConfigKey, String> values) {
+    TidemarkNode node = start(values);
+    if (values.getOrDefault(ConfigKey.ROLES, ConfigKey.ROLES.defaultValue()).contains("changelog")) {
+      java.net.URI url = java.net.URI.create(values.get(ConfigKey.DATABASE_URL));
+      ChangelogFixtures.awaitDecoded("jdbc:postgresql://" + url.getHost() + ":" + url.getPort() + url.getPath(),
+          values.get(ConfigKey.DATABASE_USER), values.get(ConfigKey.DATABASE_PASSWORD));
+    }
+    return node;
   }
 
   static void stop(TidemarkNode node) {
