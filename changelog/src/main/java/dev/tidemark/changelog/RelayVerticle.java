@@ -32,6 +32,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class RelayVerticle extends VerticleBase {
 
+  /**
+   * The largest change record the relay publishes (and the changelog topic Tidemark creates
+   * accepts): a record holds a row's before and after images, and a row of several megabytes is
+   * ordinary in a shared database. docs/changelog.md says what a larger one does.
+   */
+  static final int MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
   private static final Logger LOG = LoggerFactory.getLogger(RelayVerticle.class);
   static final long LAG_CHECK_MS = 5_000;
   private static final String LAG = """
@@ -160,6 +167,7 @@ public final class RelayVerticle extends VerticleBase {
     // to changelog.relay-batch-size records) then fits in one or two requests, not dozens
     props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_RECORD_BYTES);
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     return new KafkaProducer<>(props);

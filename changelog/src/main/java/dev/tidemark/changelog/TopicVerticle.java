@@ -92,7 +92,9 @@ public final class TopicVerticle extends VerticleBase {
   }
 
   private Future<Void> ensureTopic() {
-    NewTopic topic = new NewTopic(topic(), config.kafka().topicPartitions(), config.kafka().topicReplicationFactor());
+    // a change carries whole row images: the broker's 1 MB default would stop the relay at the first large row
+    NewTopic topic = new NewTopic(topic(), config.kafka().topicPartitions(), config.kafka().topicReplicationFactor())
+        .configs(java.util.Map.of("max.message.bytes", String.valueOf(RelayVerticle.MAX_RECORD_BYTES)));
     return Future.fromCompletionStage(admin.createTopics(List.of(topic)).all().toCompletionStage(), context)
         .recover(err -> rootCause(err) instanceof TopicExistsException ? Future.succeededFuture() : Future.failedFuture(err))
         .onSuccess(ignored -> {
