@@ -41,8 +41,27 @@ public final class Migrator {
     return pool.query("SELECT coalesce((SELECT max(version) FROM tidemark.schema_version), 0)").execute()
         .map(rows -> rows.iterator().next().getInteger(0))
         .otherwise(0)  // no schema yet
-        .compose(version -> version < LOGICAL_DECODING && upTo >= LOGICAL_DECODING ? CaptureSetup.prepare(pool) : Future.succeededFuture())
-        .compose(x -> migrateInTransaction(pool, upTo));
+        .compose(version -> version < LOGICAL_DECODING && upTo >= LOGICAL_DECODING ? prepareCapture(pool) : Future.succeededFuture())
+        .compose(x -> migrateInTransaction(pool, upTo))
+        // two first migrations of one database can still meet on the schema's creation (23505 on
+        // pg_namespace, seen when two nodes start together); the one that lost runs again and then
+        // finds what the other applied
+        .recover(err -> err instanceof io.vertx.pgclient.PgException pg && "23505".equals(pg.getSqlState())
+            ? migrateInTransaction(pool, upTo) : Future.failedFuture(err));
+  }
+
+  /**
+   * The capture's setup runs before the migration's lock (a replication slot cannot be created in
+   * a transaction that has written), so two nodes that migrate at once may race on an object both
+   * create: the loser finds it made (unique or duplicate object) and runs the setup once more, which
+   * then has nothing left to create.
+   */
+  private static Future<Void> prepareCapture(Pool pool) {
+    return CaptureSetup.prepare(pool).recover(err -> {
+      String state = err instanceof io.vertx.pgclient.PgException pg ? pg.getSqlState() : "";
+      return "23505".equals(state) || "42710".equals(state) || "42P06".equals(state)
+          ? CaptureSetup.prepare(pool) : Future.<Void>failedFuture(err);
+    });
   }
 
   private static Future<List<Integer>> migrateInTransaction(Pool pool, int upTo) {
