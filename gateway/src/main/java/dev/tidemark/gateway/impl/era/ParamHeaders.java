@@ -33,8 +33,6 @@ public final class ParamHeaders {
 
   public static final String ANNOTATION = "x-mcp-header";
   public static final String HEADER_PREFIX = "Mcp-Param-";
-  private static final String B64_PREFIX = McpHeaders.B64_PREFIX;
-  private static final String B64_SUFFIX = McpHeaders.B64_SUFFIX;
   /** RFC 9110 {@code 1*tchar}: what a header name may be made of. */
   private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
   /** Keywords whose values are data, not schemas: an annotation-like key inside them annotates nothing. */
@@ -154,12 +152,12 @@ public final class ParamHeaders {
       String raw = trimOws(sent.get(0));
       if (!plainHeaderValue(raw)) {
         return "Header mismatch: " + p.header() + " holds characters a header value may not; send a value that is not"
-            + " plain ASCII as " + B64_PREFIX + "<base64 of its UTF-8 bytes>" + B64_SUFFIX + ".";
+            + " plain ASCII as " + McpHeaders.B64_PREFIX + "<base64 of its UTF-8 bytes>" + McpHeaders.B64_SUFFIX + ".";
       }
-      String decoded = decode(raw);
+      String decoded = McpHeaders.decodeValue(raw);
       if (decoded == null) {
-        return "Header mismatch: " + p.header() + " is not valid base64 of UTF-8 text between " + B64_PREFIX + " and "
-            + B64_SUFFIX + "; encode the argument's value with padding, or send it as it is.";
+        return "Header mismatch: " + p.header() + " is not valid base64 of UTF-8 text between " + McpHeaders.B64_PREFIX + " and "
+            + McpHeaders.B64_SUFFIX + "; encode the argument's value with padding, or send it as it is.";
       }
       if (!matches(decoded, value)) {
         return "Header mismatch: " + p.header() + " does not equal " + p.pointer() + "; send the argument's value (strings"
@@ -232,9 +230,5 @@ public final class ParamHeaders {
     return value.substring(start, end);
   }
 
-  /** A header value as the client meant it; see {@link McpHeaders#decodeValue}. */
-  public static String decode(String value) {
-    return McpHeaders.decodeValue(value);
-  }
 
 }

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.spec.McpHeaders;
 
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -96,14 +97,14 @@ class ParamHeadersTest {
 
   @Test
   void decodingIsStrictOnlyInsideTheSentinel() {
-    assertEquals("Hello", ParamHeaders.decode("=?base64?SGVsbG8=?="));
-    assertEquals("", ParamHeaders.decode("=?base64??="));
-    assertEquals("plain", ParamHeaders.decode("plain"));
-    assertEquals("=?base64?=", ParamHeaders.decode("=?base64?="), "too short to hold the sentinel: literal");
-    assertNull(ParamHeaders.decode("=?base64?SGVsbG8?="));
-    assertNull(ParamHeaders.decode("=?base64?SGVs!!!bG8=?="));
-    assertNull(ParamHeaders.decode("=?base64?/w==?="), "not UTF-8");
-    assertNull(ParamHeaders.decode(null));
+    assertEquals("Hello", McpHeaders.decodeValue("=?base64?SGVsbG8=?="));
+    assertEquals("", McpHeaders.decodeValue("=?base64??="));
+    assertEquals("plain", McpHeaders.decodeValue("plain"));
+    assertEquals("=?base64?=", McpHeaders.decodeValue("=?base64?="), "too short to hold the sentinel: literal");
+    assertNull(McpHeaders.decodeValue("=?base64?SGVsbG8?="));
+    assertNull(McpHeaders.decodeValue("=?base64?SGVs!!!bG8=?="));
+    assertNull(McpHeaders.decodeValue("=?base64?/w==?="), "not UTF-8");
+    assertNull(McpHeaders.decodeValue(null));
   }
 
   @Test
