@@ -22,6 +22,13 @@ public final class ConfigLoader {
   private ConfigLoader() {}
 
   public static TidemarkConfig load(Path file, Map<String, String> env, Map<ConfigKey, String> flags) {
+    Map<ConfigKey, String> values = fromFileAndEnvironment(file, env);
+    values.putAll(flags);
+    return resolve(values);
+  }
+
+  /** The keys the file sets, then those the environment sets over them; unknown names are refused. */
+  public static Map<ConfigKey, String> fromFileAndEnvironment(Path file, Map<String, String> env) {
     Map<ConfigKey, String> values = new EnumMap<>(ConfigKey.class);
     if (file != null) {
       values.putAll(readFile(file));
@@ -33,7 +40,13 @@ public final class ConfigLoader {
       }
     }
     refuseUnknownEnvironment(env);
-    values.putAll(flags);
+    return values;
+  }
+
+  /** The typed config of fully layered values, with secrets given as files read in. */
+  public static TidemarkConfig resolve(Map<ConfigKey, String> layered) {
+    Map<ConfigKey, String> values = new EnumMap<>(ConfigKey.class);
+    values.putAll(layered);
     readSecretFile(values, ConfigKey.DATABASE_PASSWORD_FILE, ConfigKey.DATABASE_PASSWORD);
     readSecretFile(values, ConfigKey.KAFKA_SASL_PASSWORD_FILE, ConfigKey.KAFKA_SASL_PASSWORD);
     return TidemarkConfig.from(values);

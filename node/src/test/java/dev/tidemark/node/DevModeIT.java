@@ -41,6 +41,10 @@ class DevModeIT {
   }
 
   static Dev start(List<String> extra) throws IOException {
+    return start(extra, Map.of());
+  }
+
+  static Dev start(List<String> extra, Map<String, String> environment) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         ProcessHandle.current().info().command().orElse("java"), "-Xmx768m",
         "-Djava.io.tmpdir=" + Path.of("target").toAbsolutePath(),
@@ -48,9 +52,9 @@ class DevModeIT {
         "--http-port", "0", "--ops-port", "0", "--cluster-port", String.valueOf(FreePorts.allocate())));
     cmd.addAll(extra);
     long started = System.nanoTime();
-    Process process = new ProcessBuilder(cmd)
-        .redirectError(Path.of("target", "dev-mode-it.log").toFile())
-        .start();
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(Path.of("target", "dev-mode-it.log").toFile());
+    builder.environment().putAll(environment);
+    Process process = builder.start();
     Map<String, String> lines = new LinkedHashMap<>();
     List<String> raw = new ArrayList<>();
     BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -250,5 +254,53 @@ class DevModeIT {
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     assertEquals(2, p.exitValue(), output);
     assertTrue(output.contains("--token"), output);
+  }
+
+  @Test
+  void devModeAppliesItsConfigFileAndTheEnvironmentOnTopOfItsOwnSettings(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("tidemark.yaml");
+    Files.writeString(file, String.join("\n",
+        "http:",
+        "  path: /agents",
+        "auth.role-tools: tidemark_reader:status",
+        ""));
+    // the environment wins over the file, as it does for tidemark serve
+    Dev dev = start(List.of("--config", file.toString()), Map.of("TIDEMARK_AUTH_ROLE_TOOLS", "tidemark_reader:status|list_tables"));
+    try {
+      assertTrue(dev.value("Tidemark ready").endsWith("/agents"), "the file's http.path: " + dev.value("Tidemark ready"));
+      try (McpHttpClient reader = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Read-only token"))) {
+        reader.initialize();
+        List<String> names = new ArrayList<>();
+        reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools")
+            .forEach(t -> names.add(((JsonObject) t).getString("name")));
+        assertEquals(List.of("status", "list_tables"), names, "the environment's ceiling for the reader's role");
+      }
+      try (McpHttpClient writer = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Token"))) {
+        writer.initialize();
+        assertTrue(writer.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools").size() > 2,
+            "a role the ceiling does not name keeps every tool");
+      }
+    } finally {
+      stop(dev);
+    }
+  }
+
+  @Test
+  void aConfigFileCannotPointDevModeAwayFromItsOwnDatabase(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("tidemark.yaml");
+    Files.writeString(file, "database.url: postgresql://db.example:5432/app\n");
+    Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar", JAR.toString(),
+        "dev", "--config", file.toString()).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(2, p.exitValue(), output);
+    assertTrue(output.contains("database.url") && output.contains("--database-url"), output);
+    Files.writeString(file, "http.no-such-key: 1\n");
+    Process unknown = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar", JAR.toString(),
+        "dev", "--config", file.toString()).redirectErrorStream(true).start();
+    String said = new String(unknown.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(unknown.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(2, unknown.exitValue(), said);
+    assertTrue(said.contains("http.no-such-key"), said);
   }
 }

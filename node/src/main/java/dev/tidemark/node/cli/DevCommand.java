@@ -2,6 +2,7 @@ package dev.tidemark.node.cli;
 
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.ConfigLoader;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.node.Pools;
 import dev.tidemark.node.TidemarkNode;
@@ -14,8 +15,10 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
@@ -54,6 +57,11 @@ final class DevCommand implements Callable<Integer> {
   @Option(names = "--demo", description = "Create the demo tables in the database given by --database-url (always done for the embedded one).")
   boolean demo;
 
+  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file whose keys (docs/configuration.md) apply on top of"
+      + " dev mode's own settings, as do TIDEMARK_* variables; the flags above win when given. The database and broker connection"
+      + " keys stay dev mode's: use --database-url.")
+  Path configFile;
+
   @Option(names = "--token", paramLabel = "T", description = "The read-write caller's token (default: a new random token).")
   String token;
 
@@ -63,6 +71,11 @@ final class DevCommand implements Callable<Integer> {
       if (port.getValue() < 0 || port.getValue() > 65535) {
         throw new CommandLine.ParameterException(spec.commandLine(), port.getKey() + ": must be a port between 0 and 65535");
       }
+    }
+    try {
+      userConfig = userConfig(ConfigLoader.fromFileAndEnvironment(configFile, System.getenv()));
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     String readWrite;
     try {
@@ -157,6 +170,28 @@ final class DevCommand implements Callable<Integer> {
   private final Map<String, String> callerPasswords = Map.of(
       DevSetup.WRITER_ROLE, Tokens.generate(), DevSetup.READER_ROLE, Tokens.generate());
 
+  /**
+   * Keys whose values dev mode makes itself (the embedded database and broker, the caller roles'
+   * passwords of this run): set from a file they would point the node away from what dev mode
+   * prepared.
+   */
+  static final Set<ConfigKey> DEV_OWNED = EnumSet.of(ConfigKey.DATABASE_URL, ConfigKey.DATABASE_USER, ConfigKey.DATABASE_PASSWORD,
+      ConfigKey.DATABASE_PASSWORD_FILE, ConfigKey.DATABASE_CALLER_PASSWORDS, ConfigKey.DATABASE_CALLER_PASSWORD_DIR,
+      ConfigKey.KAFKA_BOOTSTRAP_SERVERS);
+
+  private Map<ConfigKey, String> userConfig = Map.of();
+
+  private static Map<ConfigKey, String> userConfig(Map<ConfigKey, String> given) {
+    for (ConfigKey key : given.keySet()) {
+      if (DEV_OWNED.contains(key)) {
+        throw new IllegalArgumentException(key.key() + " (or " + key.envName() + ") cannot be set in dev mode, which runs its own"
+            + " database and broker; use --database-url to serve an existing PostgreSQL, or 'tidemark serve' for your own setup");
+      }
+    }
+    return given;
+  }
+
+  /** Dev mode's defaults, then the config file and the environment, then the flags given on the command line. */
   private TidemarkConfig config(DevEnvironment env) {
     Map<ConfigKey, String> v = new EnumMap<>(ConfigKey.class);
     v.put(ConfigKey.HTTP_HOST, "127.0.0.1");
@@ -181,7 +216,20 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.CLUSTER_NAME, "tidemark-dev-" + HexFormat.of().formatHex(suffix));
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
     v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
-    v.put(ConfigKey.CLUSTER_MEMBERS, "127.0.0.1:" + clusterPort);
-    return TidemarkConfig.from(v);
+    v.putAll(userConfig);
+    CommandLine.ParseResult given = spec.commandLine().getParseResult();
+    if (given.hasMatchedOption("--http-port")) {
+      v.put(ConfigKey.HTTP_PORT, String.valueOf(httpPort));
+    }
+    if (given.hasMatchedOption("--ops-port")) {
+      v.put(ConfigKey.OPS_PORT, String.valueOf(opsPort));
+    }
+    if (given.hasMatchedOption("--cluster-port")) {
+      v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
+    }
+    if (!userConfig.containsKey(ConfigKey.CLUSTER_MEMBERS)) {
+      v.put(ConfigKey.CLUSTER_MEMBERS, "127.0.0.1:" + v.get(ConfigKey.CLUSTER_PORT));
+    }
+    return ConfigLoader.resolve(v);
   }
 }
