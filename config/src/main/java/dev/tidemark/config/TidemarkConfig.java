@@ -73,7 +73,25 @@ public record TidemarkConfig(
   }
 
   /** How many tool calls one caller may run at once on a gateway, and how many may wait, for how long. */
-  public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs) {}
+  /**
+   * @param callsPerMinute the cluster-wide budget of one caller's tool calls per minute; 0 for none
+   * @param burst the calls of one counting window, whose length spreads the budget evenly; never above callsPerMinute
+   */
+  public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs, int callsPerMinute, int burst) {
+
+    public CallLimits {
+      burst = burst == 0 ? callsPerMinute : burst;
+    }
+
+    public boolean rateLimited() {
+      return callsPerMinute > 0;
+    }
+
+    /** How long one counting window of the rate limit lasts: burst calls are allowed in each. */
+    public long windowMillis() {
+      return 60_000L * burst / callsPerMinute;
+    }
+  }
 
   public record OpsConfig(String host, int port) {}
 
@@ -291,7 +309,9 @@ public record TidemarkConfig(
         new CallLimits(
             v.positiveInt(ConfigKey.AUTH_MAX_CONCURRENT_CALLS),
             v.nonNegativeInt(ConfigKey.AUTH_MAX_QUEUED_CALLS),
-            v.positiveLong(ConfigKey.AUTH_QUEUE_TIMEOUT_MS)),
+            v.positiveLong(ConfigKey.AUTH_QUEUE_TIMEOUT_MS),
+            v.nonNegativeInt(ConfigKey.AUTH_RATE_LIMIT_CALLS_PER_MINUTE),
+            v.rateLimitBurst()),
         new ChangelogConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
@@ -398,6 +418,16 @@ public record TidemarkConfig(
       } catch (NumberFormatException e) {
         throw fail(k, "a whole number");
       }
+    }
+
+    /** The burst, never above the minute's budget (that would be a window longer than a minute); 0 for the whole budget. */
+    int rateLimitBurst() {
+      int perMinute = nonNegativeInt(ConfigKey.AUTH_RATE_LIMIT_CALLS_PER_MINUTE);
+      int burst = nonNegativeInt(ConfigKey.AUTH_RATE_LIMIT_BURST);
+      if (burst > perMinute) {
+        throw fail(ConfigKey.AUTH_RATE_LIMIT_BURST, "a number no larger than auth.rate-limit.calls-per-minute (" + perMinute + ")");
+      }
+      return burst;
     }
 
     int nonNegativeInt(ConfigKey k) {

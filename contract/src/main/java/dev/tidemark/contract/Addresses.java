@@ -76,6 +76,14 @@ public final class Addresses {
    */
   public static final String REQUEST_STATE_KEYS_MAP = "tidemark.request-state-keys.v1";
 
+  /**
+   * Cluster counters of each caller's tool calls in the current rate-limit window:
+   * {@code tidemark.rate.v1.<caller id>}. The value holds the window's number above
+   * {@code RATE_COUNT_BITS} bits and the window's count below them.
+   */
+  public static final String RATE_COUNTER_PREFIX = "tidemark.rate.v1.";
+  public static final int RATE_COUNT_BITS = 24;
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 

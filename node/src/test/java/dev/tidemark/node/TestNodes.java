@@ -81,6 +81,11 @@ final class TestNodes {
    * a call on A is served across the cluster. B starts first; returns {a, b}.
    */
   static TidemarkNode[] startGatewayPair(SharedInfra infra) {
+    return startGatewayPair(infra, Map.of());
+  }
+
+  /** {@link #startGatewayPair(SharedInfra)} with {@code overrides} on both nodes. */
+  static TidemarkNode[] startGatewayPair(SharedInfra infra, Map<ConfigKey, String> overrides) {
     prepareDatabase(infra);
     String cluster = clusterName();
     int[] ports = FreePorts.allocate(2);
@@ -89,6 +94,8 @@ final class TestNodes {
     onlyGateway.put(ConfigKey.NODE_ID, "gateway-a");
     Map<ConfigKey, String> everything = config(infra, cluster, ports[1], members, "gateway,query,command,changelog");
     everything.put(ConfigKey.NODE_ID, "gateway-b");
+    onlyGateway.putAll(overrides);
+    everything.putAll(overrides);
     TidemarkNode b = startCaughtUp(everything);
     return new TidemarkNode[] {start(onlyGateway), b};
   }

@@ -27,6 +27,7 @@ import dev.tidemark.gateway.impl.http.Authentication;
 import dev.tidemark.gateway.impl.http.BodyReader;
 import dev.tidemark.gateway.impl.http.Challenges;
 import dev.tidemark.gateway.impl.http.ConnectionSlots;
+import dev.tidemark.gateway.impl.http.RateLimit;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.http.RequestGuards;
 import dev.tidemark.gateway.impl.jsonrpc.Envelope;
@@ -82,6 +83,7 @@ public final class McpEndpoint {
   private final Authentication authentication;
   private final BodyReader bodies;
   private final AnswerWriter answers;
+  private final RateLimit rateLimit;
   private final ServerRequests serverRequests;
   private final LegacyEra legacy;
   private final ModernEra modern;
@@ -110,6 +112,7 @@ public final class McpEndpoint {
     this.authentication = new Authentication(vertx, authenticator, slots, revocations, config.anonymousRole(), challenges);
     this.bodies = new BodyReader(vertx, config.http().maxBodyBytes(), config.http().bodyTimeoutMs());
     this.answers = new AnswerWriter(vertx, slots);
+    this.rateLimit = new RateLimit(vertx, config.callLimits());
     this.serverRequests = new ServerRequests(vertx);
     ServerInfo info = new ServerInfo(node);
     this.legacy = new LegacyEra(vertx, sessions, info);
@@ -213,6 +216,9 @@ public final class McpEndpoint {
     admit(ctx).compose(who -> bodies.read(ctx.request()).compose(body -> turn(ctx, who, body)))
         // a token's scopes are checked on the call itself, before its channel writes anything, so a 403 can still be sent
         .compose(turn -> turn instanceof Turn.Run r ? scopes.check(r.call(), ctx.pathParam("database")).map(turn) : Future.succeededFuture(turn))
+        // counted after the scopes, so that a call refused for them spends nothing of the budget
+        .compose(turn -> turn instanceof Turn.Run r && "tools/call".equals(r.call().method())
+            ? rateLimit.take(r.call().caller().id(), r.call().id()).map(turn) : Future.succeededFuture(turn))
         .map(turn -> {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());

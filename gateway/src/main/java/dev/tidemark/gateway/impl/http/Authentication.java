@@ -31,6 +31,7 @@ public final class Authentication {
   private final Revocations revocations;
   private final String anonymousRole;
   private final Challenges challenges;
+  private final FailedCredentials failures = new FailedCredentials();
 
   /** @param authenticator null when {@code auth.enabled} is false: every request is the anonymous reader */
   public Authentication(Vertx vertx, Authenticator authenticator, ConnectionSlots slots, Revocations revocations, String anonymousRole,
@@ -61,7 +62,7 @@ public final class Authentication {
             : Future.succeededFuture(caller))
         .compose(caller -> caller.mayReach(database)
             ? admit(request, caller, database, started)
-            : Refusal.http(403, "This token may not reach this database.").future(), err -> refused(err, challenge));
+            : Refusal.http(403, "This token may not reach this database.").future(), err -> refused(request, err, challenge));
   }
 
   private Future<Authenticated> admit(HttpServerRequest request, Caller caller, String database, long started) {
@@ -73,10 +74,19 @@ public final class Authentication {
     return Future.succeededFuture(new Authenticated(caller, database, started));
   }
 
-  private Future<Authenticated> refused(Throwable err, String challenge) {
+  private Future<Authenticated> refused(HttpServerRequest request, Throwable err, String challenge) {
+    long delay = FAILED_AUTH_DELAY_MILLIS;
+    if (err instanceof AuthenticationException) {
+      // the message says why (unknown, expired, revoked...), never what was sent
+      delay = failures.failed(source(request), err.getMessage());
+    }
     Promise<Authenticated> delayed = Promise.promise();
-    vertx.setTimer(FAILED_AUTH_DELAY_MILLIS, t -> delayed.fail(refusal(err, challenge)));
+    vertx.setTimer(delay, t -> delayed.fail(refusal(err, challenge)));
     return delayed.future();
+  }
+
+  private static String source(HttpServerRequest request) {
+    return request.remoteAddress() == null ? "unknown" : request.remoteAddress().hostAddress();
   }
 
   /** A refused credential is a 401; a check that could not be made is a 503, since the same token may pass in a moment. */
