@@ -20,12 +20,17 @@ public interface TokenStore {
    *
    * @return the token id
    */
-  Future<String> put(String name, String token, String pgRole, Access access, List<String> databases);
+  default Future<String> put(String name, String token, String pgRole, Access access, List<String> databases) {
+    return put(name, token, pgRole, access, databases, null);
+  }
+
+  /** {@link #put}, valid until {@code expiresAt} (null: until revoked). */
+  Future<String> put(String name, String token, String pgRole, Access access, List<String> databases, java.time.Instant expiresAt);
 
   /** Revokes the token of that name; fails when there is none. */
   Future<Void> revoke(String name);
 
-  /** Every token, without its hash: id, name, pg_role, access, databases, created_at, revoked_at. */
+  /** Every token, without its hash: id, name, pg_role, access, databases, created_at, expires_at, revoked_at. */
   Future<List<JsonObject>> list();
 
   /**

@@ -69,7 +69,7 @@ class CaptureUpgradeIT {
         }));
       }
       ChangelogFixtures.await("writes before the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= 400);
-      assertEquals(List.of(7), await(Migrator.migrate(db)), "the switch to logical decoding, while the writers commit");
+      assertEquals(List.of(7), await(Migrator.migrate(db, 7)), "the switch to logical decoding, while the writers commit");
       int atSwitch = committed.get();
       ChangelogFixtures.await("writes after the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= atSwitch + 400);
       stop.set(true);

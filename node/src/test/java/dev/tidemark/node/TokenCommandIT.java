@@ -72,4 +72,47 @@ class TokenCommandIT {
     assertEquals(2, badName.code());
     assertTrue(badName.err().contains("--name"), badName.err());
   }
+
+  @Test
+  void aTokenBoundToADatabaseReachesNoOtherAndOneWithAnExpiryStopsWorkingThen(SharedInfra infra, @TempDir Path dir) throws Exception {
+    TestNodes.prepareDatabase(infra);
+    Path config = dir.resolve("tidemark.yaml");
+    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
+        + "\n  password: " + infra.postgres().password() + "\n");
+    Cli.Run elsewhere = run("token", "create", "--name", "it-other-db", "--role", "tidemark_reader", "--database", "sales,hr",
+        "--config", config.toString());
+    assertEquals(0, elsewhere.code(), elsewhere.err());
+    Cli.Run badExpiry = run("token", "create", "--name", "it-bad", "--role", "r", "--expires-in", "soon", "--config", config.toString());
+    assertEquals(2, badExpiry.code());
+    assertTrue(badExpiry.err().contains("--expires-in"), badExpiry.err());
+
+    TidemarkNode node = TestNodes.startAlone(infra, "gateway,query", Map.of());
+    // created once the node runs, so that its few seconds are not spent on the node's start
+    Cli.Run expiring = run("token", "create", "--name", "it-expiring", "--role", "tidemark_reader", "--expires-in", "8s",
+        "--config", config.toString());
+    assertEquals(0, expiring.code(), expiring.err());
+    assertTrue(expiring.out().contains("valid until"), expiring.out());
+    assertTrue(run("token", "list", "--config", config.toString()).out().contains("\"expires_at\""));
+    try (McpHttpClient other = new McpHttpClient(TestNodes.mcpUrl(node), token(elsewhere));
+        McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), token(expiring))) {
+      McpHttpClient.Reply refused = other.post(other.request("initialize", new JsonObject().put("protocolVersion", "2025-11-25")
+          .put("capabilities", new JsonObject()).put("clientInfo", new JsonObject().put("name", "it").put("version", "1"))));
+      assertEquals(403, refused.status(), "a token bound to sales and hr cannot reach " + TestNodes.DATABASE + ": " + refused.body());
+      c.initialize();
+      assertEquals("it-expiring", c.callTool("status", new JsonObject()).getJsonObject("structuredContent")
+          .getJsonObject("caller").getString("name"));
+      assertTrue(Await.until(() -> c.post(c.request("ping", null)).status() == 401, Duration.ofSeconds(15)),
+          "the token is refused once it expired");
+      McpHttpClient.Reply expired = c.post(c.request("ping", null));
+      assertTrue(expired.body().contains("expired"), expired.body());
+    } finally {
+      TestNodes.stop(node);
+    }
+  }
+
+  private static String token(Cli.Run created) {
+    Matcher m = Pattern.compile("shown once: (tmk_\\S+)").matcher(created.out());
+    assertTrue(m.find(), created.out());
+    return m.group(1);
+  }
 }

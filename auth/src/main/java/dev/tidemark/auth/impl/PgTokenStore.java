@@ -39,12 +39,15 @@ public final class PgTokenStore implements TokenStore {
   }
 
   @Override
-  public Future<String> put(String name, String token, String pgRole, Access access, List<String> databases) {
+  public Future<String> put(String name, String token, String pgRole, Access access, List<String> databases,
+      java.time.Instant expiresAt) {
     return pool.preparedQuery(
-            "INSERT INTO tidemark.api_token(name, token_hash, pg_role, access, databases) VALUES ($1, $2, $3, $4, $5) "
+            "INSERT INTO tidemark.api_token(name, token_hash, pg_role, access, databases, expires_at) VALUES ($1, $2, $3, $4, $5, $6) "
                 + "ON CONFLICT (name) DO UPDATE SET token_hash = EXCLUDED.token_hash, pg_role = EXCLUDED.pg_role, "
-                + "access = EXCLUDED.access, databases = EXCLUDED.databases, revoked_at = NULL RETURNING id::text")
-        .execute(Tuple.of(name, Tokens.hash(token), pgRole, access.wire(), databases.toArray(new String[0])))
+                + "access = EXCLUDED.access, databases = EXCLUDED.databases, expires_at = EXCLUDED.expires_at, revoked_at = NULL "
+                + "RETURNING id::text")
+        .execute(Tuple.of(name, Tokens.hash(token), pgRole, access.wire(), databases.toArray(new String[0]),
+            expiresAt == null ? null : java.time.OffsetDateTime.ofInstant(expiresAt, java.time.ZoneOffset.UTC)))
         .map(rows -> rows.iterator().next().getString(0));
   }
 
@@ -59,7 +62,7 @@ public final class PgTokenStore implements TokenStore {
 
   @Override
   public Future<List<JsonObject>> list() {
-    return pool.query("SELECT id::text, name, pg_role, access, databases, created_at, revoked_at "
+    return pool.query("SELECT id::text, name, pg_role, access, databases, created_at, expires_at, revoked_at "
             + "FROM tidemark.api_token ORDER BY name")
         .execute()
         .map(rows -> {
@@ -72,6 +75,9 @@ public final class PgTokenStore implements TokenStore {
                 .put("access", r.getString("access"))
                 .put("databases", new JsonArray(List.of(r.getArrayOfStrings("databases"))))
                 .put("created_at", r.getOffsetDateTime("created_at").toString());
+            if (r.getOffsetDateTime("expires_at") != null) {
+              t.put("expires_at", r.getOffsetDateTime("expires_at").toString());
+            }
             if (r.getOffsetDateTime("revoked_at") != null) {
               t.put("revoked_at", r.getOffsetDateTime("revoked_at").toString());
             }
@@ -133,8 +139,9 @@ public final class PgTokenStore implements TokenStore {
         return Future.succeededFuture(cached.caller);
       }
       long heard = revocations.get();
-      return pool.preparedQuery("SELECT id::text, name, pg_role, access, databases FROM tidemark.api_token "
-              + "WHERE token_hash = $1 AND revoked_at IS NULL")
+      return pool.preparedQuery("SELECT id::text, name, pg_role, access, databases, "
+              + "(extract(epoch FROM expires_at) * 1000)::int8 AS expires, (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS now "
+              + "FROM tidemark.api_token WHERE token_hash = $1 AND revoked_at IS NULL")
           .execute(Tuple.of(hash))
           .map(rows -> {
             if (rows.size() == 0) {
@@ -142,6 +149,12 @@ public final class PgTokenStore implements TokenStore {
               throw new AuthenticationException("The bearer token is not valid: it is unknown or was revoked.");
             }
             Row r = rows.iterator().next();
+            Long expires = r.getLong("expires");
+            if (expires != null && expires <= r.getLong("now")) {
+              cache.remove(hash);
+              throw new AuthenticationException("The bearer token expired at " + java.time.Instant.ofEpochMilli(expires)
+                  + "; ask whoever runs Tidemark for a new one.");
+            }
             Caller caller = new Caller(
                 r.getString("id"), r.getString("name"), r.getString("pg_role"),
                 Access.fromWire(r.getString("access")), List.of(r.getArrayOfStrings("databases")));
@@ -150,7 +163,9 @@ public final class PgTokenStore implements TokenStore {
             }
             if (revocations.get() == heard) {
               // a revocation heard while the lookup ran may be of this very token: the row read may predate it
-              cache.put(hash, new Cached(caller, now + CACHE_MILLIS));
+              // the database's clock decides expiry: the cache keeps the token no longer than it has left by that clock
+              long left = expires == null ? CACHE_MILLIS : expires - r.getLong("now");
+              cache.put(hash, new Cached(caller, now + Math.min(CACHE_MILLIS, left)));
             }
             return caller;
           });

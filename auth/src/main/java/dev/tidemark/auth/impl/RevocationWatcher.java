@@ -48,8 +48,11 @@ final class RevocationWatcher {
 
   /** At least one row, so that the database's clock comes back even when nothing was revoked. */
   private static final String POLL = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS now, t.id::text AS id, "
-      + "(extract(epoch FROM t.invalidated_at) * 1000)::int8 AS at FROM (SELECT 1) one "
-      + "LEFT JOIN tidemark.api_token t ON t.invalidated_at > to_timestamp($1::int8 / 1000.0)";
+      + "(extract(epoch FROM CASE WHEN t.invalidated_at > to_timestamp($1::int8 / 1000.0) THEN t.invalidated_at ELSE t.expires_at END)"
+      + " * 1000)::int8 AS at FROM (SELECT 1) one "
+      + "LEFT JOIN tidemark.api_token t ON t.invalidated_at > to_timestamp($1::int8 / 1000.0) "
+      // a token that expired since the last poll ends like a revoked one
+      + "OR (t.expires_at > to_timestamp($1::int8 / 1000.0) AND t.expires_at <= clock_timestamp())";
 
   private final Vertx vertx;
   private final Pool pool;

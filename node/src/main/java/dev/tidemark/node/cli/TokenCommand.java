@@ -70,15 +70,35 @@ final class TokenCommand implements Runnable {
     @Option(names = "--database", split = ",", paramLabel = "NAME", description = "Databases the token may reach (default: all).")
     List<String> databases;
 
+    @Option(names = "--expires-in", paramLabel = "DURATION", description = "How long the token stays valid: a number and s, m, h or d,"
+        + " such as 90d or 12h (default: until revoked).")
+    String expiresIn;
+
     @Override
     public Integer call() throws Exception {
       if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--name: use 1 to 64 letters, digits, '.', '_' or '-'");
       }
+      java.time.Instant expiresAt = null;
+      if (expiresIn != null) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("([1-9][0-9]{0,8})([smhd])").matcher(expiresIn.trim());
+        if (!m.matches()) {
+          throw new CommandLine.ParameterException(spec.commandLine(), "--expires-in: use a number and s, m, h or d, such as 90d or 12h");
+        }
+        long seconds = Long.parseLong(m.group(1)) * switch (m.group(2)) {
+          case "s" -> 1L;
+          case "m" -> 60L;
+          case "h" -> 3600L;
+          default -> 86_400L;
+        };
+        expiresAt = java.time.Instant.now().plusSeconds(seconds);
+      }
       String token = Tokens.generate();
+      java.time.Instant until = expiresAt;
       String id = withStore(store -> store.put(name, token, role, readOnly ? Access.READ_ONLY : Access.READ_WRITE,
-          databases == null ? List.of("*") : databases));
-      spec.commandLine().getOut().println("Token " + name + " (" + id + "), shown once: " + token);
+          databases == null ? List.of("*") : databases, until));
+      spec.commandLine().getOut().println("Token " + name + " (" + id + "), shown once: " + token
+          + (until == null ? "" : " (valid until " + until.truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ")"));
       return 0;
     }
   }
