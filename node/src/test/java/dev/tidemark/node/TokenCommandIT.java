@@ -29,10 +29,7 @@ class TokenCommandIT {
 
   @Test
   void aCreatedTokenWorksIsListedWithoutItsSecretAndStopsWorkingOnceRevoked(SharedInfra infra, @TempDir Path dir) throws Exception {
-    TestNodes.prepareDatabase(infra);
-    Path config = dir.resolve("tidemark.yaml");
-    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
-        + "\n  password: " + infra.postgres().password() + "\n");
+    Path config = configFor(infra, dir);
 
     Cli.Run migrate = run("migrate", "--config", config.toString());
     assertEquals(0, migrate.code(), migrate.err());
@@ -75,10 +72,7 @@ class TokenCommandIT {
 
   @Test
   void aTokenBoundToADatabaseReachesNoOtherAndOneWithAnExpiryStopsWorkingThen(SharedInfra infra, @TempDir Path dir) throws Exception {
-    TestNodes.prepareDatabase(infra);
-    Path config = dir.resolve("tidemark.yaml");
-    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
-        + "\n  password: " + infra.postgres().password() + "\n");
+    Path config = configFor(infra, dir);
     Cli.Run elsewhere = run("token", "create", "--name", "it-other-db", "--role", "tidemark_reader", "--database", "sales,hr",
         "--config", config.toString());
     assertEquals(0, elsewhere.code(), elsewhere.err());
@@ -108,6 +102,15 @@ class TokenCommandIT {
     } finally {
       TestNodes.stop(node);
     }
+  }
+
+  /** The prepared test database, and a config file that names it. */
+  private static Path configFor(SharedInfra infra, Path dir) throws java.io.IOException {
+    TestNodes.prepareDatabase(infra);
+    Path config = dir.resolve("tidemark.yaml");
+    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
+        + "\n  password: " + infra.postgres().password() + "\n");
+    return config;
   }
 
   private static String token(Cli.Run created) {
