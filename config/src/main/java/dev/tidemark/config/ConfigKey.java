@@ -28,7 +28,7 @@ public enum ConfigKey {
   OPS_HOST("ops.host", "0.0.0.0", "Address of the operations endpoint (/health/live, /health/ready, /metrics)."),
   OPS_PORT("ops.port", "9090", "Port of the operations endpoint, served by every node whatever its roles."),
 
-  DATABASE_NAME("database.name", "main", "Name of the database this cluster serves; clients reach it at /mcp and /mcp/{name}."),
+  DATABASE_NAME("database.name", "main", "Name of the default database; clients reach it at /mcp and /mcp/{name}."),
   DATABASE_URL("database.url", "postgresql://127.0.0.1:5432/postgres", "PostgreSQL server and database, as postgresql://host:port/dbname."),
   DATABASE_USER("database.user", "tidemark", "The login Tidemark uses for its own schema (tokens, changelog, idempotency keys, keys). No caller statement ever runs under it: see database.caller-passwords."),
   DATABASE_PASSWORD("database.password", "", "Password of database.user. Prefer database.password-file or the environment."),
@@ -41,6 +41,7 @@ public enum ConfigKey {
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
   DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape, and query a statement's parameter types; a schema change notice drops them sooner. 0: look them up on every call."),
+  DATABASES("databases", "", "Further databases the cluster serves, each at /mcp/{name} with its own pools, changelog and topic: a list of entries, each setting database.* keys without the database. prefix (name and url at least) and taking the rest from database.*. In the file a YAML list; in TIDEMARK_DATABASES a JSON array of the same entries."),
 
   KAFKA_BOOTSTRAP_SERVERS("kafka.bootstrap-servers", "127.0.0.1:9092", "Kafka brokers, as host:port pairs separated by commas."),
   KAFKA_TOPIC_PREFIX("kafka.topic-prefix", "tidemark.changelog.", "Prefix of each database's changelog topic; the database name follows it."),

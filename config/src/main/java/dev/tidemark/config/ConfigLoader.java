@@ -116,7 +116,8 @@ public final class ConfigLoader {
           throw new IllegalArgumentException("config file " + file + ": " + key
               + " is set twice (once flat, once in a section); keep one");
         }
-        out.put(known, scalar(value, key, file));
+        // the one key whose value is a list of sections: kept as JSON, checked entry by entry when the config is built
+        out.put(known, known == ConfigKey.DATABASES && value.isArray() ? value.toString() : scalar(value, key, file));
       } else if (value.isObject()) {
         flatten(key, value, out, file);
       } else {
@@ -127,18 +128,23 @@ public final class ConfigLoader {
   }
 
   private static String scalar(JsonNode value, String key, Path file) {
+    return plain(value, "config file " + file + ": " + key);
+  }
+
+  /** A plain value, or a list of plain values joined by commas; {@code where} names it in the error. */
+  static String plain(JsonNode value, String where) {
     if (value.isArray()) {
       StringBuilder sb = new StringBuilder();
       for (JsonNode item : value) {
         if (!item.isValueNode()) {
-          throw new IllegalArgumentException("config file " + file + ": " + key + " must be a list of plain values");
+          throw new IllegalArgumentException(where + " must be a list of plain values");
         }
         sb.append(sb.length() == 0 ? "" : ",").append(item.asText());
       }
       return sb.toString();
     }
     if (!value.isValueNode()) {
-      throw new IllegalArgumentException("config file " + file + ": " + key + " must be a plain value");
+      throw new IllegalArgumentException(where + " must be a plain value");
     }
     return value.isNull() ? "" : value.asText();
   }

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,16 +34,38 @@ public record TidemarkConfig(
     OAuthConfig oauth,
     Map<String, List<String>> roleTools,
     TracingConfig tracing,
-    long drainTimeoutMs) {
+    long drainTimeoutMs,
+    List<DatabaseConfig> databases) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
+    databases = List.copyOf(databases);
+  }
+
+  /** The database {@code /mcp} serves: database.*, the first of {@link #databases()}. */
+  public DatabaseConfig defaultDatabase() {
+    return databases.get(0);
+  }
+
+  public List<String> databaseNames() {
+    return databases.stream().map(DatabaseConfig::name).toList();
+  }
+
+  /**
+   * The same config seen from database {@code name}: its {@link #database()} is that one, so that a
+   * verticle of one database is deployed once per database without knowing of the others.
+   */
+  public TidemarkConfig forDatabase(String name) {
+    DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
+    return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, databases);
   }
 
   @Override
   public String toString() {
     return "TidemarkConfig[nodeId=" + nodeId + ", roles=" + roles + ", http=" + http + ", ops=" + ops + ", database=" + database
-        + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + ", callLimits=" + callLimits + "]";
+        + ", databases=" + databaseNames() + ", kafka=" + kafka + ", cluster=" + cluster + ", busSendTimeoutMs=" + busSendTimeoutMs + ", authEnabled=" + authEnabled + ", callLimits=" + callLimits + "]";
   }
 
   public record HttpConfig(String host, int port, String path, long maxBodyBytes, long bodyTimeoutMs, int idleTimeoutSeconds,
@@ -243,7 +266,6 @@ public record TidemarkConfig(
   /** Builds the config from a value for every key; a missing key takes its default. */
   public static TidemarkConfig from(Map<ConfigKey, String> given) {
     Values v = new Values(given);
-    URI url = v.uri(ConfigKey.DATABASE_URL);
     boolean authEnabled = v.bool(ConfigKey.AUTH_ENABLED);
     String httpHost = v.str(ConfigKey.HTTP_HOST);
     if (!authEnabled && !isLoopback(httpHost)) {
@@ -257,7 +279,8 @@ public record TidemarkConfig(
       throw new IllegalArgumentException("config key " + ConfigKey.AUTH_OAUTH_ISSUER.key() + " needs " + ConfigKey.AUTH_ENABLED.key()
           + " true: without authentication no token is read");
     }
-    String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
+    DatabaseConfig main = v.database();
+    List<DatabaseConfig> databases = v.databases(main);
     return new TidemarkConfig(
         v.str(ConfigKey.NODE_ID),
         v.roles(),
@@ -273,20 +296,7 @@ public record TidemarkConfig(
             v.list(ConfigKey.HTTP_ALLOWED_ORIGINS),
             publicUrl),
         new OpsConfig(v.str(ConfigKey.OPS_HOST), v.port(ConfigKey.OPS_PORT)),
-        new DatabaseConfig(
-            v.name(ConfigKey.DATABASE_NAME),
-            url.getHost(),
-            url.getPort() < 0 ? 5432 : url.getPort(),
-            dbname,
-            v.str(ConfigKey.DATABASE_USER),
-            v.str(ConfigKey.DATABASE_PASSWORD),
-            v.positiveInt(ConfigKey.DATABASE_POOL_SIZE),
-            v.list(ConfigKey.DATABASE_SCHEMAS),
-            v.positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
-            v.nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
-            v.callerPasswords(),
-            v.sslMode(),
-            v.readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT)),
+        main,
         new KafkaConfig(
             v.str(ConfigKey.KAFKA_BOOTSTRAP_SERVERS),
             v.str(ConfigKey.KAFKA_TOPIC_PREFIX),
@@ -330,7 +340,8 @@ public record TidemarkConfig(
         v.roleTools(),
         new TracingConfig(v.httpUrlOrEmpty(ConfigKey.TRACING_OTLP_ENDPOINT), v.ratio(ConfigKey.TRACING_SAMPLE_RATIO),
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
-        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS));
+        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
+        databases);
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
@@ -392,10 +403,113 @@ public record TidemarkConfig(
   }
 
   /** Parses values and names the key in every error, so that a bad setting is easy to find. */
-  private record Values(Map<ConfigKey, String> given) {
+  private record Values(Map<ConfigKey, String> given, String entry) {
 
+    private static final String DATABASE_PREFIX = "database.";
+
+    Values(Map<ConfigKey, String> given) {
+      this(given, null);
+    }
+
+    /** @param entry the entry of databases these values are of, or null for the top level */
     Values {
       given = given.isEmpty() ? new EnumMap<>(ConfigKey.class) : new EnumMap<>(given);
+    }
+
+    /** The database.* keys as one served database. */
+    DatabaseConfig database() {
+      URI url = uri(ConfigKey.DATABASE_URL);
+      String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
+      return new DatabaseConfig(
+          name(ConfigKey.DATABASE_NAME),
+          url.getHost(),
+          url.getPort() < 0 ? 5432 : url.getPort(),
+          dbname,
+          str(ConfigKey.DATABASE_USER),
+          str(ConfigKey.DATABASE_PASSWORD),
+          positiveInt(ConfigKey.DATABASE_POOL_SIZE),
+          list(ConfigKey.DATABASE_SCHEMAS),
+          positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
+          nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
+          callerPasswords(),
+          sslMode(),
+          readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT));
+    }
+
+    /**
+     * {@code main} and then each entry of {@code databases}: an entry sets database.* keys by their
+     * last part and takes every other one from database.*. Two databases may share neither a name
+     * nor a PostgreSQL database (they would share its slot and changelog).
+     */
+    List<DatabaseConfig> databases(DatabaseConfig main) {
+      List<DatabaseConfig> out = new java.util.ArrayList<>(List.of(main));
+      String text = str(ConfigKey.DATABASES);
+      if (text.isEmpty()) {
+        return out;
+      }
+      com.fasterxml.jackson.databind.JsonNode entries;
+      try {
+        entries = new com.fasterxml.jackson.databind.ObjectMapper()
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION).readTree(text);
+      } catch (java.io.IOException e) {
+        throw fail(ConfigKey.DATABASES, "a list of entries (a JSON array of objects in " + ConfigKey.DATABASES.envName() + ")");
+      }
+      if (entries == null || !entries.isArray()) {
+        throw fail(ConfigKey.DATABASES, "a list of entries (a JSON array of objects in " + ConfigKey.DATABASES.envName() + ")");
+      }
+      for (int i = 0; i < entries.size(); i++) {
+        DatabaseConfig db = entry(i, entries.get(i)).database();
+        for (DatabaseConfig other : out) {
+          if (other.name().equals(db.name())) {
+            throw fail(ConfigKey.DATABASES, "a list of databases with names of their own; " + db.name() + " is named twice");
+          }
+          if (other.host().equals(db.host()) && other.port() == db.port() && other.dbname().equals(db.dbname())) {
+            throw fail(ConfigKey.DATABASES, "a list of databases of their own; " + db.name() + " and " + other.name()
+                + " are both " + db.host() + ":" + db.port() + "/" + db.dbname());
+          }
+        }
+        out.add(db);
+      }
+      return out;
+    }
+
+    /** The keys of entry {@code i}: database.* with the entry's own values over them. */
+    private Values entry(int i, com.fasterxml.jackson.databind.JsonNode node) {
+      String label = ConfigKey.DATABASES.key() + "[" + i + "]";
+      if (!node.isObject()) {
+        throw new IllegalArgumentException("config key " + label + " must be a mapping of database keys, such as {name: sales, url: ...}");
+      }
+      Map<ConfigKey, String> values = new EnumMap<>(given);
+      Iterator<String> names = node.fieldNames();
+      while (names.hasNext()) {
+        String sub = names.next();
+        ConfigKey k = ConfigKey.byKey(DATABASE_PREFIX + sub);
+        com.fasterxml.jackson.databind.JsonNode value = node.get(sub);
+        if (k == null) {
+          throw new IllegalArgumentException("config key " + label + " has an unknown key '" + sub + "'; an entry may set "
+              + String.join(", ", entryKeys()));
+        }
+        values.put(k, ConfigLoader.plain(value, "config key " + label + "." + sub));
+      }
+      if (!node.has("name") || !node.has("url")) {
+        throw new IllegalArgumentException("config key " + label + " must set name and url; the rest is taken from database.*");
+      }
+      if (node.has("password-file")) {
+        String file = values.get(ConfigKey.DATABASE_PASSWORD_FILE).trim();
+        try {
+          values.put(ConfigKey.DATABASE_PASSWORD, java.nio.file.Files.readString(java.nio.file.Path.of(file),
+              java.nio.charset.StandardCharsets.UTF_8).strip());
+        } catch (java.io.IOException e) {
+          throw new IllegalArgumentException("config key " + label + ".password-file: cannot read " + file + " (" + e.getMessage() + ")");
+        }
+      }
+      return new Values(values, label + " (" + node.get("name").asText() + ")");
+    }
+
+    /** What an entry of databases may set: every database.* key by its last part. */
+    static List<String> entryKeys() {
+      return Arrays.stream(ConfigKey.values()).map(ConfigKey::key).filter(key -> key.startsWith(DATABASE_PREFIX))
+          .map(key -> key.substring(DATABASE_PREFIX.length())).toList();
     }
 
     String str(ConfigKey k) {
@@ -723,9 +837,8 @@ public record TidemarkConfig(
       return value.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 
-    private static IllegalArgumentException contradiction(ConfigKey k, ConfigKey other, String why) {
-      return new IllegalArgumentException("config key " + k.key() + " (" + k.envName() + ") " + why
-          + "; set " + other.key() + " accordingly or leave " + k.key() + " empty");
+    private IllegalArgumentException contradiction(ConfigKey k, ConfigKey other, String why) {
+      return new IllegalArgumentException(where(k) + " " + why + "; set " + other.key() + " accordingly or leave " + k.key() + " empty");
     }
 
     Set<Role> roles() {
@@ -740,8 +853,15 @@ public record TidemarkConfig(
       return roles;
     }
 
-    private static IllegalArgumentException fail(ConfigKey k, String expected) {
-      return new IllegalArgumentException("config key " + k.key() + " (" + k.envName() + ") must be " + expected);
+    private IllegalArgumentException fail(ConfigKey k, String expected) {
+      return new IllegalArgumentException(where(k) + " must be " + expected);
+    }
+
+    /** How an error names the key: in an entry of databases, by the entry and the key's last part. */
+    private String where(ConfigKey k) {
+      return entry != null && k.key().startsWith(DATABASE_PREFIX)
+          ? "config key " + entry + " " + k.key().substring(DATABASE_PREFIX.length())
+          : "config key " + k.key() + " (" + k.envName() + ")";
     }
   }
 }

@@ -177,7 +177,7 @@ final class DevCommand implements Callable<Integer> {
    */
   static final Set<ConfigKey> DEV_OWNED = EnumSet.of(ConfigKey.DATABASE_URL, ConfigKey.DATABASE_USER, ConfigKey.DATABASE_PASSWORD,
       ConfigKey.DATABASE_PASSWORD_FILE, ConfigKey.DATABASE_CALLER_PASSWORDS, ConfigKey.DATABASE_CALLER_PASSWORD_DIR,
-      ConfigKey.KAFKA_BOOTSTRAP_SERVERS);
+      ConfigKey.KAFKA_BOOTSTRAP_SERVERS, ConfigKey.DATABASES);
 
   private Map<ConfigKey, String> userConfig = Map.of();
 
