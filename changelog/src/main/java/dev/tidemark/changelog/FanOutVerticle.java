@@ -76,7 +76,7 @@ public final class FanOutVerticle extends VerticleBase {
   private void run(Context ctx, Promise<Void> positioned) {
     String topic = config.kafka().topicFor(config.database().name());
     Map<String, Object> props = config.kafka().clientProperties();
-    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "tidemark-fanout-" + node.nodeId());
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "tidemark-fanout-" + node.nodeId() + "-" + config.database().name());
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());

@@ -154,7 +154,7 @@ public final class RelayVerticle extends VerticleBase {
   private Producer<String, String> createProducer() {
     long timeout = config.kafka().requestTimeoutMs();
     Map<String, Object> props = config.kafka().clientProperties();
-    props.put(ProducerConfig.CLIENT_ID_CONFIG, "tidemark-relay-" + node.nodeId());
+    props.put(ProducerConfig.CLIENT_ID_CONFIG, "tidemark-relay-" + node.nodeId() + "-" + config.database().name());
     // the broker then refuses a gap or a reordering within one producer session
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.ACKS_CONFIG, "all");

@@ -46,7 +46,7 @@ public final class TopicVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     Map<String, Object> adminProps = config.kafka().clientProperties();
-    adminProps.put(AdminClientConfig.CLIENT_ID_CONFIG, "tidemark-changelog-" + node.nodeId());
+    adminProps.put(AdminClientConfig.CLIENT_ID_CONFIG, "tidemark-changelog-" + node.nodeId() + "-" + config.database().name());
     adminProps.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
     adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) config.kafka().requestTimeoutMs());
     return vertx.executeBlocking(() -> Admin.create(adminProps))

@@ -96,59 +96,28 @@ public final class TidemarkNode {
       NodeInfo info = new NodeInfo(nodeId, Version.get(), roles, cluster::size);
       boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND)
           || roles.contains(Role.CHANGELOG);
-      Pool pool = needsDatabase ? Pools.create(vertx, config.database()) : null;
-
       HealthChecks live = HealthChecks.create(vertx).register("event-loop", p -> p.complete(Status.OK()));
       HealthChecks ready = HealthChecks.create(vertx)
           .register("cluster", CHECK_TIMEOUT_MILLIS, ClusterHealthCheck.createProcedure(vertx));
-      if (pool != null) {
-        ready.register("postgres", CHECK_TIMEOUT_MILLIS, p -> pool.query("SELECT 1").execute()
-            .onSuccess(rows -> p.complete(Status.OK()))
-            .onFailure(err -> p.complete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
-      }
-
       List<Future<String>> deployments = new ArrayList<>();
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
-      if (roles.contains(Role.QUERY)) {
-        QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
-        drains.add(query::drain);
-        deployments.add(vertx.deployVerticle(query));
-      }
-      if (roles.contains(Role.COMMAND)) {
-        CommandVerticle command = new CommandVerticle(info, config, pool);
-        drains.add(command::drain);
-        deployments.add(vertx.deployVerticle(command));
-      }
-      if (roles.contains(Role.CHANGELOG)) {
-        TopicVerticle topic = new TopicVerticle(info, config);
-        RelayVerticle relay = new RelayVerticle(info, config, pool);
-        ready.register("kafka", CHECK_TIMEOUT_MILLIS, p -> topic.ready()
-            .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
-                .put("topic", topic.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
-            .onFailure(p::fail));
-        ready.register("capture", CHECK_TIMEOUT_MILLIS, p -> p.complete(relay.ready() ? Status.OK()
-            : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
-                .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));
-        // the topic first, so that the relay's first records find it; capture before the relay reads
-        deployments.add(vertx.deployVerticle(topic)
-            .compose(x -> vertx.deployVerticle(new CaptureVerticle(config, pool)))
-            .compose(x -> vertx.deployVerticle(relay)));
-        RelayLagProbe.start(vertx, pool, relay::relayActive, Meters.of(vertx).relayLag());
+      Pool defaultPool = null;
+      // each database its own pools, services and changelog, each seeing only its own config
+      for (String database : config.databaseNames()) {
+        Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
+        defaultPool = defaultPool == null ? pool : defaultPool;
+        deployDatabase(vertx, info, config.forDatabase(database), pool, ready, deployments, drains);
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
-        Authenticator tokens = config.authEnabled() ? TokenStore.create(pool)
-            .authenticator(vertx, Pools.connectOptions(config.database())) : null;
+        // one token store for the cluster, in the default database; a token names the databases it may reach
+        Authenticator tokens = config.authEnabled() ? TokenStore.create(defaultPool)
+            .authenticator(vertx, Pools.connectOptions(config.defaultDatabase())) : null;
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         drains.add(gateway::drain);
         deployments.add(vertx.deployVerticle(gateway));
-      }
-      if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {
-        // once per node: a gateway hears of every change to notify the subscribers it holds, and the
-        // query role hears of every schema change to drop the table shapes it cached
-        deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready, metrics);
       AtomicInteger loop = new AtomicInteger();
@@ -163,6 +132,55 @@ public final class TidemarkNode {
           })
           .recover(err -> vertx.close().eventually(() -> NodeTraces.shutdown(traces)).transform(x -> Future.failedFuture(err)));
     });
+  }
+
+  /**
+   * The verticles of one database that this node's roles run, deployed with {@code config}, that
+   * database's view; readiness checks of a database other than the default carry its name.
+   */
+  private static void deployDatabase(Vertx vertx, NodeInfo info, TidemarkConfig config, Pool pool, HealthChecks ready,
+      List<Future<String>> deployments, List<java.util.function.LongFunction<Future<Integer>>> drains) {
+    Set<Role> roles = config.roles();
+    String suffix = config.database().name().equals(config.defaultDatabase().name()) ? "" : "-" + config.database().name();
+    if (pool != null) {
+      ready.register("postgres" + suffix, CHECK_TIMEOUT_MILLIS, p -> pool.query("SELECT 1").execute()
+          .onSuccess(rows -> p.complete(Status.OK()))
+          .onFailure(err -> p.complete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
+    }
+    if (roles.contains(Role.QUERY)) {
+      QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
+      drains.add(query::drain);
+      deployments.add(vertx.deployVerticle(query));
+    }
+    if (roles.contains(Role.COMMAND)) {
+      CommandVerticle command = new CommandVerticle(info, config, pool);
+      drains.add(command::drain);
+      deployments.add(vertx.deployVerticle(command));
+    }
+    if (roles.contains(Role.CHANGELOG)) {
+      TopicVerticle topic = new TopicVerticle(info, config);
+      RelayVerticle relay = new RelayVerticle(info, config, pool);
+      ready.register("kafka" + suffix, CHECK_TIMEOUT_MILLIS, p -> topic.ready()
+          .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
+              .put("topic", topic.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
+          .onFailure(p::fail));
+      ready.register("capture" + suffix, CHECK_TIMEOUT_MILLIS, p -> p.complete(relay.ready() ? Status.OK()
+          : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
+              .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));
+      // the topic first, so that the relay's first records find it; capture before the relay reads
+      deployments.add(vertx.deployVerticle(topic)
+          .compose(x -> vertx.deployVerticle(new CaptureVerticle(config, pool)))
+          .compose(x -> vertx.deployVerticle(relay)));
+      if (suffix.isEmpty()) {
+        // the node's relay gauges carry no database label: they measure the default database's relay
+        RelayLagProbe.start(vertx, pool, relay::relayActive, Meters.of(vertx).relayLag());
+      }
+    }
+    if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {
+      // once per node and database: a gateway hears of every change to notify the subscribers it holds,
+      // and the query role hears of every schema change to drop the table shapes it cached
+      deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
+    }
   }
 
   private static String generatedNodeId() {

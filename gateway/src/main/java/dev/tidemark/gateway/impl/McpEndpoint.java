@@ -78,7 +78,8 @@ public final class McpEndpoint {
   private final SessionStore sessions;
   private final EventLog events;
   private final InFlight inFlight;
-  private final ChangeNotifier notifier;
+  /** One per served database: each hears its own database's changes. */
+  private final List<ChangeNotifier> notifiers;
   private final RequestGuards guards;
   private final Authentication authentication;
   private final BodyReader bodies;
@@ -106,7 +107,7 @@ public final class McpEndpoint {
     this.events = new EventLog(vertx);
     Subscriptions subscriptions = new Subscriptions(vertx, events);
     this.inFlight = new InFlight(vertx, revocations);
-    this.notifier = new ChangeNotifier(vertx, config.database().name(), node.nodeId(), subscriptions);
+    this.notifiers = config.databaseNames().stream().map(db -> new ChangeNotifier(vertx, db, node.nodeId(), subscriptions)).toList();
     this.guards = new RequestGuards(config);
     this.challenges = new Challenges(config);
     this.authentication = new Authentication(vertx, authenticator, slots, revocations, config.anonymousRole(), challenges);
@@ -166,7 +167,7 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
-    return inFlight.start().compose(v -> sessions.start()).compose(v -> notifier.start()).compose(v -> requestStates.start())
+    return inFlight.start().compose(v -> sessions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
@@ -174,13 +175,15 @@ public final class McpEndpoint {
   public Future<Void> stop() {
     inFlight.stopStreams();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
-        .compose(v -> notifier.stop()).compose(v -> sessions.stop()).compose(v -> inFlight.stop());
+        .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> sessions.stop()).compose(v -> inFlight.stop());
   }
 
   /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */
   private void metadata(RoutingContext ctx, String databaseInPath) {
-    if (databaseInPath != null && !databaseInPath.equals(config.database().name())) {
-      answers.refuse(ctx, Refusal.http(404, "No database is served at this path; the endpoint is " + config.http().path() + "."));
+    try {
+      guards.database(databaseInPath);
+    } catch (Refusal r) {
+      answers.refuse(ctx, r);
       return;
     }
     ctx.response().putHeader(HttpHeaders.CACHE_CONTROL, "max-age=3600");

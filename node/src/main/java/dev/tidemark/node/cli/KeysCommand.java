@@ -39,6 +39,9 @@ final class KeysCommand implements Runnable {
     @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
     Path config;
 
+    @Option(names = "--database", paramLabel = "NAME", description = "The served database whose key ring this is; default: the default database.")
+    String database;
+
     TidemarkConfig config() {
       return ServeCommand.load(spec, config, null);
     }
@@ -46,7 +49,7 @@ final class KeysCommand implements Runnable {
     <T> T withPool(TidemarkConfig cfg, java.util.function.Function<Pool, io.vertx.core.Future<T>> work) throws Exception {
       Vertx vertx = Vertx.vertx();
       try {
-        return work.apply(Pools.create(vertx, cfg.database())).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        return work.apply(Pools.create(vertx, cfg.forDatabase(database == null ? cfg.defaultDatabase().name() : database).database())).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       } catch (java.util.concurrent.ExecutionException e) {
         throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
       } finally {

@@ -1,6 +1,7 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.node.migrate.CallerRoleCheck;
 import dev.tidemark.node.migrate.Migrator;
 import io.vertx.core.Vertx;
@@ -15,7 +16,7 @@ import picocli.CommandLine.Option;
 
 /** {@code tidemark migrate}: installs or upgrades Tidemark's own schema, then exits. */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
-    description = "Installs or upgrades Tidemark's own schema in the configured database.")
+    description = "Installs or upgrades Tidemark's own schema in every configured database.")
 final class MigrateCommand implements Callable<Integer> {
 
   @CommandLine.Spec
@@ -29,14 +30,29 @@ final class MigrateCommand implements Callable<Integer> {
     TidemarkConfig cfg = ServeCommand.load(spec, config, null);
     Vertx vertx = Vertx.vertx();
     try {
-      Pool pool = dev.tidemark.node.Pools.create(vertx, cfg.database());
-      List<String> problems = CallerRoleCheck.problems(pool, cfg.database().callerPasswords().keySet(), cfg.database().user(),
-          cfg.database().schemas()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      // every served database, the default first; a refusal stops before the next one is touched
+      for (DatabaseConfig db : cfg.databases()) {
+        int code = migrate(vertx, db, cfg.databases().size() > 1 ? "database " + db.name() + ": " : "");
+        if (code != 0) {
+          return code;
+        }
+      }
+      return 0;
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private int migrate(Vertx vertx, DatabaseConfig db, String label) throws Exception {
+    Pool pool = dev.tidemark.node.Pools.create(vertx, db);
+    try {
+      List<String> problems = CallerRoleCheck.problems(pool, db.callerPasswords().keySet(), db.user(),
+          db.schemas()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
       if (!problems.isEmpty()) {
         var err = spec.commandLine().getErr();
-        err.println("tidemark migrate: refused, because a caller role could reach past its grants (see docs/security.md):");
+        err.println("tidemark migrate: " + label + "refused, because a caller role could reach past its grants (see docs/security.md):");
         problems.forEach(p -> err.println("  - " + p));
-        err.println("Fix each one, then run tidemark migrate again. Nothing was changed.");
+        err.println("Fix each one, then run tidemark migrate again. Nothing was changed" + (label.isEmpty() ? "." : " in " + db.name() + "."));
         err.flush();
         return 2;
       }
@@ -46,24 +62,24 @@ final class MigrateCommand implements Callable<Integer> {
         applied = Migrator.migrate(pool).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
         // the served tables get REPLICA IDENTITY FULL and join the publication now, not at the first node's start
         published = pool.preparedQuery("SELECT tidemark.capture_schemas($1)")
-            .execute(io.vertx.sqlclient.Tuple.of(cfg.database().schemas().toArray(new String[0])))
+            .execute(io.vertx.sqlclient.Tuple.of(db.schemas().toArray(new String[0])))
             .map(rows -> rows.iterator().next().getInteger(0)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
       } catch (java.util.concurrent.ExecutionException e) {
         if (e.getCause() instanceof IllegalStateException ise) {
           var err = spec.commandLine().getErr();
-          err.println("tidemark migrate: " + ise.getMessage());
-          err.println("Nothing was changed.");
+          err.println("tidemark migrate: " + label + ise.getMessage());
+          err.println("Nothing was changed" + (label.isEmpty() ? "." : " in " + db.name() + "."));
           err.flush();
           return 2;
         }
         throw e;
       }
-      spec.commandLine().getOut().println("Tidemark schema is at version " + Migrator.latestVersion()
+      spec.commandLine().getOut().println(label + "Tidemark schema is at version " + Migrator.latestVersion()
           + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")")
           + (published > 0 ? "; capture set up on " + published + " table(s)" : ""));
       return 0;
     } finally {
-      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      pool.close();
     }
   }
 }

@@ -58,7 +58,9 @@ public final class Doctor {
     Vertx vertx = Vertx.vertx();
     Finding issuer;
     try {
-      postgres(vertx, out);
+      for (DatabaseConfig db : config.databases()) {
+        inDatabase(db, out, of -> postgres(vertx, db, of));
+      }
       issuer = oauth(vertx);
     } finally {
       vertx.close().await();
@@ -102,8 +104,18 @@ public final class Doctor {
              (SELECT coalesce(max(version), 0) FROM tidemark.schema_version) AS schema_version,
              to_regclass('tidemark.changelog') IS NOT NULL AND to_regclass('tidemark.changelog_commit') IS NOT NULL AS capture""";
 
-  private void postgres(Vertx vertx, List<Finding> out) {
-    DatabaseConfig db = config.database();
+  /**
+   * The findings {@code check} adds for {@code db}; those of a database other than the default name it
+   * after the check ("postgres sales"), so that each database reads as its own block.
+   */
+  private void inDatabase(DatabaseConfig db, List<Finding> out, java.util.function.Consumer<List<Finding>> check) {
+    List<Finding> of = new ArrayList<>();
+    check.accept(of);
+    boolean other = !db.name().equals(config.defaultDatabase().name());
+    of.forEach(f -> out.add(other ? new Finding(f.status(), f.check() + " " + db.name(), f.message()) : f));
+  }
+
+  private void postgres(Vertx vertx, DatabaseConfig db, List<Finding> out) {
     String where = db.host() + ":" + db.port() + "/" + db.dbname() + " as " + db.user();
     PgConnection conn;
     Row server;
@@ -215,13 +227,15 @@ public final class Doctor {
         return;
       }
       out.add(Finding.ok("kafka", brokers.size() + " broker(s) answer at " + kafka.bootstrapServers()));
-      topic(admin, kafka, brokers.size(), out);
+      for (DatabaseConfig db : config.databases()) {
+        inDatabase(db, out, of -> topic(admin, kafka, db, brokers.size(), of));
+      }
       shareGroups(admin, kafka, out);
     }
   }
 
-  private void topic(Admin admin, KafkaConfig kafka, int brokers, List<Finding> out) {
-    String topic = kafka.topicFor(config.database().name());
+  private void topic(Admin admin, KafkaConfig kafka, DatabaseConfig db, int brokers, List<Finding> out) {
+    String topic = kafka.topicFor(db.name());
     try {
       TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(kafka.requestTimeoutMs(), TimeUnit.MILLISECONDS)
           .get(topic);

@@ -20,22 +20,38 @@ public final class RequestGuards {
 
   private final Set<String> allowedOrigins;
   private final boolean loopbackOnly;
-  private final String database;
+  /** The served databases, the default (the one the bare path serves) first. */
+  private final List<String> databases;
   private final String path;
 
   public RequestGuards(TidemarkConfig config) {
-    this(Set.copyOf(config.http().allowedOrigins()), TidemarkConfig.isLoopback(config.http().host()), config.database().name(),
+    this(Set.copyOf(config.http().allowedOrigins()), TidemarkConfig.isLoopback(config.http().host()), config.databaseNames(),
         config.http().path());
   }
 
-  RequestGuards(Set<String> allowedOrigins, boolean loopbackOnly, String database, String path) {
+  RequestGuards(Set<String> allowedOrigins, boolean loopbackOnly, List<String> databases, String path) {
     this.allowedOrigins = allowedOrigins;
     this.loopbackOnly = loopbackOnly;
-    this.database = database;
+    this.databases = List.copyOf(databases);
     this.path = path;
   }
 
-  /** The database the request addresses (the path's, or the served one when the path names none); throws a {@link Refusal}. */
+  /**
+   * The database a path addresses: the one it names, or the default when it names none; an unknown
+   * one is a 404 that lists the endpoints (never the name sent).
+   */
+  public String database(String databaseInPath) {
+    if (databaseInPath == null) {
+      return databases.get(0);
+    }
+    if (!databases.contains(databaseInPath)) {
+      throw Refusal.http(404, "No database is served at this path; the endpoints are " + path + " (" + databases.get(0) + "), "
+          + String.join(", ", databases.stream().map(d -> path + "/" + d).toList()) + ".");
+    }
+    return databaseInPath;
+  }
+
+  /** The database the request addresses (the path's, or the default one when the path names none); throws a {@link Refusal}. */
   public String check(MultiMap headers, String databaseInPath) {
     for (String name : SINGLE_HEADERS) {
       if (headers.getAll(name).size() > 1) {
@@ -49,10 +65,7 @@ public final class RequestGuards {
     if (loopbackOnly && !hostIsLoopback(headers.get(HttpHeaders.HOST))) {
       throw Refusal.http(403, "This server only answers requests addressed to a loopback host.");
     }
-    if (databaseInPath != null && !databaseInPath.equals(database)) {
-      throw Refusal.http(404, "No database is served at this path; the endpoint is " + path + ".");
-    }
-    return database;
+    return database(databaseInPath);
   }
 
   /** A POST carries JSON: the media type is what comes before any parameters (a header of only ";" has an empty one). */

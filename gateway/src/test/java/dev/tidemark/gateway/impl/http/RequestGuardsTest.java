@@ -7,13 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class RequestGuardsTest {
 
-  private final RequestGuards loopbackOnly = new RequestGuards(Set.of("https://app.example"), true, "main", "/mcp");
-  private final RequestGuards anyHost = new RequestGuards(Set.of(), false, "main", "/mcp");
+  private final RequestGuards loopbackOnly = new RequestGuards(Set.of("https://app.example"), true, List.of("main"), "/mcp");
+  private final RequestGuards anyHost = new RequestGuards(Set.of(), false, List.of("main"), "/mcp");
 
   private static MultiMap headers(String... nameValues) {
     MultiMap h = MultiMap.caseInsensitiveMultiMap();
@@ -64,7 +65,17 @@ class RequestGuardsTest {
   void onlyTheServedDatabaseMayBeNamedInThePath() {
     assertEquals("main", anyHost.check(headers(), "main"));
     assertEquals("main", anyHost.check(headers(), null));
-    assertRefused(404, "No database is served at this path; the endpoint is /mcp.", () -> anyHost.check(headers(), "billing"));
+    assertRefused(404, "No database is served at this path; the endpoints are /mcp (main), /mcp/main.", () -> anyHost.check(headers(), "billing"));
+  }
+
+  @Test
+  void everyServedDatabaseMayBeNamedAndTheBarePathIsTheDefault() {
+    RequestGuards several = new RequestGuards(Set.of(), false, List.of("main", "sales"), "/mcp");
+    assertEquals("sales", several.check(headers(), "sales"));
+    assertEquals("main", several.check(headers(), "main"));
+    assertEquals("main", several.check(headers(), null));
+    assertRefused(404, "No database is served at this path; the endpoints are /mcp (main), /mcp/main, /mcp/sales.",
+        () -> several.check(headers(), "billing"));
   }
 
   @Test
