@@ -114,6 +114,20 @@ check "a Kafka CA Secret with PLAINTEXT is refused by name" \
 check "the schema refuses an unknown PostgreSQL TLS mode" \
   fails_with "database.tls.mode must be one of the following" render --set database.tls.mode=prefer
 
+# further databases: one entry per database in tidemark.yaml, their Secrets mounted in every pod
+dbs='[{"name":"sales","url":"postgresql://db:5432/sales","existingSecret":"sales-pg","existingSecretPasswordKey":"pw","callerPasswordsSecret":"sales-callers","poolSize":4}]'
+render --set-json "databases=$dbs" --show-only templates/configmap.yaml >"$scratch/dbs-config.yaml" 2>&1
+render --set-json "databases=$dbs" --show-only templates/gateway/deployment.yaml >"$scratch/dbs-gateway.yaml" 2>&1
+render --set-json "databases=$dbs" --show-only templates/migrate-job.yaml >"$scratch/dbs-migrate.yaml" 2>&1
+check "each further database is an entry of databases in tidemark.yaml, its Secrets read as files" \
+  bash -c "grep -qF 'databases: \"[{\\\"caller-password-dir\\\":\\\"/etc/tidemark/databases/sales-callers\\\",\\\"name\\\":\\\"sales\\\",\\\"password-file\\\":\\\"/etc/tidemark/databases/sales-password/password\\\",\\\"pool-size\\\":\\\"4\\\",\\\"url\\\":\\\"postgresql://db:5432/sales\\\"}]\"' '$scratch/dbs-config.yaml' || { cat '$scratch/dbs-config.yaml'; exit 1; }"
+check "every pod and the migration Job mount a further database's password and caller Secrets" \
+  bash -c "for f in '$scratch/dbs-gateway.yaml' '$scratch/dbs-migrate.yaml'; do grep -q 'secretName: sales-pg' \$f && grep -q 'key: pw' \$f && grep -q 'mountPath: /etc/tidemark/databases/sales-password' \$f && grep -q 'secretName: sales-callers' \$f && grep -q 'mountPath: /etc/tidemark/databases/sales-callers' \$f || { echo \"missing in \$f\"; exit 1; }; done"
+check "without further databases tidemark.yaml has no databases key" \
+  hasnt '^databases:' "$scratch/config.yaml"
+check "a further database without a url is refused by the schema" \
+  fails_with "url is required" render --set-json 'databases=[{"name":"sales"}]'
+
 check "every role gets its own Deployment" \
   bash -c "for r in $roles; do grep -q \"^  name: t-tidemark-\$r\$\" '$scratch/'\$r.yaml && grep -q '^kind: Deployment' '$scratch/'\$r.yaml || { echo \"no Deployment for \$r\"; exit 1; }; done; [ \$(grep -c '^kind: Deployment' '$all') = 4 ]"
 

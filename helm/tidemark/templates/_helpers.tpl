@@ -106,7 +106,7 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "databases" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" -}}
 {{- if and .Values.database.tls.existingSecret (not (hasPrefix "verify-" .Values.database.tls.mode)) -}}
 {{- fail (printf "database.tls.existingSecret is only used with database.tls.mode verify-ca or verify-full, not %s" .Values.database.tls.mode) -}}
 {{- end -}}
@@ -138,7 +138,7 @@ password
 {{- end -}}
 {{- end -}}
 
-{{/* Mounts of the TLS and SASL Secrets that are set, for every pod that connects to PostgreSQL or Kafka. */}}
+{{/* Mounts of the TLS and SASL Secrets and of the further databases' Secrets that are set, for every pod that connects to PostgreSQL or Kafka. */}}
 {{- define "tidemark.transportMounts" -}}
 {{- if .Values.database.tls.existingSecret }}
 - name: database-tls
@@ -154,6 +154,18 @@ password
 - name: kafka-sasl
   mountPath: /etc/tidemark/kafka-sasl
   readOnly: true
+{{- end }}
+{{- range $i, $db := .Values.databases }}
+{{- if $db.existingSecret }}
+- name: database-{{ $i }}-password
+  mountPath: /etc/tidemark/databases/{{ $db.name }}-password
+  readOnly: true
+{{- end }}
+{{- if $db.callerPasswordsSecret }}
+- name: database-{{ $i }}-callers
+  mountPath: /etc/tidemark/databases/{{ $db.name }}-callers
+  readOnly: true
+{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -185,6 +197,37 @@ password
       - key: {{ .Values.kafka.sasl.passwordKey }}
         path: password
 {{- end }}
+{{- range $i, $db := .Values.databases }}
+{{- if $db.existingSecret }}
+- name: database-{{ $i }}-password
+  secret:
+    secretName: {{ $db.existingSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ $db.existingSecretPasswordKey | default "password" }}
+        path: password
+{{- end }}
+{{- if $db.callerPasswordsSecret }}
+- name: database-{{ $i }}-callers
+  secret:
+    secretName: {{ $db.callerPasswordsSecret }}
+    defaultMode: 0440
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The databases key: one entry per further database, its Secrets as the files mounted above, as JSON. */}}
+{{- define "tidemark.databasesJson" -}}
+{{- $out := list -}}
+{{- range .Values.databases -}}
+{{- $e := dict "name" .name "url" .url -}}
+{{- if .existingSecret -}}{{- $_ := set $e "password-file" (printf "/etc/tidemark/databases/%s-password/password" .name) -}}{{- end -}}
+{{- if .callerPasswordsSecret -}}{{- $_ := set $e "caller-password-dir" (printf "/etc/tidemark/databases/%s-callers" .name) -}}{{- end -}}
+{{- if .poolSize -}}{{- $_ := set $e "pool-size" (.poolSize | int64 | toString) -}}{{- end -}}
+{{- if .schemas -}}{{- $_ := set $e "schemas" (join "," .schemas) -}}{{- end -}}
+{{- $out = append $out $e -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}
 
 {{/* tidemark.yaml: flat dotted keys, every value a string as Tidemark reads them. */}}
@@ -210,6 +253,9 @@ database.statement-timeout-ms: {{ .Values.database.statementTimeoutMs | int64 | 
 database.ssl-mode: {{ .Values.database.tls.mode | quote }}
 {{- if .Values.database.tls.existingSecret }}
 database.ssl-root-cert: "/etc/tidemark/database-tls/ca.crt"
+{{- end }}
+{{- if .Values.databases }}
+databases: {{ include "tidemark.databasesJson" . | quote }}
 {{- end }}
 kafka.bootstrap-servers: {{ .Values.kafka.bootstrapServers | quote }}
 kafka.topic-prefix: {{ .Values.kafka.topicPrefix | quote }}
