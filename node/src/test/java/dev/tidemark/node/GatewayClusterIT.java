@@ -48,7 +48,7 @@ class GatewayClusterIT {
     b = pair[1];
   }
 
-  private static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
+  static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
     MultiMap h = MultiMap.caseInsensitiveMultiMap()
         .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
         .add("Accept", "text/event-stream")
@@ -60,7 +60,7 @@ class GatewayClusterIT {
     return h;
   }
 
-  private static void sql(SharedInfra infra, String statement) throws Exception {
+  static void sql(SharedInfra infra, String statement) throws Exception {
     try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
     }
