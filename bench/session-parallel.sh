@@ -24,26 +24,7 @@ if [[ ! -x "$node_bin" || ! -d mcp-clients/node_modules/@modelcontextprotocol/sd
   (cd mcp-clients && npm ci --no-audit --no-fund >/dev/null)
 fi
 
-work="$(mktemp -d)"
-log="$work/dev.log"
-cluster_port=$((20000 + RANDOM % 20000))
-java -jar "${JAR:-node/target/tidemark.jar}" dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
-dev_pid=$!
-cleanup() {
-  kill "$dev_pid" 2>/dev/null || true
-  wait "$dev_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-for _ in $(seq 1 240); do
-  grep -q '^PostgreSQL: ' "$log" && break
-  kill -0 "$dev_pid" 2>/dev/null || { cat "$log"; exit 1; }
-  sleep 0.5
-done
-url="$(sed -n 's/^Tidemark ready: //p' "$log")"
-token="$(sed -n 's/^Token: //p' "$log")"
-[[ -n "$url" && -n "$token" ]] || { cat "$log"; exit 1; }
+source bench/dev-mode.sh
 echo "[bench] $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores, tidemark dev pid $dev_pid at $url, ${WORKERS} workers x ${CALLS} calls in one session"
 
 # the SDK adds an abort listener per request to one signal and warns past 1,500: a client-side
