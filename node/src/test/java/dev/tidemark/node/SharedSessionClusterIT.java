@@ -160,7 +160,9 @@ class SharedSessionClusterIT {
       MultiMap resume = GatewayClusterIT.streamHeaders(client, slowSeen);
       List<List<McpHttpClient.SseEvent>> replays = new ArrayList<>();
       assertTrue(Await.until(() -> {
-        List<McpHttpClient.SseEvent> replay = onB.send("GET", null, resume).events();
+        McpHttpClient.Reply reply = onB.send("GET", null, resume);
+        // before the call ends its stream has nothing after the event seen, and the answer has no body
+        List<McpHttpClient.SseEvent> replay = reply.body() == null ? List.of() : reply.events();
         replays.add(replay);
         return !replay.isEmpty() && "slow-1".equals(replay.get(replay.size() - 1).data().getString("id"));
       }, Duration.ofSeconds(20)), "the resumed POST stream ends with the call's response: " + replays);

@@ -52,13 +52,15 @@ public final class EventLog {
     return sessionId + "|" + EventId.GET_STREAM;
   }
 
-  /** What is stored of a message: the message, or nothing when it is a priming or retry event, or too large. */
-  private static JsonObject stored(JsonObject message) {
-    JsonObject entry = new JsonObject();
-    if (message != null && message.encode().length() <= MAX_STORED_MESSAGE_BYTES) {
-      entry.put("message", message);
-    }
-    return entry;
+  /** The size a message is kept at: its encoded length, 0 for a retry event or one too large to keep. */
+  private static int keptSize(JsonObject message) {
+    int size = message == null ? 0 : message.encode().length();
+    return size <= MAX_STORED_MESSAGE_BYTES ? size : 0;
+  }
+
+  /** The entry of an event: the message, or nothing when it is a retry event or too large. */
+  private static JsonObject entry(JsonObject message, int keptSize) {
+    return keptSize == 0 ? new JsonObject() : new JsonObject().put("message", message);
   }
 
   /** A new POST stream of the session, numbered by its one writer. */
@@ -91,8 +93,9 @@ public final class EventLog {
     /** Stores {@code message} (null for a retry event) as the stream's next event; completes with its id once it is stored. */
     public Future<EventId> append(JsonObject message) {
       long seq = ++last;
-      JsonObject entry = stored(message);
-      List<Long> evicted = window.keep(seq, entry.encode().length());
+      int size = keptSize(message);
+      JsonObject entry = entry(message, size);
+      List<Long> evicted = window.keep(seq, size);
       return map().compose(m -> {
         for (long old : evicted) {
           m.remove(key(sessionId, stream, old));
@@ -110,7 +113,8 @@ public final class EventLog {
   public Future<EventId> appendToGet(String sessionId, JsonObject message) {
     return map().compose(m -> claim(m, sessionId, 0).compose(seq -> {
       m.remove(key(sessionId, EventId.GET_STREAM, seq - MAX_EVENTS));
-      return m.put(key(sessionId, EventId.GET_STREAM, seq), stored(message), SessionStore.IDLE_MILLIS).map(new EventId(EventId.GET_STREAM, seq));
+      return m.put(key(sessionId, EventId.GET_STREAM, seq), entry(message, keptSize(message)), SessionStore.IDLE_MILLIS)
+          .map(new EventId(EventId.GET_STREAM, seq));
     }));
   }
 

@@ -128,8 +128,9 @@ public final class GetStream {
 
   /** A live event of the GET stream, {@code {"seq", "message"}} as {@code Subscriptions} publishes it. */
   private static void forwardLive(ResponseChannel channel, JsonObject body, long[] lastSent) {
-    long seq = body.getLong("seq");
-    if (seq > lastSent[0]) {
+    Long seq = body.getLong("seq");
+    // a gateway of the previous release publishes {"id"} under its own numbering: not an id of this stream
+    if (seq != null && seq > lastSent[0]) {
       lastSent[0] = seq;
       channel.forward(new EventId(EventId.GET_STREAM, seq), body.getJsonObject("message"));
     }

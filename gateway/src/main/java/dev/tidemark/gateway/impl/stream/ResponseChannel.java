@@ -50,9 +50,15 @@ public final class ResponseChannel {
     return new ResponseChannel(response, true, null, log == null || sessionId == null ? null : log.postStream(sessionId), sessionId);
   }
 
-  /** A session's GET stream, whose events share one sequence across connections and nodes. */
+  /**
+   * A session's GET stream, whose events share one sequence across connections and nodes. Its
+   * caller starts the stream itself (no priming event), so it counts as opened: keep-alive
+   * comments go out from the start.
+   */
   public static ResponseChannel getStream(HttpServerResponse response, EventLog log, String sessionId) {
-    return new ResponseChannel(response, true, log, null, sessionId);
+    ResponseChannel channel = new ResponseChannel(response, true, log, null, sessionId);
+    channel.opened = true;
+    return channel;
   }
 
   public boolean streaming() {
