@@ -18,27 +18,7 @@ if [[ "${BUILD:-1}" != 0 ]]; then
   ./mvnw -q -pl node -am package -DskipTests
 fi
 
-work="$(mktemp -d)"
-log="$work/dev.log"
-cluster_port=$((20000 + RANDOM % 20000))
-java -jar "${JAR:-node/target/tidemark.jar}" dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
-dev_pid=$!
-cleanup() {
-  kill "$dev_pid" 2>/dev/null || true
-  wait "$dev_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-for _ in $(seq 1 240); do
-  grep -q '^PostgreSQL: ' "$log" && break
-  kill -0 "$dev_pid" 2>/dev/null || { cat "$log"; exit 1; }
-  sleep 0.5
-done
-url="$(sed -n 's/^Tidemark ready: //p' "$log")"
-token="$(sed -n 's/^Token: //p' "$log")"
-pg="$(sed -n 's/^PostgreSQL: //p' "$log")"
-[[ -n "$url" && -n "$token" && -n "$pg" ]] || { cat "$log"; exit 1; }
+source bench/dev-mode.sh
 datadir="$(psql "$pg" -Atc "SELECT current_setting('data_directory')")"
 postmaster="$(head -1 "$datadir/postmaster.pid")"
 pool="$(grep -o 'poolSize=[0-9]*' "$log" | head -1 || true)"

@@ -111,6 +111,23 @@ check "SASL settings with a protocol that has no SASL are refused by name" \
   fails_with "kafka.sasl.username and kafka.sasl.existingSecret are only used with kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL" render --set kafka.sasl.username=u
 check "a Kafka CA Secret with PLAINTEXT is refused by name" \
   fails_with "kafka.tls.existingSecret is only used with kafka.securityProtocol SSL or SASL_SSL" render --set kafka.tls.existingSecret=ca
+# OAuth, ceilings and rate limits from first-class values
+render --set http.publicUrl=https://tidemark.example.com --set auth.oauth.issuer=https://idp.example.com/realms/a \
+  --set 'auth.oauth.roles={tidemark_reader,tidemark_writer}' --set 'auth.roleTools.tidemark_reader={status,query}' \
+  --set 'auth.roleTools.tidemark_writer={*}' --set auth.rateLimit.callsPerMinute=600 --set auth.rateLimit.burst=50 \
+  --show-only templates/configmap.yaml >"$scratch/oauth-config.yaml" 2>&1
+check "OAuth, ceiling and rate-limit values write their keys into tidemark.yaml" \
+  bash -c "grep -q 'http.public-url: \"https://tidemark.example.com\"' '$scratch/oauth-config.yaml' && grep -q 'auth.oauth.issuer: \"https://idp.example.com/realms/a\"' '$scratch/oauth-config.yaml' && grep -q 'auth.oauth.roles: \"tidemark_reader,tidemark_writer\"' '$scratch/oauth-config.yaml' && grep -q 'auth.oauth.role-claim: \"pg_role\"' '$scratch/oauth-config.yaml' && grep -qF 'auth.role-tools: \"tidemark_reader:status|query,tidemark_writer:*\"' '$scratch/oauth-config.yaml' && grep -q 'auth.rate-limit.calls-per-minute: \"600\"' '$scratch/oauth-config.yaml' && grep -q 'auth.rate-limit.burst: \"50\"' '$scratch/oauth-config.yaml'"
+check "without an issuer, tidemark.yaml has no OAuth keys, no ceiling and no rate limit" \
+  bash -c "! grep -q 'auth.oauth' '$scratch/config.yaml' && grep -q 'auth.role-tools: \"\"' '$scratch/config.yaml' && grep -q 'auth.rate-limit.calls-per-minute: \"0\"' '$scratch/config.yaml'"
+check "an issuer without http.publicUrl is refused by name" \
+  fails_with "auth.oauth.issuer needs http.publicUrl" render --set auth.oauth.issuer=https://idp.example.com --set 'auth.oauth.roles={r}'
+check "an issuer without roles is refused by name" \
+  fails_with "auth.oauth.issuer needs auth.oauth.roles" render --set auth.oauth.issuer=https://idp.example.com --set http.publicUrl=https://t.example.com
+check "a burst above the minute's budget is refused by name" \
+  fails_with "auth.rateLimit.burst may not be larger" render --set auth.rateLimit.callsPerMinute=10 --set auth.rateLimit.burst=20
+check "OAuth keys are refused in extraConfig, since values own them" \
+  fails_with "extraConfig may not set auth.oauth.issuer" render --set-string 'extraConfig.auth\.oauth\.issuer=https://x'
 check "the schema refuses an unknown PostgreSQL TLS mode" \
   fails_with "database.tls.mode must be one of the following" render --set database.tls.mode=prefer
 
@@ -254,7 +271,7 @@ check "the schema refuses a misspelt value instead of ignoring it" \
 check "the schema refuses a database URL that is not postgresql://" \
   fails_with "database.url" render --set database.url=mysql://db/app
 check "the schema offers no value that turns authentication off" \
-  fails_with "Additional property auth is not allowed" render --set auth.enabled=false
+  fails_with "Additional property enabled is not allowed" render --set auth.enabled=false
 
 check "NOTES.txt renders and names the endpoint and the token command" \
   bash -c "t='$scratch/notes'; mkdir -p \$t && cp -r '$chart' \$t/ && { echo 'notes: |'; sed 's/^/  /' \$t/tidemark/templates/NOTES.txt; } > \$t/tidemark/templates/notes-check.yaml && rm \$t/tidemark/templates/NOTES.txt && out=\$(\"$helm\" template t \$t/tidemark -f '$values' --show-only templates/notes-check.yaml) && grep -q 'https://tidemark.example.com/mcp' <<<\"\$out\" && grep -q 'token create' <<<\"\$out\""

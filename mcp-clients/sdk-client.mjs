@@ -2,13 +2,66 @@
 // connect, list tools, call one, subscribe to a resource, receive an update, end the session.
 // Usage: node sdk-client.mjs <url> <tool> <resourceUri> <triggerTool> [token]
 //        node sdk-client.mjs errors <url> [token]
+//        node sdk-client.mjs parallel <url> <workers> <callsPerWorker> [token]
 // The second form provokes every tool error a client can against the demo database and checks that
 // callTool, with the schemas from listTools cached as every host has them, delivers each as
 // isError with its code and message rather than throwing.
+// The third runs <workers> callTool loops side by side in ONE 2025-11-25 session, as an agent host
+// that fans out does: get_row on the demo customers, every fourth call with an onprogress handler
+// (so its answer is an event stream). The client declares elicitation, sampling and roots, as hosts
+// do. It prints one JSON line with the counts and calls/s; "OK" only when every call succeeded with
+// the right row.
 // Prints one JSON line per step and "OK" at the end; exits non-zero on any failure.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+if (process.argv[2] === 'parallel') {
+  const [, , , url, workersArg, callsArg, token] = process.argv;
+  const workers = Number(workersArg);
+  const callsEach = Number(callsArg);
+  setTimeout(() => { console.error('FAIL: timed out'); process.exit(1); }, 600_000).unref();
+  const client = new Client({ name: 'tidemark-sdk-parallel', version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+  const transport = new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: token ? { Authorization: `Bearer ${token}` } : {} } });
+  await client.connect(transport);
+  await client.listTools();
+  const counts = { calls: 0, ok: 0, wrong: 0, errors: 0, with_progress: 0 };
+  const firstErrors = [];
+  const worker = async (w) => {
+    for (let i = 0; i < callsEach; i++) {
+      const key = 1 + ((w * callsEach + i) % 500);
+      const progress = i % 4 === 3;
+      counts.calls++;
+      try {
+        const r = await client.callTool({ name: 'get_row', arguments: { table: 'customers', key } }, undefined,
+          progress ? { onprogress: () => {} } : undefined);
+        const row = r.structuredContent?.row;
+        if (!r.isError && row?.id === key && row?.email === `customer${key}@example.com`) {
+          counts.ok++;
+          if (progress) counts.with_progress++;
+        } else {
+          counts.wrong++;
+          if (firstErrors.length < 5) firstErrors.push(JSON.stringify(r).slice(0, 300));
+        }
+      } catch (e) {
+        counts.errors++;
+        if (firstErrors.length < 5) firstErrors.push(String(e?.message ?? e).slice(0, 300));
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
+  const seconds = (performance.now() - started) / 1000;
+  console.log(JSON.stringify({ step: 'parallel', value: { workers, ...counts, seconds: Number(seconds.toFixed(2)),
+    calls_per_s: Number((counts.calls / seconds).toFixed(1)), first_errors: firstErrors } }));
+  await transport.terminateSession();
+  await client.close();
+  if (counts.ok !== workers * callsEach) process.exit(1);
+  console.log('OK');
+  process.exit(0);
+}
 
 const errorsMode = process.argv[2] === 'errors';
 const [url, toolName, resourceUri, triggerTool, token] = errorsMode

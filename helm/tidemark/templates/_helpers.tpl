@@ -106,7 +106,16 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "databases" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "databases" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" "http.public-url" "auth.oauth.issuer" "auth.oauth.jwks-url" "auth.oauth.audience" "auth.oauth.role-claim" "auth.oauth.roles" "auth.role-tools" "auth.rate-limit.calls-per-minute" "auth.rate-limit.burst" -}}
+{{- if and .Values.auth.oauth.issuer (not .Values.http.publicUrl) -}}
+{{- fail "auth.oauth.issuer needs http.publicUrl: the URL clients reach the gateways at is the resource and audience of every access token" -}}
+{{- end -}}
+{{- if and .Values.auth.oauth.issuer (not .Values.auth.oauth.roles) -}}
+{{- fail "auth.oauth.issuer needs auth.oauth.roles: the PostgreSQL roles an access token may name" -}}
+{{- end -}}
+{{- if and .Values.auth.rateLimit.burst (gt (int64 .Values.auth.rateLimit.burst) (int64 .Values.auth.rateLimit.callsPerMinute)) -}}
+{{- fail "auth.rateLimit.burst may not be larger than auth.rateLimit.callsPerMinute" -}}
+{{- end -}}
 {{- if and .Values.database.tls.existingSecret (not (hasPrefix "verify-" .Values.database.tls.mode)) -}}
 {{- fail (printf "database.tls.existingSecret is only used with database.tls.mode verify-ca or verify-full, not %s" .Values.database.tls.mode) -}}
 {{- end -}}
@@ -280,6 +289,23 @@ bus.send-timeout-ms: {{ .Values.bus.sendTimeoutMs | int64 | quote }}
 log.format: {{ .Values.log.format | quote }}
 log.level: {{ .Values.log.level | quote }}
 auth.enabled: "true"
+{{- with .Values.http.publicUrl }}
+http.public-url: {{ . | quote }}
+{{- end }}
+{{- if .Values.auth.oauth.issuer }}
+auth.oauth.issuer: {{ .Values.auth.oauth.issuer | quote }}
+auth.oauth.jwks-url: {{ .Values.auth.oauth.jwksUrl | quote }}
+auth.oauth.audience: {{ .Values.auth.oauth.audience | quote }}
+auth.oauth.role-claim: {{ .Values.auth.oauth.roleClaim | quote }}
+auth.oauth.roles: {{ join "," .Values.auth.oauth.roles | quote }}
+{{- end }}
+{{- $ceilings := list }}
+{{- range $role, $tools := .Values.auth.roleTools }}
+{{- $ceilings = append $ceilings (printf "%s:%s" $role (join "|" $tools)) }}
+{{- end }}
+auth.role-tools: {{ join "," $ceilings | quote }}
+auth.rate-limit.calls-per-minute: {{ .Values.auth.rateLimit.callsPerMinute | int64 | quote }}
+auth.rate-limit.burst: {{ .Values.auth.rateLimit.burst | int64 | quote }}
 {{- range $key, $value := .Values.extraConfig }}
 {{ $key | quote }}: {{ $value | toString | quote }}
 {{- end }}

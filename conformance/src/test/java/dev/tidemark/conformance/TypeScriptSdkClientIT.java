@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.node.TidemarkNode;
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpClients;
 import dev.tidemark.testsupport.SharedInfra;
 import java.util.List;
 import org.junit.jupiter.api.Test;

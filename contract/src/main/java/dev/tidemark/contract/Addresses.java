@@ -64,8 +64,11 @@ public final class Addresses {
 
   /** Cluster map of 2025-11-25 sessions, by session id. */
   public static final String SESSIONS_MAP = "tidemark.sessions.v1";
-  /** Cluster map of each session's SSE events (next id and the replay store), by session id. */
-  public static final String EVENTS_MAP = "tidemark.events.v1";
+  /**
+   * Cluster map of the SSE events kept for replay: one entry per event, {@code <session>|<stream>|<seq>},
+   * and each session's GET-stream counter, {@code <session>|g}. (v1 kept a whole session in one entry.)
+   */
+  public static final String EVENTS_MAP = "tidemark.events.v2";
   /** Cluster map from {@code <database>|<canonical resource URI>} to the resource's subscribers. */
   public static final String SUBSCRIPTIONS_MAP = "tidemark.subscriptions.v1";
   /** Cluster map of claimed change positions: the gateway that claims one announces that change. */

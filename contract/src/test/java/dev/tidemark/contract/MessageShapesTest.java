@@ -93,7 +93,7 @@ class MessageShapesTest {
     assertEquals("tidemark.session.v1.ab12", Addresses.session("ab12"));
     assertEquals("tidemark.listen.v1.l-1", Addresses.listen("l-1"));
     assertEquals("tidemark.sessions.v1", Addresses.SESSIONS_MAP);
-    assertEquals("tidemark.events.v1", Addresses.EVENTS_MAP);
+    assertEquals("tidemark.events.v2", Addresses.EVENTS_MAP);
     assertEquals("tidemark.subscriptions.v1", Addresses.SUBSCRIPTIONS_MAP);
     assertEquals("tidemark.notified.v1", Addresses.NOTIFIED_MAP);
     assertEquals("tidemark.request-state-keys.v1", Addresses.REQUEST_STATE_KEYS_MAP);

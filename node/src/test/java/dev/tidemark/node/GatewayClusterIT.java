@@ -48,7 +48,7 @@ class GatewayClusterIT {
     b = pair[1];
   }
 
-  private static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
+  static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
     MultiMap h = MultiMap.caseInsensitiveMultiMap()
         .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
         .add("Accept", "text/event-stream")
@@ -60,7 +60,7 @@ class GatewayClusterIT {
     return h;
   }
 
-  private static void sql(SharedInfra infra, String statement) throws Exception {
+  static void sql(SharedInfra infra, String statement) throws Exception {
     try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
     }
@@ -96,8 +96,9 @@ class GatewayClusterIT {
         JsonObject missed2 = onB.await("notifications/resources/updated", 15_000);
         assertNotNull(missed1, "the first missed event is replayed on B");
         assertNotNull(missed2, "the second missed event is replayed on B");
-        assertTrue(Long.parseLong(missed1.getString("_event_id")) > Long.parseLong(lastSeen));
-        assertTrue(Long.parseLong(missed2.getString("_event_id")) > Long.parseLong(missed1.getString("_event_id")));
+        assertEquals("g", TransportIT.streamOf(missed1.getString("_event_id")), "the GET stream's own events");
+        assertTrue(TransportIT.seqOf(missed1.getString("_event_id")) > TransportIT.seqOf(lastSeen));
+        assertTrue(TransportIT.seqOf(missed2.getString("_event_id")) > TransportIT.seqOf(missed1.getString("_event_id")));
         assertNull(onB.await("notifications/resources/updated", 1_000), "each change is announced once, though both gateways hear it");
       }
     }

@@ -297,7 +297,7 @@ class RollingDrainClusterIT {
       assertTrue(Await.until(() -> readiness(node).contains("draining"), Duration.ofSeconds(10)), "readiness goes down first");
       assertTrue(readiness(node).startsWith("503 "), readiness(node));
       assertTrue(Await.until(stream::ended, Duration.ofSeconds(10)), "the GET stream ends at once");
-      assertTrue(stream.text().matches("(?s).*id: \\d+\nretry: \\d+\ndata: \n\n$"), "it ends with an id and a retry hint: " + stream.text());
+      assertTrue(stream.text().matches("(?s).*id: g-\\d+\nretry: \\d+\ndata: \n\n$"), "it ends with an id and a retry hint: " + stream.text());
       stream.close();
       JsonObject ended = listening.await("response", 10_000);
       assertEquals(-32010, ended.getJsonObject("error").getInteger("code"), "the listen stream ends with the drain's error: " + ended);

@@ -100,6 +100,21 @@ final class TestNodes {
     return new TidemarkNode[] {start(onlyGateway), b};
   }
 
+  /** {@link #startGatewayPair} for a try-with-resources block, which stops both. */
+  record GatewayPair(TidemarkNode a, TidemarkNode b) implements AutoCloseable {
+
+    static GatewayPair start(SharedInfra infra) {
+      TidemarkNode[] pair = startGatewayPair(infra);
+      return new GatewayPair(pair[0], pair[1]);
+    }
+
+    @Override
+    public void close() {
+      stop(a);
+      stop(b);
+    }
+  }
+
   static TidemarkNode start(Map<ConfigKey, String> values) {
     return await(TidemarkNode.start(TidemarkConfig.from(values)).toCompletionStage().toCompletableFuture());
   }

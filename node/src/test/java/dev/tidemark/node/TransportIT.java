@@ -129,11 +129,14 @@ class TransportIT {
       List<McpHttpClient.SseEvent> events = reply.events();
       assertNull(events.get(0).data(), "the first event primes: an id and no data");
       assertNotNull(events.get(0).id());
+      String stream = streamOf(events.get(0).id());
+      assertTrue(stream.matches("p[0-9a-f]{16}"), events.get(0).id());
       long previous = -1;
       for (McpHttpClient.SseEvent e : events) {
-        long id = Long.parseLong(e.id());
-        assertTrue(id > previous, "event ids increase");
-        previous = id;
+        assertEquals(stream, streamOf(e.id()), "every event names the call's own stream");
+        long seq = seqOf(e.id());
+        assertTrue(seq > previous, "event ids increase");
+        previous = seq;
       }
       assertEquals("status", reply.json().getJsonObject("result").getJsonObject("structuredContent").getString("database").equals("main") ? "status" : "?");
       Reply json = c.post(c.request("tools/call", new JsonObject().put("name", "status")).toBuffer(),
@@ -152,13 +155,28 @@ class TransportIT {
       assertTrue(quiet.headers().get("Content-Type").startsWith("application/json"), quiet.headers().get("Content-Type"));
       assertEquals("main", quiet.json().getJsonObject("result").getJsonObject("structuredContent").getString("database"));
       c.rpc("logging/setLevel", new JsonObject().put("level", "error"));
+      assertFalse(c.post(c.request("tools/call", new JsonObject().put("name", "status"))).isStream(),
+          "a Tidemark tool logs nothing above warning");
+      c.rpc("logging/setLevel", new JsonObject().put("level", "warning"));
       assertTrue(c.post(c.request("tools/call", new JsonObject().put("name", "status"))).isStream(), "log messages may now come first");
     }
     try (McpHttpClient asking = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
-      asking.initialize(new JsonObject().put("elicitation", new JsonObject()));
-      assertTrue(asking.post(asking.request("tools/call", new JsonObject().put("name", "status"))).isStream(),
-          "a client that can be asked gets a stream the question can travel on");
+      asking.initialize(new JsonObject().put("elicitation", new JsonObject()).put("sampling", new JsonObject()).put("roots", new JsonObject()));
+      assertFalse(asking.post(asking.request("tools/call", new JsonObject().put("name", "status"))).isStream(),
+          "a read never asks the client anything, so it answers with JSON though the client could be asked");
+      Reply change = asking.post(asking.request("tools/call", new JsonObject().put("name", "delete_rows")
+          .put("arguments", new JsonObject().put("table", "products").put("key", 1))));
+      assertTrue(change.isStream(), "a change may ask for consent, so it gets a stream the question can travel on");
     }
+  }
+
+  /** The stream an event id names: {@code <stream>-<seq>}. */
+  static String streamOf(String eventId) {
+    return eventId.substring(0, eventId.lastIndexOf('-'));
+  }
+
+  static long seqOf(String eventId) {
+    return Long.parseLong(eventId.substring(eventId.lastIndexOf('-') + 1));
   }
 
   @Test

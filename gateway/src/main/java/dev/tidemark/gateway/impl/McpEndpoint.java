@@ -116,7 +116,6 @@ public final class McpEndpoint {
     this.rateLimit = new RateLimit(vertx, config.callLimits());
     this.serverRequests = new ServerRequests(vertx);
     ServerInfo info = new ServerInfo(node);
-    this.legacy = new LegacyEra(vertx, sessions, info);
     this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
 
     this.requestStates = new RequestStates(vertx);
@@ -128,6 +127,7 @@ public final class McpEndpoint {
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
         new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
+    this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
     ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions);
     PromptMethods prompts = new PromptMethods(extensions, contexts);
     MethodTable table = new MethodTable()
@@ -258,9 +258,8 @@ public final class McpEndpoint {
       }
 
       @Override
-      public ResponseChannel sse(String sessionId, String stream) {
-        return sessionId == null ? ResponseChannel.sse(ctx.response(), null, null, null)
-            : ResponseChannel.sse(ctx.response(), events, sessionId, stream);
+      public ResponseChannel sse(String sessionId) {
+        return ResponseChannel.sse(ctx.response(), events, sessionId);
       }
     };
   }

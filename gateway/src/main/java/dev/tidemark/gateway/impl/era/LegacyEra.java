@@ -22,6 +22,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The 2025-11-25 era (and the older revisions clients still send): {@code initialize} opens a
@@ -36,11 +37,14 @@ public final class LegacyEra {
   private final Vertx vertx;
   private final SessionStore sessions;
   private final ServerInfo info;
+  private final Function<Object, Eras.Voice> voices;
 
-  public LegacyEra(Vertx vertx, SessionStore sessions, ServerInfo info) {
+  /** @param voices what each tool, by the name a tools/call gives, may send before its result */
+  public LegacyEra(Vertx vertx, SessionStore sessions, ServerInfo info, Function<Object, Eras.Voice> voices) {
     this.vertx = vertx;
     this.sessions = sessions;
     this.info = info;
+    this.voices = voices;
   }
 
   public Future<Turn> turn(MultiMap headers, Authenticated who, Envelope env, Channels channels) {
@@ -70,7 +74,7 @@ public final class LegacyEra {
             notified(sessionId, name, env.params());
             return Future.succeededFuture(new Turn.Answered(Answer.accepted())); // notifications need no answer
           }
-          return Future.succeededFuture(new Turn.Run(call(headers, who, env, sessionId, session, channels)));
+          return Future.succeededFuture(new Turn.Run(call(headers, who, env, sessionId, session, channels, voices)));
         });
   }
 
@@ -82,12 +86,19 @@ public final class LegacyEra {
     }
   }
 
-  static Call call(MultiMap headers, Authenticated who, Envelope env, String sessionId, JsonObject session, Channels channels) {
+  /**
+   * Only a tools/call that may send something before its result streams: a call that will only
+   * answer is one JSON body even when the client accepts a stream, so it stores no events and
+   * parallel calls of a session share nothing.
+   */
+  static Call call(MultiMap headers, Authenticated who, Envelope env, String sessionId, JsonObject session, Channels channels,
+      Function<Object, Eras.Voice> voices) {
     // "_meta": null is allowed (the envelope checked that any other value is an object)
     Object progressToken = env.meta().getValue("progressToken");
     boolean stream = "tools/call".equals(env.method()) && RequestGuards.accepts(headers.get(HttpHeaders.ACCEPT), "text/event-stream")
-        && Eras.mayPrecedeResponse(progressToken, session.getString("log_level"), session.getJsonObject("client_capabilities"));
-    ResponseChannel channel = stream ? channels.sse(sessionId, "post:" + Json.encode(env.id())) : channels.json();
+        && Eras.mayPrecedeResponse(progressToken, session.getString("log_level"), session.getJsonObject("client_capabilities"),
+            voices.apply(env.params().getValue("name")));
+    ResponseChannel channel = stream ? channels.sse(sessionId) : channels.json();
     return new Call(false, who.caller(), who.database(), sessionId, session, env.id(), env.method(), env.params(), channel,
         session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
         session.getString("log_level"), progressToken, null, new Cancellation(), who.atNanos(), TraceParents.of(headers, env.meta()));

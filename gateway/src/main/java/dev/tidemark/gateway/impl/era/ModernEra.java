@@ -85,7 +85,7 @@ public final class ModernEra {
     // this era has no server requests: a client's capabilities never call for a stream
     boolean stream = LISTEN.equals(name)
         || (Eras.mayPrecedeResponse(progressToken, (String) logLevel, null) && RequestGuards.accepts(headers.get(HttpHeaders.ACCEPT), "text/event-stream"));
-    ResponseChannel channel = stream ? channels.sse(null, null) : channels.json();
+    ResponseChannel channel = stream ? channels.sse(null) : channels.json();
     return new Turn.Run(new Call(true, who.caller(), who.database(), null, null, id, name, p, channel, v,
         capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
         inputResponses instanceof JsonObject ir ? ir : null, new Cancellation(), who.atNanos(), TraceParents.of(headers, meta)));

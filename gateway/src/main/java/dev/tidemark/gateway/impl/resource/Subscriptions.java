@@ -134,8 +134,9 @@ public final class Subscriptions {
     String who = space < 0 ? target.substring(2) : target.substring(2, space);
     if (target.startsWith("s:")) {
       String sessionId = who;
-      return events.append(sessionId, EventLog.GET_STREAM, message).map(id -> {
-        vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("id", id).put("message", message));
+      // stored first, so that a client holding no stream now gets it when it resumes
+      return events.appendToGet(sessionId, message).map(id -> {
+        vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("seq", id.seq()).put("message", message));
         return null;
       });
     }

@@ -3,30 +3,36 @@ package dev.tidemark.gateway.impl.session;
 import dev.tidemark.contract.Addresses;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The SSE events of each legacy session, in cluster-wide storage: ids that are unique per session
- * and increase, and a bounded replay store so that a client reconnecting with Last-Event-ID, to any
- * gateway, gets what it missed. A session's events live in one map entry, appended with
- * compare-and-set so that producers on several nodes never lose each other's events.
+ * The SSE events of each legacy session, in cluster-wide storage, so that a client reconnecting
+ * with Last-Event-ID, to any gateway, gets what it missed on that stream and nothing of the others.
+ *
+ * <p>Each event is one map entry, {@code <session>|<stream>|<seq>}, written once; no entry is shared
+ * by two streams, so parallel calls of one session never wait for each other. A POST stream has one
+ * writer, the gateway that serves the POST: it numbers its events itself ({@link PostStream}) and
+ * removes those that leave its window. A session's GET stream has writers on every node (any node
+ * may announce a change), so its next seq is a small entry of its own, {@code <session>|g}, taken with
+ * a compare-and-set that only those writers contend for.
  */
 public final class EventLog {
 
-  /** The replay store keeps at most this many events per session... */
+  /** A stream keeps at most this many events for replay... */
   public static final int MAX_EVENTS = 256;
-  /** ...and at most this many bytes of them; the oldest go first. */
+  /** ...and a POST stream at most this many bytes of them; the oldest go first. */
   public static final int MAX_BYTES = 1024 * 1024;
   /** A larger message is delivered but not kept for replay (its id is kept, without the message). */
   public static final int MAX_STORED_MESSAGE_BYTES = 64 * 1024;
-  /** The stream name of a session's GET stream; POST streams are named {@code post:<request id>}. */
-  public static final String GET_STREAM = "get";
+  /** How long a POST stream's events stay after they were written: a client reconnects within seconds. */
+  public static final long POST_EVENT_MILLIS = 5 * 60 * 1000L;
+  /** Replay reads this many entries at once. */
+  static final int READ_BATCH = 16;
 
-  private static final int MAX_ATTEMPTS = 50;
+  private static final int MAX_CLAIMS = 50;
 
   private final Vertx vertx;
 
@@ -38,69 +44,127 @@ public final class EventLog {
     return vertx.sharedData().getAsyncMap(Addresses.EVENTS_MAP);
   }
 
-  /** Stores {@code message} (null for a priming event) as the session's next event on {@code stream}; completes with its id. */
-  public Future<Long> append(String sessionId, String stream, JsonObject message) {
-    return map().compose(m -> append(m, sessionId, stream, message, 0));
+  static String key(String sessionId, String stream, long seq) {
+    return sessionId + "|" + stream + "|" + seq;
   }
 
-  private Future<Long> append(AsyncMap<String, JsonObject> m, String sessionId, String stream, JsonObject message, int attempt) {
-    if (attempt >= MAX_ATTEMPTS) {
-      return Future.failedFuture(new IllegalStateException("event log of a session stayed contended"));
-    }
-    return m.get(sessionId).compose(current -> {
-      long id = current == null ? 1 : current.getLong("next");
-      JsonObject next = appended(current, id, stream, message);
-      Future<Boolean> written = current == null
-          ? m.putIfAbsent(sessionId, next, SessionStore.IDLE_MILLIS).map(previous -> previous == null)
-          : m.replaceIfPresent(sessionId, current, next);
-      return written.compose(ok -> ok ? Future.succeededFuture(id) : append(m, sessionId, stream, message, attempt + 1));
-    });
+  private static String getHead(String sessionId) {
+    return sessionId + "|" + EventId.GET_STREAM;
   }
 
-  private static JsonObject appended(JsonObject current, long id, String stream, JsonObject message) {
-    JsonArray events = current == null ? new JsonArray() : current.getJsonArray("events").copy();
-    JsonObject event = new JsonObject().put("id", id).put("stream", stream);
-    // a priming event (null) carries no message: its id is kept so that a client can resume from it,
-    // but it is never replayed
-    if (message != null && message.encode().length() <= MAX_STORED_MESSAGE_BYTES) {
-      event.put("message", message);
-    }
-    events.add(event);
-    int bytes = events.encode().length();
-    while (events.size() > MAX_EVENTS || (bytes > MAX_BYTES && events.size() > 1)) {
-      bytes -= events.getJsonObject(0).encode().length();
-      events.remove(0);
-    }
-    return new JsonObject().put("next", id + 1).put("events", events);
+  /** The size a message is kept at: its encoded length, 0 for a retry event or one too large to keep. */
+  private static int keptSize(JsonObject message) {
+    int size = message == null ? 0 : message.encode().length();
+    return size <= MAX_STORED_MESSAGE_BYTES ? size : 0;
+  }
+
+  /** The entry of an event: the message, or nothing when it is a retry event or too large. */
+  private static JsonObject entry(JsonObject message, int keptSize) {
+    return keptSize == 0 ? new JsonObject() : new JsonObject().put("message", message);
+  }
+
+  /** A new POST stream of the session, numbered by its one writer. */
+  public PostStream postStream(String sessionId) {
+    return new PostStream(sessionId, EventId.newPostStream());
   }
 
   /**
-   * What a client that last saw event {@code lastId} missed: the later events of the stream that
-   * event belonged to. {@code stream} is null when the event is unknown (never issued, or evicted).
+   * The events of one POST stream. Not thread-safe: its channel appends in order, one at a time.
+   * Every event after the priming one has an entry, empty when its message is not kept, so that the
+   * stored seqs have no gaps and a replay can read on until the first missing one.
    */
-  public record Replay(String stream, List<JsonObject> events) {}
+  public final class PostStream {
 
-  public Future<Replay> after(String sessionId, long lastId) {
-    return map().compose(m -> m.get(sessionId)).map(current -> {
-      if (current == null) {
-        return new Replay(null, List.of());
-      }
-      String stream = null;
-      List<JsonObject> events = new ArrayList<>();
-      for (Object o : current.getJsonArray("events")) {
-        JsonObject e = (JsonObject) o;
-        long id = e.getLong("id");
-        if (id == lastId) {
-          stream = e.getString("stream");
-        } else if (id > lastId && stream != null && stream.equals(e.getString("stream")) && e.containsKey("message")) {
-          events.add(e);
+    private final String sessionId;
+    private final String stream;
+    private final ReplayWindow window = new ReplayWindow(MAX_EVENTS, MAX_BYTES);
+    private long last;
+
+    private PostStream(String sessionId, String stream) {
+      this.sessionId = sessionId;
+      this.stream = stream;
+    }
+
+    /** The id of the stream's priming event, seq 0, under which nothing is stored. */
+    public EventId priming() {
+      return new EventId(stream, 0);
+    }
+
+    /** Stores {@code message} (null for a retry event) as the stream's next event; completes with its id once it is stored. */
+    public Future<EventId> append(JsonObject message) {
+      long seq = ++last;
+      int size = keptSize(message);
+      JsonObject entry = entry(message, size);
+      List<Long> evicted = window.keep(seq, size);
+      return map().compose(m -> {
+        for (long old : evicted) {
+          m.remove(key(sessionId, stream, old));
         }
-      }
-      return new Replay(stream, events);
+        return m.put(key(sessionId, stream, seq), entry, POST_EVENT_MILLIS);
+      }).map(new EventId(stream, seq));
+    }
+  }
+
+  /**
+   * Stores {@code message} (null for a retry event) as the next event of the session's GET stream;
+   * completes with its id. The first seq of a GET stream is the clock in microseconds, so a stream
+   * whose counter expired with an idle session starts again above every id it issued before.
+   */
+  public Future<EventId> appendToGet(String sessionId, JsonObject message) {
+    return map().compose(m -> claim(m, sessionId, 0).compose(seq -> {
+      m.remove(key(sessionId, EventId.GET_STREAM, seq - MAX_EVENTS));
+      return m.put(key(sessionId, EventId.GET_STREAM, seq), entry(message, keptSize(message)), SessionStore.IDLE_MILLIS)
+          .map(new EventId(EventId.GET_STREAM, seq));
+    }));
+  }
+
+  private Future<Long> claim(AsyncMap<String, JsonObject> m, String sessionId, int attempt) {
+    if (attempt >= MAX_CLAIMS) {
+      return Future.failedFuture(new IllegalStateException("the GET stream of a session stayed contended"));
+    }
+    String head = getHead(sessionId);
+    return m.get(head).compose(current -> {
+      long seq = current == null ? System.currentTimeMillis() * 1000 : current.getLong("next");
+      JsonObject next = new JsonObject().put("next", seq + 1);
+      Future<Boolean> taken = current == null
+          ? m.putIfAbsent(head, next, SessionStore.IDLE_MILLIS).map(previous -> previous == null)
+          : m.replaceIfPresent(head, current, next);
+      return taken.compose(ok -> ok ? Future.succeededFuture(seq) : claim(m, sessionId, attempt + 1));
     });
   }
 
+  /** One kept event: its id and message. */
+  public record Event(EventId id, JsonObject message) {}
+
+  /**
+   * The kept events of {@code last}'s stream after it, in order; events kept without a message (a
+   * retry event, one too large) are skipped. Reads {@link #READ_BATCH} entries at a time until a
+   * batch ends on a missing one, and never more than a stream keeps.
+   */
+  public Future<List<Event>> after(String sessionId, EventId last) {
+    List<Event> out = new ArrayList<>();
+    return map().compose(m -> read(m, sessionId, last.stream(), last.seq() + 1, out, 0)).map(out);
+  }
+
+  private Future<Void> read(AsyncMap<String, JsonObject> m, String sessionId, String stream, long from, List<Event> out, int round) {
+    List<Future<JsonObject>> reads = new ArrayList<>(READ_BATCH);
+    for (int i = 0; i < READ_BATCH; i++) {
+      reads.add(m.get(key(sessionId, stream, from + i)));
+    }
+    return Future.all(reads).compose(done -> {
+      for (int i = 0; i < READ_BATCH; i++) {
+        JsonObject entry = reads.get(i).result();
+        if (entry != null && entry.containsKey("message")) {
+          out.add(new Event(new EventId(stream, from + i), entry.getJsonObject("message")));
+        }
+      }
+      boolean more = reads.get(READ_BATCH - 1).result() != null && (round + 1) * READ_BATCH < MAX_EVENTS;
+      return more ? read(m, sessionId, stream, from + READ_BATCH, out, round + 1) : Future.succeededFuture();
+    });
+  }
+
+  /** Forgets the GET stream's counter of an ended session; its events expire on their own and no request can read them. */
   public Future<Void> forget(String sessionId) {
-    return map().compose(m -> m.remove(sessionId)).mapEmpty();
+    return map().compose(m -> m.remove(getHead(sessionId))).mapEmpty();
   }
 }

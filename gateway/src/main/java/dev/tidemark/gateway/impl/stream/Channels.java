@@ -5,6 +5,6 @@ public interface Channels {
 
   ResponseChannel json();
 
-  /** @param sessionId null on the 2026-07-28 era, whose streams carry no event ids; {@code stream} is then unused */
-  ResponseChannel sse(String sessionId, String stream);
+  /** @param sessionId null on the 2026-07-28 era, whose streams carry no event ids */
+  ResponseChannel sse(String sessionId);
 }

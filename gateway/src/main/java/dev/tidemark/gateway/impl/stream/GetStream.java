@@ -5,6 +5,7 @@ import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
+import dev.tidemark.gateway.impl.session.EventId;
 import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -39,37 +40,38 @@ public final class GetStream {
   /**
    * Completes once the stream has started; fails with a {@link Refusal} when the replay store
    * cannot be read. {@code endSession} is how a revoked caller's session ends, as a DELETE would.
+   * A {@code Last-Event-ID} of a POST stream resumes that stream; one of the GET stream, or none, or
+   * one this server never issues, opens the GET stream.
    */
   public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, Runnable endSession) {
-    long lastId = lastEventId(lastEventId);
-    Future<EventLog.Replay> replay = lastId < 0 ? Future.succeededFuture(new EventLog.Replay(EventLog.GET_STREAM, List.of()))
-        : events.after(sessionId, lastId);
-    return replay.recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future()).map(r -> {
-      ResponseChannel channel = ResponseChannel.sse(response, events, sessionId, EventLog.GET_STREAM);
+    EventId last = EventId.parse(lastEventId);
+    Future<List<EventLog.Event>> replay = last == null ? Future.succeededFuture(List.of()) : events.after(sessionId, last);
+    return replay.recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future()).map(missed -> {
+      ResponseChannel channel = ResponseChannel.getStream(response, events, sessionId);
       response.setStatusCode(200).setChunked(true)
           .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
           .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
           .putHeader("X-Accel-Buffering", "no");
-      if (r.stream() != null && !EventLog.GET_STREAM.equals(r.stream())) {
-        resumePost(response, channel, r);
+      if (last != null && !last.onGetStream()) {
+        resumePost(response, channel, missed);
       } else {
-        live(response, channel, who, sessionId, lastId, r, endSession);
+        live(response, channel, who, sessionId, last == null ? -1 : last.seq(), missed, endSession);
       }
       return null;
     });
   }
 
   /** A POST stream resumed: what it missed, then it ends as the POST stream would have. */
-  private static void resumePost(HttpServerResponse response, ResponseChannel channel, EventLog.Replay r) {
+  private static void resumePost(HttpServerResponse response, ResponseChannel channel, List<EventLog.Event> missed) {
     Future<Void> written = Future.succeededFuture();
-    for (JsonObject e : r.events()) {
-      written = written.compose(v -> channel.forward(e.getLong("id"), e.getJsonObject("message")));
+    for (EventLog.Event e : missed) {
+      written = written.compose(v -> channel.forward(e.id(), e.message()));
     }
     written.onComplete(ar -> response.end());
   }
 
   private void live(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId, long lastId,
-      EventLog.Replay r, Runnable endSession) {
+      List<EventLog.Event> missed, Runnable endSession) {
     String streamId = UUID.randomUUID().toString();
     long[] lastSent = {lastId};
     // live events that arrive while the replay is written wait, so that ids reach the client in order
@@ -114,9 +116,9 @@ public final class GetStream {
         .compose(v -> subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED)))
         .compose(v -> response.write(":\n\n"))
         .onSuccess(v -> {
-          for (JsonObject e : r.events()) {
-            channel.forward(e.getLong("id"), e.getJsonObject("message"));
-            lastSent[0] = Math.max(lastSent[0], e.getLong("id"));
+          for (EventLog.Event e : missed) {
+            channel.forward(e.id(), e.message());
+            lastSent[0] = Math.max(lastSent[0], e.id().seq());
           }
           replayed[0] = true;
           early.forEach(body -> forwardLive(channel, body, lastSent));
@@ -124,23 +126,13 @@ public final class GetStream {
         });
   }
 
+  /** A live event of the GET stream, {@code {"seq", "message"}} as {@code Subscriptions} publishes it. */
   private static void forwardLive(ResponseChannel channel, JsonObject body, long[] lastSent) {
-    long id = body.getLong("id");
-    if (id > lastSent[0]) {
-      lastSent[0] = id;
-      channel.forward(id, body.getJsonObject("message"));
-    }
-  }
-
-  /** The id a client last saw; -1 (replay nothing) when it sent none or not a number. */
-  static long lastEventId(String header) {
-    if (header == null) {
-      return -1;
-    }
-    try {
-      return Long.parseLong(header.trim());
-    } catch (NumberFormatException e) {
-      return -1;
+    Long seq = body.getLong("seq");
+    // a gateway of the previous release publishes {"id"} under its own numbering: not an id of this stream
+    if (seq != null && seq > lastSent[0]) {
+      lastSent[0] = seq;
+      channel.forward(new EventId(EventId.GET_STREAM, seq), body.getJsonObject("message"));
     }
   }
 }

@@ -1,16 +1,20 @@
 package dev.tidemark.gateway.impl.stream;
 
+import dev.tidemark.gateway.impl.session.EventId;
 import dev.tidemark.gateway.impl.session.EventLog;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
+import java.util.function.Supplier;
 
 /**
  * Where the messages of one request go: a single JSON response, or an SSE stream that carries
  * notifications and server requests before the final response. On a legacy session every SSE event
- * gets an id from the session's {@link EventLog} and is kept for replay; writes stay in order.
+ * gets an id on its own stream and is kept for replay in the {@link EventLog} before it is written:
+ * a POST stream numbers its events itself, the session's GET stream takes the next seq of its own
+ * counter. Writes stay in order.
  */
 public final class ResponseChannel {
 
@@ -19,29 +23,42 @@ public final class ResponseChannel {
 
   private final HttpServerResponse response;
   private final boolean sse;
+  /** The session's GET stream when this is one; null on a POST stream or the 2026-07-28 era. */
   private final EventLog log;
+  /** The POST stream's events when this is one on a session. */
+  private final EventLog.PostStream post;
   private final String sessionId;
-  private final String stream;
   private Future<Void> tail = Future.succeededFuture();
   private boolean finished;
   /** Whether {@link #open} started the stream; a response that comes before it is sent as plain JSON. */
   private boolean opened;
 
-  private ResponseChannel(HttpServerResponse response, boolean sse, EventLog log, String sessionId, String stream) {
+  private ResponseChannel(HttpServerResponse response, boolean sse, EventLog log, EventLog.PostStream post, String sessionId) {
     this.response = response;
     this.sse = sse;
     this.log = log;
+    this.post = post;
     this.sessionId = sessionId;
-    this.stream = stream;
   }
 
   public static ResponseChannel json(HttpServerResponse response) {
     return new ResponseChannel(response, false, null, null, null);
   }
 
-  /** @param log null on the 2026-07-28 era, whose streams carry no event ids */
-  public static ResponseChannel sse(HttpServerResponse response, EventLog log, String sessionId, String stream) {
-    return new ResponseChannel(response, true, log, sessionId, stream);
+  /** A POST's stream; {@code log} and {@code sessionId} are null on the 2026-07-28 era, whose streams carry no event ids. */
+  public static ResponseChannel sse(HttpServerResponse response, EventLog log, String sessionId) {
+    return new ResponseChannel(response, true, null, log == null || sessionId == null ? null : log.postStream(sessionId), sessionId);
+  }
+
+  /**
+   * A session's GET stream, whose events share one sequence across connections and nodes. Its
+   * caller starts the stream itself (no priming event), so it counts as opened: keep-alive
+   * comments go out from the start.
+   */
+  public static ResponseChannel getStream(HttpServerResponse response, EventLog log, String sessionId) {
+    ResponseChannel channel = new ResponseChannel(response, true, log, null, sessionId);
+    channel.opened = true;
+    return channel;
   }
 
   public boolean streaming() {
@@ -70,10 +87,11 @@ public final class ResponseChannel {
     if (sessionId != null) {
       response.putHeader(McpHeaders.SESSION, sessionId);
     }
-    if (log == null) {
+    if (post == null) {
       return response.write(":\n\n");
     }
-    return enqueue(null);
+    // nothing is stored under a priming event: a client that resumes from it reads from seq 1
+    return chain(() -> write(post.priming(), null));
   }
 
   /** A notification or server request, before the final response. Dropped on a JSON channel. */
@@ -134,21 +152,26 @@ public final class ResponseChannel {
   /** Writes a comment that keeps idle intermediaries from closing a quiet stream. */
   public void keepAlive() {
     if (sse && opened && !closed()) {
-      tail = tail.compose(v -> closed() ? Future.succeededFuture() : response.write(":\n\n")).recover(err -> Future.succeededFuture());
+      chain(() -> closed() ? Future.succeededFuture() : response.write(":\n\n"));
     }
   }
 
   private Future<Void> enqueue(JsonObject message) {
-    Future<Void> next = tail.compose(v -> {
-      Future<Long> id = log == null ? Future.succeededFuture(null)
-          : log.append(sessionId, stream, message);
+    return chain(() -> {
+      Future<EventId> id = post != null ? post.append(message)
+          : log != null ? log.appendToGet(sessionId, message)
+          : Future.succeededFuture(null);
       return id.compose(eventId -> write(eventId, message));
     });
+  }
+
+  private Future<Void> chain(Supplier<Future<Void>> step) {
+    Future<Void> next = tail.compose(v -> step.get());
     tail = next.recover(err -> Future.succeededFuture());
     return next;
   }
 
-  private Future<Void> write(Long id, JsonObject message) {
+  private Future<Void> write(EventId id, JsonObject message) {
     if (closed()) {
       return Future.succeededFuture();
     }
@@ -165,9 +188,7 @@ public final class ResponseChannel {
   }
 
   /** Writes an event that already has an id (a replayed or live GET-stream event). */
-  public Future<Void> forward(long id, JsonObject message) {
-    Future<Void> next = tail.compose(v -> write(id, message));
-    tail = next.recover(err -> Future.succeededFuture());
-    return next;
+  public Future<Void> forward(EventId id, JsonObject message) {
+    return chain(() -> write(id, message));
   }
 }

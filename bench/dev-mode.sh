@@ -1,0 +1,24 @@
+# Sourced by the benchmarks that run against `tidemark dev`: starts it (JAR=path for another build)
+# on free ports, waits until it printed its endpoint, and stops it when the script exits. Sets
+# dev_pid, url, token, pg (its PostgreSQL URL) and log (its output).
+work="$(mktemp -d)"
+log="$work/dev.log"
+cluster_port=$((20000 + RANDOM % 20000))
+java -jar "${JAR:-node/target/tidemark.jar}" dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
+dev_pid=$!
+cleanup() {
+  kill "$dev_pid" 2>/dev/null || true
+  wait "$dev_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 240); do
+  grep -q '^PostgreSQL: ' "$log" && break
+  kill -0 "$dev_pid" 2>/dev/null || { cat "$log"; exit 1; }
+  sleep 0.5
+done
+url="$(sed -n 's/^Tidemark ready: //p' "$log")"
+token="$(sed -n 's/^Token: //p' "$log")"
+pg="$(sed -n 's/^PostgreSQL: //p' "$log")"
+[[ -n "$url" && -n "$token" && -n "$pg" ]] || { cat "$log"; exit 1; }
