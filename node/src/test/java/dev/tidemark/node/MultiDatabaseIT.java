@@ -193,6 +193,29 @@ class MultiDatabaseIT {
     }
   }
 
+  @Test
+  void migrateAndDoctorCoverEveryDatabaseOfTheList(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path config = dir.resolve("tidemark.yaml");
+    java.nio.file.Files.writeString(config, """
+        database:
+          name: alpha
+          url: %s
+          user: %s
+          password: %s
+        databases:
+          - name: beta
+            url: %s
+        """.formatted(infra.postgres().url(DB_A), infra.postgres().user(), infra.postgres().password(), infra.postgres().url(DB_B)));
+    Cli.Run migrated = Cli.run("migrate", "--config", config.toString());
+    assertEquals(0, migrated.code(), migrated.err());
+    assertTrue(migrated.out().contains("database alpha: Tidemark schema is at version")
+        && migrated.out().contains("database beta: Tidemark schema is at version"), migrated.out());
+    Cli.Run doctor = Cli.run("doctor", "--roles", "query", "--config", config.toString());
+    for (String line : List.of("ok   postgres: ", "ok   schema: ", "ok   postgres beta: ", "ok   schema beta: ")) {
+      assertTrue(doctor.out().contains(line), line + " in " + doctor.out());
+    }
+  }
+
   private static void subscribe(McpHttpClient c, int id) {
     JsonObject answer = c.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://row/ticks/" + id));
     assertEquals(new JsonObject(), answer.getJsonObject("result"), answer.encode());
