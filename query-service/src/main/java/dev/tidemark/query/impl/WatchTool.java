@@ -79,11 +79,19 @@ public final class WatchTool implements ReadTool {
       SELECT n.nspname::text || '.' || c.relname::text AS qualified
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::int8::oid""";
 
+  /**
+   * How far the relay has decoded. The relay stores a large transaction a batch at a time, each
+   * with its commit position, and moves {@code decoded_lsn} past it only with its last batch: a
+   * transaction at or below it is whole in the changelog, and one above it may not be yet.
+   */
   private static final String DECODED = "SELECT decoded_lsn FROM tidemark.changelog_state";
 
-  /** The earliest commit of the transactions a snapshot saw in progress (docs/watches.md). */
-  private static final String IN_PROGRESS_START =
-      "SELECT min(position) FROM tidemark.changelog_commit WHERE xid = ANY($1::text[]::xid8[])";
+  /**
+   * The earliest commit of the transactions a snapshot did not see (docs/watches.md): those at or
+   * above its xmax, and those it lists as in progress.
+   */
+  private static final String UNSEEN_START =
+      "SELECT min(position) FROM tidemark.changelog_commit WHERE xid >= $1::text::xid8 OR xid = ANY($2::text[]::xid8[])";
 
   private static final String PAGE = """
       SELECT k.position, c.id, c.xid::text AS xid, c.op, c.before::text AS before, c.after::text AS after,
@@ -93,6 +101,7 @@ public final class WatchTool implements ReadTool {
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
        WHERE c.relid = $1::int8::oid AND k.position >= $2 AND (k.position > $2 OR c.id > $3) AND c.op <> 'DDL'
+         AND k.position <= $6
        ORDER BY k.position, c.id
        LIMIT $5""";
 
@@ -113,9 +122,12 @@ public final class WatchTool implements ReadTool {
     this.waits = waits;
   }
 
-  /** What a cursor holds. {@code from} is exclusive; {@code horizon} and {@code inProgress} only until the first patch. */
+  /**
+   * What a cursor holds. {@code from} is exclusive; {@code horizon} and {@code unseen} (the
+   * snapshot's xmax, then the transactions it saw in progress) only until the first patch.
+   */
   record Watch(long oid, String table, List<String> columns, List<String> keyColumns, ChangePosition from, Long horizon,
-               List<String> inProgress, boolean rls, String shown) {
+               List<String> unseen, boolean rls, String shown) {
 
     JsonObject toJson(String shape) {
       JsonObject c = new JsonObject().put("k", KIND).put("f", shape).put("o", oid).put("q", table)
@@ -123,8 +135,8 @@ public final class WatchTool implements ReadTool {
           .put("r", rls);
       if (horizon != null) {
         c.put("h", horizon);
-        if (!inProgress.isEmpty()) {
-          c.put("x", new JsonArray(inProgress));
+        if (!unseen.isEmpty()) {
+          c.put("x", new JsonArray(unseen));
         }
       }
       if (rls) {
@@ -243,7 +255,7 @@ public final class WatchTool implements ReadTool {
                       + ", and a watch holds every matching row. Narrow where, or raise limit (at most "
                       + (underRls ? RLS_MAX_ROWS : 10000) + ").", new JsonObject().put("argument", "limit"));
                 }
-                return new Snapshot(watched, out, inProgress(snap), underRls);
+                return new Snapshot(watched, out, unseen(snap), underRls);
               });
             }).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where"))))
         .compose(snap -> fences.horizon().map(horizon -> {
@@ -253,7 +265,7 @@ public final class WatchTool implements ReadTool {
           }
           // replay from the start point itself: a change there may be missing from the snapshot
           Watch watch = new Watch(table.oid(), table.qualified(), snap.columns(), table.primaryKey(), new ChangePosition(start - 1, Long.MAX_VALUE),
-              horizon, snap.inProgress(), snap.rls(), snap.rls() ? ShownKeys.of(keys).encode() : "");
+              horizon, snap.unseen(), snap.rls(), snap.rls() ? ShownKeys.of(keys).encode() : "");
           JsonObject out = new JsonObject().put("kind", kind).put("table", table.qualified())
               .put("key_columns", new JsonArray(table.primaryKey())).put("columns", new JsonArray(snap.columns()))
               .put("rows", snap.rows()).put("cursor", cursors.encode(watch.toJson(shape), request.caller().id()));
@@ -266,7 +278,7 @@ public final class WatchTool implements ReadTool {
         })));
   }
 
-  private record Snapshot(List<String> columns, JsonArray rows, List<String> inProgress, boolean rls) {}
+  private record Snapshot(List<String> columns, JsonArray rows, List<String> unseen, boolean rls) {}
 
   /** The primary key first, then the named columns (or every readable one); PERMISSION_DENIED for a named column the role may not read. */
   private static List<String> watched(Table table, JsonArray named, Set<String> readable) {
@@ -293,16 +305,24 @@ public final class WatchTool implements ReadTool {
     return List.copyOf(out);
   }
 
-  /** The in-progress transactions of a pg_snapshot's text form, {@code xmin:xmax:xip,...}. */
-  static List<String> inProgress(String snapshot) {
+  /**
+   * What a snapshot did not see, from pg_snapshot's text form {@code xmin:xmax:xip,...}: its xmax
+   * (every transaction at or above it), then the transactions it lists as in progress.
+   */
+  static List<String> unseen(String snapshot) {
     if (snapshot == null) {
       return List.of();
     }
     String[] parts = snapshot.split(":", -1);
-    if (parts.length < 3 || parts[2].isEmpty()) {
+    if (parts.length < 3) {
       return List.of();
     }
-    return List.of(parts[2].split(","));
+    List<String> out = new ArrayList<>();
+    out.add(parts[1]);
+    if (!parts[2].isEmpty()) {
+      out.addAll(List.of(parts[2].split(",")));
+    }
+    return out;
   }
 
   private static JsonArray key(JsonObject row, List<String> keyColumns) {
@@ -368,23 +388,26 @@ public final class WatchTool implements ReadTool {
                 return Future.succeededFuture(new Log("table_renamed", false, false, List.of(), false, null, w));
               }
               return Changelog.bounds(conn).compose(bounds -> conn.query(DECODED).execute().compose(d -> {
-                Long decoded = d.iterator().next().getLong(0);
-                boolean ready = w.horizon() == null || (decoded != null && decoded >= w.horizon());
+                Long decodedLsn = d.iterator().next().getLong(0);
+                long decoded = decodedLsn == null ? 0 : decodedLsn;
+                // every change up to here is whole and stored: a checkpoint may move past it
+                ChangePosition head = new ChangePosition(decoded, Long.MAX_VALUE);
+                boolean ready = w.horizon() == null || decoded >= w.horizon();
                 if (!ready) {
-                  return Future.succeededFuture(new Log(null, false, false, List.of(), false, bounds.head(), w));
+                  return Future.succeededFuture(new Log(null, false, false, List.of(), false, head, w));
                 }
                 return replayFrom(conn, w).compose(from -> {
                   if (from.from().compareTo(bounds.pruned()) < 0) {
-                    return Future.succeededFuture(new Log(null, true, true, List.of(), false, bounds.head(), w));
+                    return Future.succeededFuture(new Log(null, true, true, List.of(), false, head, w));
                   }
                   return conn.preparedQuery(PAGE).execute(Tuple.of(w.oid(), from.from().commit(), from.from().change(),
-                      w.keyColumns().toArray(new String[0]), MAX_PATCH_CHANGES)).map(rows -> {
+                      w.keyColumns().toArray(new String[0]), MAX_PATCH_CHANGES, decoded)).map(rows -> {
                         List<Change> changes = new ArrayList<>();
                         for (Row r : rows) {
                           changes.add(new Change(r.getLong("position"), r.getLong("id"), r.getString("xid"), r.getString("op"),
                               r.getString("key"), r.getString("before"), r.getString("after")));
                         }
-                        return new Log(null, false, true, changes, changes.size() == MAX_PATCH_CHANGES, bounds.head(), from);
+                        return new Log(null, false, true, changes, changes.size() == MAX_PATCH_CHANGES, head, from);
                       });
                 });
               }));
@@ -393,14 +416,18 @@ public final class WatchTool implements ReadTool {
 
   /**
    * Before the first patch, the start point moves back to the commit of any transaction the
-   * snapshot saw in progress that committed before it: its commit record can precede the start
-   * point while its rows were not yet visible to the snapshot.
+   * snapshot did not see that committed before it: a transaction's commit record can precede the
+   * start point while its rows were not yet visible to the snapshot. A snapshot does not see the
+   * transactions it lists as in progress nor any at or above its xmax (which PostgreSQL does not
+   * list: xmax is one past the latest transaction that had completed).
    */
   private static Future<Watch> replayFrom(SqlConnection conn, Watch w) {
-    if (w.horizon() == null || w.inProgress().isEmpty()) {
+    if (w.horizon() == null || w.unseen().isEmpty()) {
       return Future.succeededFuture(w);
     }
-    return conn.preparedQuery(IN_PROGRESS_START).execute(Tuple.of(w.inProgress().toArray(new String[0]))).map(rows -> {
+    List<String> inProgress = w.unseen().subList(1, w.unseen().size());
+    return conn.preparedQuery(UNSEEN_START).execute(Tuple.tuple().addString(w.unseen().get(0))
+        .addArrayOfString(inProgress.toArray(new String[0]))).map(rows -> {
       Long min = rows.iterator().next().getLong(0);
       if (min == null || min > w.from().commit()) {
         return w;
@@ -435,7 +462,7 @@ public final class WatchTool implements ReadTool {
   private Future<String> access(SqlConnection conn, Watch w, ToolRequest request) {
     Set<String> needed = new LinkedHashSet<>(w.columns());
     needed.addAll(FilterCompiler.columns(request.arguments().getJsonObject("where")));
-    return conn.preparedQuery(ACCESS).execute(Tuple.of(w.oid(), needed.toArray(new String[0]))).map(rows -> {
+    return conn.preparedQuery(ACCESS).execute(Tuple.tuple().addLong(w.oid()).addArrayOfString(needed.toArray(new String[0]))).map(rows -> {
       String lost = null;
       for (Row r : rows) {
         if (!Boolean.TRUE.equals(r.getBoolean("present"))) {

@@ -75,9 +75,9 @@ class WatchPatchTest {
   }
 
   @Test
-  void theTransactionsASnapshotSawInProgressComeFromItsTextForm() {
-    assertEquals(List.of("10", "12"), WatchTool.inProgress("9:14:10,12"));
-    assertEquals(List.of(), WatchTool.inProgress("9:9:"));
-    assertEquals(List.of(), WatchTool.inProgress(null));
+  void whatASnapshotDidNotSeeIsItsXmaxThenItsTransactionsInProgress() {
+    assertEquals(List.of("14", "10", "12"), WatchTool.unseen("9:14:10,12"));
+    assertEquals(List.of("9"), WatchTool.unseen("9:9:"));
+    assertEquals(List.of(), WatchTool.unseen(null));
   }
 }
