@@ -169,6 +169,23 @@ class WatchIT {
     return out;
   }
 
+  /** What the changelog holds of one key of w_race, for a failure's message. */
+  private String history(String key) {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(
+        "SELECT k.position, c.id, c.xid, c.op, c.before::text, c.after::text, k.committed_at FROM tidemark.changelog c"
+            + " JOIN tidemark.changelog_commit k ON k.xid = c.xid WHERE c.table_name = 'w_race' AND c.key = '" + key + "'::jsonb"
+            + " ORDER BY k.position, c.id")) {
+      while (r.next()) {
+        out.append("  ").append(r.getLong(1)).append('/').append(r.getLong(2)).append(" xid ").append(r.getString(3)).append(' ')
+            .append(r.getString(4)).append(' ').append(r.getString(5)).append(" -> ").append(r.getString(6)).append('\n');
+      }
+    } catch (Exception e) {
+      out.append(e);
+    }
+    return out.toString();
+  }
+
   /** Set equality, saying which keys differ. */
   private static void assertSameRows(Map<String, JsonObject> expected, Map<String, JsonObject> held) {
     java.util.List<String> wrong = new java.util.ArrayList<>();
@@ -274,15 +291,34 @@ class WatchIT {
       }
     });
     ChangelogFixtures.await("the writer to be running", WAIT, () -> commits.get() > 10);
-    Held held = new Held();
-    held.apply(watch(reader, args));
-    int atSnapshot = commits.get();
-    ChangelogFixtures.await("more commits after the snapshot", WAIT, () -> commits.get() > atSnapshot + 30);
+    // several snapshots while the writer commits, each of which races it
+    java.util.List<Held> watches = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Held held = new Held();
+      held.apply(watch(reader, args));
+      watches.add(held);
+      int atSnapshot = commits.get();
+      ChangelogFixtures.await("more commits after the snapshot", WAIT, () -> commits.get() > atSnapshot + 10);
+    }
     writing.set(false);
     writer.get(60, TimeUnit.SECONDS);
-    catchUp(reader, args, held, infra);
-    assertSameRows(select("SELECT id, v FROM public.w_race WHERE v < 500"), held.rows);
-    System.out.printf("[watch-race] %d commits, %d rows watched%n", commits.get(), held.rows.size());
+    Map<String, JsonObject> now = select("SELECT id, v FROM public.w_race WHERE v < 500");
+    for (Held held : watches) {
+      Map<String, JsonObject> atSnapshot = new HashMap<>(held.rows);
+      catchUp(reader, args, held, infra);
+      for (String k : now.keySet()) {
+        if (!java.util.Objects.equals(now.get(k), held.rows.get(k))) {
+          System.out.println("[watch-race] " + k + " in the snapshot: " + atSnapshot.get(k) + "\n" + history(k));
+        }
+      }
+      for (String k : held.rows.keySet()) {
+        if (!now.containsKey(k)) {
+          System.out.println("[watch-race] " + k + " in the snapshot: " + atSnapshot.get(k) + "\n" + history(k));
+        }
+      }
+      assertSameRows(now, held.rows);
+    }
+    System.out.printf("[watch-race] %d commits, %d snapshots, %d rows watched%n", commits.get(), watches.size(), now.size());
   }
 
   @Test
