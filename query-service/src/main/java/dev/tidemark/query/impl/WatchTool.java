@@ -526,9 +526,12 @@ public final class WatchTool implements ReadTool {
             finals.add(in ? n.finalImage() : null);
           }
           Future<Set<Integer>> visible = w.rls() ? visibleNow(conn, table, where, w.columns(), finals) : Future.succeededFuture(null);
-          List<String> keys = nets.stream().map(Net::key).toList();
-          return visible.compose(seen -> RowImages.decode(conn, table.sql(), keys).compose(mappedKeys ->
-              RowImages.decode(conn, table.sql(), finals).map(rows -> {
+          // the keys and the final rows mapped in one statement: each is an image of the table
+          List<String> toMap = new ArrayList<>(nets.stream().map(Net::key).toList());
+          toMap.addAll(finals);
+          return visible.compose(seen -> RowImages.decode(conn, table.sql(), toMap).map(mapped -> {
+                List<JsonObject> mappedKeys = mapped.subList(0, nets.size());
+                List<JsonObject> rows = mapped.subList(nets.size(), mapped.size());
                 ShownKeys shown = w.rls() ? ShownKeys.decode(w.shown()) : null;
                 JsonArray changes = new JsonArray();
                 for (int i = 0; i < nets.size(); i++) {
@@ -560,7 +563,7 @@ public final class WatchTool implements ReadTool {
                     .put("has_more", cut.more()).put("cursor", cursors.encode(next.toJson(shape), request.caller().id()));
                 return ToolReply.ok("watch: patch, " + changes.size() + (changes.size() == 1 ? " change" : " changes")
                     + (cut.more() ? ", more waiting" : ", up to date"), out, changes);
-              })));
+              }));
         });
       }));
     }).recover(err -> notFound(err) ? Future.succeededFuture(terminal(w, "table_dropped")) : Future.failedFuture(err));
