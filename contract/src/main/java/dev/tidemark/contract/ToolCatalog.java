@@ -21,6 +21,7 @@ public final class ToolCatalog {
   public static final String QUERY = "query";
   public static final String EXPLAIN = "explain";
   public static final String CHANGES_SINCE = "changes_since";
+  public static final String WATCH = "watch";
   public static final String INSERT_ROWS = "insert_rows";
   public static final String UPDATE_ROWS = "update_rows";
   public static final String DELETE_ROWS = "delete_rows";
@@ -28,7 +29,7 @@ public final class ToolCatalog {
   public static final String TRANSACTION = "transaction";
 
   private static final List<String> NAMES =
-      List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE,
+      List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE, WATCH,
           INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 

@@ -45,11 +45,19 @@ public final class ServiceClient {
 
   /** The service's reply; never fails: a bus failure is a failed {@link ToolReply}. */
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(sendTimeoutMs);
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
+        .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
     return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), request.database()), request.toJson(), options)
         .map(msg -> ToolReply.fromJson(msg.body()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
+
+  /** A call that long-polls ({@code watch}'s {@code wait_ms}, validated against its schema) may answer that much later. */
+  static long waitMs(JsonObject arguments) {
+    return arguments.getValue("wait_ms") instanceof Number n ? Math.max(0, Math.min(n.longValue(), MAX_WAIT_MS)) : 0;
+  }
+
+  private static final long MAX_WAIT_MS = 30_000;
 
   /**
    * A new request of {@code call}'s caller to run {@code tool} with {@code arguments}, under the
