@@ -459,6 +459,11 @@ public final class EventsVerticle extends VerticleBase {
     Group group = groups.get(claims.getString("g"));
     ShareSlot slot = group == null ? null : group.slots.stream().filter(s -> s.id.equals(claims.getString("s"))).findFirst().orElse(null);
     ShareSlot.Lease lease = slot == null ? null : slot.lease;
+    if (lease == null && slot != null && slot.finished != null && slot.finished.batch == claims.getLong("b")
+        && request.arguments().getJsonArray("event_ids").stream().allMatch(id -> slot.finished.resolved.contains(String.valueOf(id)))) {
+      // every one of them was finished already: a retry of an ack whose answer was lost
+      return Future.succeededFuture(resolved(ack, request.arguments().getJsonArray("event_ids").size()));
+    }
     if (lease == null || lease.batch != claims.getLong("b") || System.currentTimeMillis() >= lease.expiresAtMs) {
       if (lease != null && lease.batch == claims.getLong("b")) {
         retire(group, slot);
@@ -495,6 +500,7 @@ public final class EventsVerticle extends VerticleBase {
       }
       if (slot.lease == lease && lease.done()) {
         vertx.cancelTimer(lease.timer);
+        slot.finished = lease;
         slot.lease = null;
         slot.busy = false;
       }

@@ -56,6 +56,8 @@ public final class ShareSlot {
   private volatile boolean closed;
   public boolean busy;
   public Lease lease;
+  /** The last lease it finished, so that an ack sent again for it is answered as the first was. */
+  public Lease finished;
   private long batches;
 
   /** @param props the client settings of every Kafka client of Tidemark's, plus the group */
