@@ -129,7 +129,7 @@ class EventsIT {
     return key instanceof JsonArray a ? a.getInteger(0) : ((JsonObject) key).getInteger("id");
   }
 
-  private static JsonObject ackArgs(String consumer, JsonObject event) {
+  static JsonObject ackArgs(String consumer, JsonObject event) {
     return new JsonObject().put("consumer", consumer).put("event_ids", new JsonArray().add(event.getString("event_id")))
         .put("lease_token", event.getString("lease_token"));
   }
