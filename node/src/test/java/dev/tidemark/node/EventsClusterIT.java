@@ -4,8 +4,6 @@ import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.config.ConfigKey;
-import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
@@ -46,15 +44,9 @@ class EventsClusterIT {
     this.infra = infra;
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "CREATE TABLE IF NOT EXISTS public.ev_jobs (id int PRIMARY KEY)", "GRANT SELECT ON public.ev_jobs TO tidemark_writer");
-    String cluster = TestNodes.clusterName();
-    int[] ports = FreePorts.allocate(2);
-    String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
-    Map<ConfigKey, String> bConfig = ChangelogFixtures.config(infra, DB, NAME, cluster, ports[1], members, "gateway,query,command,changelog");
-    bConfig.put(ConfigKey.NODE_ID, "events-b");
-    b = TestNodes.startCaughtUp(bConfig);
-    Map<ConfigKey, String> aConfig = ChangelogFixtures.config(infra, DB, NAME, cluster, ports[0], members, "gateway,query");
-    aConfig.put(ConfigKey.NODE_ID, "events-a");
-    a = TestNodes.start(aConfig);
+    TidemarkNode[] pair = ChangelogFixtures.startQueryPair(infra, DB, NAME, "events", Map.of());
+    a = pair[0];
+    b = pair[1];
     onA = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_WRITE_TOKEN);
     onA.initialize();
     onB = new McpHttpClient(TestNodes.mcpUrl(b), TestNodes.READ_WRITE_TOKEN);

@@ -81,7 +81,7 @@ public final class EventsVerticle extends VerticleBase {
   private static final class Group {
     final Consumer consumer;
     final List<ShareSlot> slots = new ArrayList<>();
-    Instant deliversFrom;
+    volatile Instant deliversFrom;  // read by the share consumers' threads
 
     Group(Consumer consumer) {
       this.consumer = consumer;
