@@ -274,6 +274,40 @@ class EventsIT {
     assertFalse(shown.toString().contains("EV writer secret"), "another owner's row under row-level security: " + shown);
   }
 
+  /** Retention removing records before the consumer read them, made at once with deleteRecords. */
+  @Test
+  void changesTheTopicNoLongerHoldsAreCountedAsMissedByStatus() throws Exception {
+    Leased leased = leaseNew(writer, "slow", 10);
+    ToolResults.ok(writer, "events_ack", ackArgs("slow", leased.event()));
+    int last = 0;
+    for (int i = 0; i < 3; i++) {
+      last = insert("ev_orders");
+    }
+    ChangelogFixtures.awaitDecoded(infra, DB);
+    String topic = node.config().kafka().topicFor(NAME);
+    try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+        Map.of("bootstrap.servers", infra.kafkaBootstrapServers()))) {
+      ChangelogFixtures.await("the three records on the topic", WAIT, () -> {
+        try {
+          long end = admin.listOffsets(Map.of(new org.apache.kafka.common.TopicPartition(topic, 0),
+              org.apache.kafka.clients.admin.OffsetSpec.latest())).all().get().values().iterator().next().offset();
+          JsonObject status = ToolResults.ok(writer, "events_status", new JsonObject().put("consumer", "slow"));
+          long position = status.getJsonArray("position").getJsonObject(0).getLong("offset");
+          return end - position >= 3;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      long end = admin.listOffsets(Map.of(new org.apache.kafka.common.TopicPartition(topic, 0),
+          org.apache.kafka.clients.admin.OffsetSpec.latest())).all().get().values().iterator().next().offset();
+      admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition(topic, 0),
+          org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(end))).all().get();
+    }
+    JsonObject status = ToolResults.ok(writer, "events_status", new JsonObject().put("consumer", "slow"));
+    assertTrue(status.getLong("missed") >= 3, status::encode);
+    assertTrue(seenFor(writer, leased.args(), last, 1500).isEmpty(), "a removed change cannot come");
+  }
+
   @Test
   void badBoundsAndNamesAreInvalidArguments() {
     ToolResults.error(writer, "events_next", next("bounds", "ev_orders", 10).put("max", 0), "INVALID_ARGUMENTS");
