@@ -209,7 +209,7 @@ public record TidemarkConfig(
   }
 
   /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
-  public record EventsConfig(int maxDeliveries, int consumersPerNode, List<String> adminRoles) {
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
     public EventsConfig {
       adminRoles = List.copyOf(adminRoles);
     }
@@ -320,7 +320,7 @@ public record TidemarkConfig(
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
-            v.list(ConfigKey.EVENTS_ADMIN_ROLES)));
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */

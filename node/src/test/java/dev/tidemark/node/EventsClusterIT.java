@@ -4,6 +4,7 @@ import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
@@ -44,7 +45,9 @@ class EventsClusterIT {
     this.infra = infra;
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "CREATE TABLE IF NOT EXISTS public.ev_jobs (id int PRIMARY KEY)", "GRANT SELECT ON public.ev_jobs TO tidemark_writer");
-    TidemarkNode[] pair = ChangelogFixtures.startQueryPair(infra, DB, NAME, "events", Map.of());
+    // Tidemark's own dead letters here; EventsIT's node uses the broker's dead-letter topics
+    TidemarkNode[] pair = ChangelogFixtures.startQueryPair(infra, DB, NAME, "events", Map.of(ConfigKey.EVENTS_BROKER_DEAD_LETTERS, "false",
+        ConfigKey.EVENTS_MAX_DELIVERIES, "2", ConfigKey.EVENTS_ADMIN_ROLES, dev.tidemark.node.dev.DevSetup.WRITER_ROLE));
     a = pair[0];
     b = pair[1];
     onA = new McpHttpClient(TestNodes.mcpUrl(a), TestNodes.READ_WRITE_TOKEN);
@@ -88,6 +91,15 @@ class EventsClusterIT {
 
   @Test
   @Order(2)
+  void withoutTheBrokersDeadLetterTopicTidemarkDeadLettersPastItsLimitAndSeekReDrives() {
+    JsonObject args = EventsIT.next("own-dead", "ev_jobs", 20);
+    assertTrue(ToolResults.ok(onA, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
+    int id = insert();
+    EventsIT.deadLetterThenReDrive(onA, args, id, EventsIT.await(onA, args, id, e -> true));
+  }
+
+  @Test
+  @Order(3)
   void anEventLeasedOnANodeThatStopsComesToAWorkerOnTheOtherNodeWithAHigherDeliveryCount() {
     // a lease far longer than the test's patience: the event can only come back because A handed it back
     JsonObject args = EventsIT.next("failover", "ev_jobs", 60);

@@ -135,7 +135,7 @@ class EventsIT {
   }
 
   /** Leases for {@code ms} and returns the events of row {@code id} seen meanwhile (acking each). */
-  private List<JsonObject> seenFor(McpHttpClient client, JsonObject args, int id, long ms) {
+  static List<JsonObject> seenFor(McpHttpClient client, JsonObject args, int id, long ms) {
     List<JsonObject> seen = new ArrayList<>();
     long deadline = System.currentTimeMillis() + ms;
     while (System.currentTimeMillis() < deadline) {
@@ -194,24 +194,40 @@ class EventsIT {
   }
 
   @Test
-  void anEventPastTheDeliveryLimitIsDeadLetteredShownByStatusAndReDrivenBySeek() {
+  void anEventPastTheDeliveryLimitIsDeadLetteredShownByStatusAndReDrivenBySeek() throws Exception {
     Leased leased = leaseNew(writer, "dead", 10);
     JsonObject one = leased.event();
-    ToolResults.ok(writer, "events_nack", ackArgs("dead", one));
-    JsonObject two = await(writer, leased.args(), leased.id(), e -> e.getInteger("delivery_count") == 2);
-    ToolResults.ok(writer, "events_nack", ackArgs("dead", two));
-    ChangelogFixtures.await("the dead letter", WAIT, () -> {
-      assertTrue(seenFor(writer, leased.args(), leased.id(), 500).isEmpty(), "a third delivery is not shown: max-deliveries is 2");
-      return ToolResults.ok(writer, "events_status", new JsonObject().put("consumer", "dead")).getLong("dead_lettered") == 1;
-    });
     ToolResults.error(reader, "events_seek", new JsonObject().put("consumer", "dead").put("to", "dead_letters"), "PERMISSION_DENIED");
-    JsonObject seek = ToolResults.ok(writer, "events_seek", new JsonObject().put("consumer", "dead").put("to", "dead_letters"));
+    deadLetterThenReDrive(writer, leased.args(), leased.id(), one);
+    try (var c = ChangelogFixtures.jdbc(infra, DB); var rs = c.createStatement().executeQuery(
+        "SELECT dead_letter_topic FROM tidemark.event_consumer WHERE name = 'dead'")) {
+      assertTrue(rs.next());
+      assertTrue(String.valueOf(rs.getString(1)).startsWith("dlq.tidemark." + NAME + "."),
+          "the broker's dead-letter topic (Kafka 4.4, share.version 2): " + rs.getString(1));
+    }
+  }
+
+  /**
+   * Hands {@code first} (delivery 1 of row {@code id}) back until it is dead-lettered (the node's
+   * events.max-deliveries is 2), sees it counted by events_status, re-drives it with events_seek
+   * (the caller is an events administrator), and acknowledges it when it comes again.
+   */
+  static void deadLetterThenReDrive(McpHttpClient admin, JsonObject args, int id, JsonObject first) {
+    String consumer = args.getString("consumer");
+    ToolResults.ok(admin, "events_nack", ackArgs(consumer, first));
+    JsonObject two = await(admin, args, id, e -> e.getInteger("delivery_count") == 2);
+    ToolResults.ok(admin, "events_nack", ackArgs(consumer, two));
+    ChangelogFixtures.await("the dead letter", WAIT, () -> {
+      assertTrue(seenFor(admin, args, id, 500).isEmpty(), "a third delivery is not shown: max-deliveries is 2");
+      return ToolResults.ok(admin, "events_status", new JsonObject().put("consumer", consumer)).getLong("dead_lettered") == 1;
+    });
+    JsonObject seek = ToolResults.ok(admin, "events_seek", new JsonObject().put("consumer", consumer).put("to", "dead_letters"));
     assertEquals(1, seek.getInteger("redriven"), seek::encode);
-    JsonObject redriven = await(writer, leased.args(), leased.id(), e -> true);
+    JsonObject redriven = await(admin, args, id, e -> true);
     assertEquals(1, redriven.getInteger("delivery_count"), "a re-driven event starts again: " + redriven.encode());
-    assertEquals(one.getString("event_id"), redriven.getString("event_id"));
-    ToolResults.ok(writer, "events_ack", ackArgs("dead", redriven));
-    JsonObject status = ToolResults.ok(writer, "events_status", new JsonObject().put("consumer", "dead"));
+    assertEquals(first.getString("event_id"), redriven.getString("event_id"));
+    ToolResults.ok(admin, "events_ack", ackArgs(consumer, redriven));
+    JsonObject status = ToolResults.ok(admin, "events_status", new JsonObject().put("consumer", consumer));
     assertEquals(0, status.getLong("dead_lettered"), status::encode);
     assertEquals(1, status.getLong("redriven"), status::encode);
   }

@@ -14,13 +14,20 @@ CREATE TABLE tidemark.event_consumer (
   delivers_from timestamptz,
   delivered bigint NOT NULL DEFAULT 0,
   redelivered bigint NOT NULL DEFAULT 0,
+  dead_letter_topic text,
+  dead_letter_offset bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (owner, name)
 );
+COMMENT ON COLUMN tidemark.event_consumer.dead_letter_topic IS
+  'The broker''s dead-letter topic of the share group (KIP-1191); null: Tidemark dead-letters past its own limit.';
+COMMENT ON COLUMN tidemark.event_consumer.dead_letter_offset IS
+  'How far the dead-letter topic was copied into tidemark.event_dead_letter.';
 COMMENT ON COLUMN tidemark.event_consumer.delivers_from IS
   'Changes committed before it are acknowledged without being shown; null: every change the topic keeps.';
 
 -- An event delivered events.max-deliveries times without an ack, with the record as the topic
--- held it (the log's images: only Tidemark's login reads this table).
+-- held it (the log's images: only Tidemark's login reads this table): stored by Tidemark, or
+-- copied from the broker's dead-letter topic.
 CREATE TABLE tidemark.event_dead_letter (
   group_id text NOT NULL REFERENCES tidemark.event_consumer (group_id) ON DELETE CASCADE,
   topic_partition int NOT NULL,

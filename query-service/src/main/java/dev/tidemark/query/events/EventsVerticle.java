@@ -46,16 +46,20 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -202,20 +206,93 @@ public final class EventsVerticle extends VerticleBase {
         // configured again on each node's first use: a creator that died before it configured the group leaves it right
         return configure(found.get(), false).map(x -> new ConsumerStore.Created(found.get(), false));
       }
-      Consumer wanted = new Consumer(caller.id(), name, store.groupId(caller.id(), name), tables, leaseSeconds, null, null, 0, 0);
+      Consumer wanted = new Consumer(caller.id(), name, store.groupId(caller.id(), name), tables, leaseSeconds, null, null, 0, 0,
+          null, 0);
       // the topic's end before the consumer's creation time is taken: every change committed after
       // that time lies past it, so the group may start there instead of reading the whole topic
       Future<Map<TopicPartition, Long>> ends = configure(wanted, true)
           .compose(x -> partitions().compose(tps -> offsets(tps, OffsetSpec.latest())).otherwise(Map.of()));
-      return ends.compose(end -> store.create(caller.id(), name, tables, leaseSeconds).compose(created -> {
-        Future<Void> started = !created.created() || end.isEmpty() ? Future.succeededFuture()
-            : kafka(admin.alterShareGroupOffsets(created.consumer().group(), end).all()).otherwise(err -> {
-              LOG.debug("events: consumer {} starts at the topic's oldest record: {}", name, err.toString());
-              return null;
-            });
-        return started.compose(x -> configure(created.consumer(), false)).map(created);
-      }));
+      return ends.compose(end -> deadLetterTopic(wanted.group())
+          .compose(dlq -> store.create(caller.id(), name, tables, leaseSeconds, dlq)).compose(created -> {
+            Future<Void> started = !created.created() || end.isEmpty() ? Future.succeededFuture()
+                : kafka(admin.alterShareGroupOffsets(created.consumer().group(), end).all()).otherwise(err -> {
+                  LOG.debug("events: consumer {} starts at the topic's oldest record: {}", name, err.toString());
+                  return null;
+                });
+            return started.compose(x -> configure(created.consumer(), false)).map(created);
+          }));
     });
+  }
+
+  /**
+   * The broker's dead-letter topic for a new group, created here: its name under the broker's
+   * {@code errors.deadletterqueue.topic.name.prefix}, with {@code errors.deadletterqueue.group.enable};
+   * null when the broker has no dead-letter support (share.version below 2), it is turned off, or
+   * the topic cannot be made, and Tidemark dead-letters itself.
+   */
+  private Future<String> deadLetterTopic(String group) {
+    if (!config.events().brokerDeadLetters()) {
+      return Future.succeededFuture(null);
+    }
+    return kafka(admin.describeFeatures().featureMetadata()).compose(features -> {
+      var share = features.finalizedFeatures().get("share.version");
+      if (share == null || share.maxVersionLevel() < 2) {
+        return Future.succeededFuture((String) null);
+      }
+      return kafka(admin.describeCluster().nodes()).compose(nodes -> {
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(nodes.iterator().next().id()));
+        return kafka(admin.describeConfigs(List.of(broker)).all());
+      }).compose(configs -> {
+        ConfigEntry prefix = configs.values().iterator().next().get("errors.deadletterqueue.topic.name.prefix");
+        String topicName = (prefix == null || prefix.value() == null ? "dlq." : prefix.value()) + group;
+        NewTopic dlq = new NewTopic(topicName, 1, config.kafka().topicReplicationFactor())
+            .configs(Map.of("errors.deadletterqueue.group.enable", "true", "max.message.bytes", "16777216"));
+        return kafka(admin.createTopics(List.of(dlq)).all()).map(topicName)
+            .recover(err -> err instanceof TopicExistsException ? Future.succeededFuture(topicName) : Future.failedFuture(err));
+      });
+    }).otherwise(err -> {
+      LOG.info("events: the broker's dead-letter topic could not be used for {}, Tidemark dead-letters itself: {}", group, err.toString());
+      return null;
+    });
+  }
+
+  /** Copies what the broker wrote to the group's dead-letter topic since the last copy into tidemark.event_dead_letter. */
+  private Future<Void> copyDeadLetters(Consumer known) {
+    if (known.deadLetterTopic() == null) {
+      return Future.succeededFuture();
+    }
+    return store.find(known.owner(), known.name()).compose(found -> {
+      Consumer c = found.orElse(known);
+      Map<String, Object> props = config.kafka().clientProperties();
+      props.put("key.deserializer", StringDeserializer.class);
+      props.put("value.deserializer", StringDeserializer.class);
+      props.put("enable.auto.commit", false);
+      props.put("client.id", "tidemark-events-dlq-" + node.nodeId());
+      return vertx.executeBlocking(() -> {
+        TopicPartition tp = new TopicPartition(c.deadLetterTopic(), 0);
+        JsonArray letters = new JsonArray();
+        try (KafkaConsumer<String, String> reader = new KafkaConsumer<>(props)) {
+          reader.assign(List.of(tp));
+          reader.seek(tp, c.deadLetterOffset());
+          long end = reader.endOffsets(List.of(tp)).get(tp);
+          long deadline = System.currentTimeMillis() + config.kafka().requestTimeoutMs();
+          while (reader.position(tp) < end && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<String, String> r : reader.poll(java.time.Duration.ofMillis(200))) {
+              JsonObject body = new JsonObject(r.value());
+              letters.add(new JsonObject().put("partition", Integer.parseInt(header(r, "__dlq.errors.partition", "0")))
+                  .put("offset", Long.parseLong(header(r, "__dlq.errors.offset", "0"))).put("event_id", eventId(body))
+                  .put("delivery_count", Integer.parseInt(header(r, "__dlq.errors.delivery.count", "0"))).put("record", body));
+            }
+          }
+          return new Object[] {letters, reader.position(tp)};
+        }
+      }).compose(read -> store.copiedDeadLetters(c.group(), (JsonArray) read[0], (Long) read[1]));
+    }).recover(err -> Future.failedFuture(unavailable("Tidemark could not read the consumer's dead-letter topic: " + err.getMessage())));
+  }
+
+  private static String header(ConsumerRecord<String, String> r, String name, String otherwise) {
+    var h = r.headers().lastHeader(name);
+    return h == null ? otherwise : new String(h.value(), StandardCharsets.UTF_8);
   }
 
   /**
@@ -230,8 +307,15 @@ public final class EventsVerticle extends VerticleBase {
     List<AlterConfigOp> ops = List.of(
         new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET),
         new AlterConfigOp(new ConfigEntry("share.record.lock.duration.ms", String.valueOf(c.leaseSeconds() * 1000L)), AlterConfigOp.OpType.SET),
-        new AlterConfigOp(new ConfigEntry("share.delivery.count.limit", String.valueOf(config.events().maxDeliveries() + 1)),
-            AlterConfigOp.OpType.SET));
+        // with the broker's dead-letter topic the broker dead-letters at the limit; else the delivery
+        // past Tidemark's limit reaches Tidemark, which dead-letters it
+        new AlterConfigOp(new ConfigEntry("share.delivery.count.limit",
+            String.valueOf(config.events().maxDeliveries() + (c.deadLetterTopic() == null ? 1 : 0))), AlterConfigOp.OpType.SET));
+    if (c.deadLetterTopic() != null) {
+      ops = new ArrayList<>(ops);
+      ops.add(new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.topic.name", c.deadLetterTopic()), AlterConfigOp.OpType.SET));
+      ops.add(new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.copy.record.enable", "true"), AlterConfigOp.OpType.SET));
+    }
     return kafka(admin.incrementalAlterConfigs(Map.of(resource, ops), new AlterConfigsOptions().validateOnly(validateOnly)).all())
         .recover(err -> Future.failedFuture(err instanceof InvalidConfigurationException || err instanceof InvalidRequestException
             ? new ToolException(ErrorCode.INVALID_ARGUMENTS, "The broker refuses lease_seconds " + c.leaseSeconds() + ": " + err.getMessage()
@@ -531,7 +615,7 @@ public final class EventsVerticle extends VerticleBase {
           Map.of(c.group(), new ListShareGroupOffsetsSpec().topicPartitions(tps))).partitionsToOffsetInfo(c.group()))
           .otherwise(err -> Map.of());  // a group that never read has no position yet
       Future<Map<TopicPartition, Long>> earliest = offsets(tps, OffsetSpec.earliest());
-      Future<long[]> dead = store.deadLetterCounts(c.group());
+      Future<long[]> dead = copyDeadLetters(c).compose(x -> store.deadLetterCounts(c.group()));
       Future<Integer> leased = leasedNow(c.group());
       return Future.all(positions, earliest, dead, leased).map(x -> {
         JsonArray position = new JsonArray();
@@ -618,7 +702,7 @@ public final class EventsVerticle extends VerticleBase {
         mode = "time";
       }
     }
-    return existing(caller, name).compose(c -> partitions().compose(tps -> target(c, to, time, tps)).compose(target -> {
+    return existing(caller, name).compose(c -> copyDeadLetters(c).compose(x -> partitions()).compose(tps -> target(c, to, time, tps)).compose(target -> {
       if (target.isEmpty()) {
         return Future.succeededFuture(ToolReply.ok("events_seek: no dead letters to re-drive",
             new JsonObject().put("position", new JsonArray()).put("redriven", 0)));

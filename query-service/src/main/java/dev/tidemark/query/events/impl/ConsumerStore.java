@@ -17,14 +17,21 @@ public final class ConsumerStore {
 
   /** One consumer as it was created; {@code deliversFrom} null: every change the topic keeps. */
   public record Consumer(String owner, String name, String group, List<String> tables, int leaseSeconds, OffsetDateTime createdAt,
-      Instant deliversFrom, long delivered, long redelivered) {
+      Instant deliversFrom, long delivered, long redelivered, String deadLetterTopic, long deadLetterOffset) {
 
     public boolean wants(String schema, String table) {
       return tables.contains(schema + "." + table) || tables.contains(table);
     }
   }
 
-  private static final String COLUMNS = "owner, name, group_id, tables, lease_seconds, created_at, delivers_from, delivered, redelivered";
+  private static final String COLUMNS = "owner, name, group_id, tables, lease_seconds, created_at, delivers_from, delivered, redelivered,"
+      + " dead_letter_topic, dead_letter_offset";
+
+  private static final String DEAD_LETTER = "INSERT INTO tidemark.event_dead_letter (group_id, topic_partition, record_offset,"
+      + " event_id, delivery_count, record)"
+      + " SELECT $1, (l->>'partition')::int, (l->>'offset')::bigint, l->>'event_id', (l->>'delivery_count')::int, l->'record'"
+      + " FROM jsonb_array_elements($2::jsonb) l ON CONFLICT (group_id, topic_partition, record_offset)"
+      + " DO UPDATE SET delivery_count = EXCLUDED.delivery_count, dead_at = now(), redriven_at = NULL";
 
   private final Pool pool;
   private final String database;
@@ -49,10 +56,10 @@ public final class ConsumerStore {
   }
 
   /** Creates the consumer unless it exists; the one stored either way, and whether this call made it. */
-  public Future<Created> create(String owner, String name, List<String> tables, int leaseSeconds) {
-    return pool.preparedQuery("INSERT INTO tidemark.event_consumer (owner, name, group_id, tables, lease_seconds, delivers_from)"
-            + " VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT DO NOTHING RETURNING " + COLUMNS)
-        .execute(Tuple.of(owner, name, groupId(owner, name), tables.toArray(String[]::new), leaseSeconds))
+  public Future<Created> create(String owner, String name, List<String> tables, int leaseSeconds, String deadLetterTopic) {
+    return pool.preparedQuery("INSERT INTO tidemark.event_consumer (owner, name, group_id, tables, lease_seconds, delivers_from,"
+            + " dead_letter_topic) VALUES ($1, $2, $3, $4, $5, now(), $6) ON CONFLICT DO NOTHING RETURNING " + COLUMNS)
+        .execute(Tuple.of(owner, name, groupId(owner, name), tables.toArray(String[]::new), leaseSeconds, deadLetterTopic))
         .compose(rows -> rows.size() > 0 ? Future.succeededFuture(new Created(of(rows.iterator().next()), true))
             : find(owner, name).map(found -> new Created(found.orElseThrow(), false)));
   }
@@ -66,11 +73,18 @@ public final class ConsumerStore {
 
   /** Stores dead letters: {@code {"partition", "offset", "event_id", "delivery_count", "record"}}; one already stored stays. */
   public Future<Void> deadLetter(String group, JsonArray letters) {
-    return pool.preparedQuery("INSERT INTO tidemark.event_dead_letter (group_id, topic_partition, record_offset, event_id, delivery_count, record)"
-            + " SELECT $1, (l->>'partition')::int, (l->>'offset')::bigint, l->>'event_id', (l->>'delivery_count')::int, l->'record'"
-            + " FROM jsonb_array_elements($2::jsonb) l ON CONFLICT (group_id, topic_partition, record_offset)"
-            + " DO UPDATE SET delivery_count = EXCLUDED.delivery_count, dead_at = now(), redriven_at = NULL")
-        .execute(Tuple.of(group, letters)).mapEmpty();
+    return pool.preparedQuery(DEAD_LETTER).execute(Tuple.of(group, letters)).mapEmpty();
+  }
+
+  /**
+   * Dead letters copied from the broker's dead-letter topic up to {@code offset} (stored as
+   * {@link #deadLetter}), and that offset, in one transaction, unless another node copied further.
+   */
+  public Future<Void> copiedDeadLetters(String group, JsonArray letters, long offset) {
+    return pool.withTransaction(conn -> conn.preparedQuery("UPDATE tidemark.event_consumer SET dead_letter_offset = $2"
+            + " WHERE group_id = $1 AND dead_letter_offset < $2").execute(Tuple.of(group, offset))
+        .compose(rows -> rows.rowCount() == 0 || letters.isEmpty() ? Future.succeededFuture()
+            : conn.preparedQuery(DEAD_LETTER).execute(Tuple.of(group, letters)).mapEmpty()));
   }
 
   /** Dead letters waiting and re-driven. */
@@ -113,6 +127,6 @@ public final class ConsumerStore {
     OffsetDateTime from = r.getOffsetDateTime("delivers_from");
     return new Consumer(r.getString("owner"), r.getString("name"), r.getString("group_id"), List.of(r.getArrayOfStrings("tables")),
         r.getInteger("lease_seconds"), r.getOffsetDateTime("created_at"), from == null ? null : from.toInstant(),
-        r.getLong("delivered"), r.getLong("redelivered"));
+        r.getLong("delivered"), r.getLong("redelivered"), r.getString("dead_letter_topic"), r.getLong("dead_letter_offset"));
   }
 }
