@@ -263,6 +263,12 @@ class EventsIT {
     ToolResults.error(reader, "events_seek", new JsonObject().put("consumer", "owned").put("to", "latest"), "PERMISSION_DENIED");
     ToolResults.error(writer, "events_seek", new JsonObject().put("consumer", "owned").put("to", "yesterday"), "INVALID_ARGUMENTS");
     ToolResults.ok(writer, "events_seek", new JsonObject().put("consumer", "owned").put("to", "latest"));
+    JsonObject back = ToolResults.ok(writer, "events_seek", new JsonObject().put("consumer", "owned")
+        .put("to", Instant.now().minusSeconds(3600).toString()));
+    assertEquals(1, back.getJsonArray("position").size(), back::encode);
+    ToolResults.ok(writer, "events_seek", new JsonObject().put("consumer", "owned").put("to", "earliest"));
+    assertEquals(0, ToolResults.ok(writer, "events_seek", new JsonObject().put("consumer", "owned").put("to", "dead_letters"))
+        .getInteger("redriven"), "no dead letters: nothing moves");
   }
 
   @Test
