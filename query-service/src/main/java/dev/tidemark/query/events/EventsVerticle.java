@@ -78,6 +78,8 @@ public final class EventsVerticle extends VerticleBase {
   private static final String LEASE_PURPOSE = "events-lease";
   /** How long a seek waits for the consumer's share consumers on every node to leave its group. */
   static final long SEEK_EMPTY_WAIT_MS = 10_000;
+  /** A share consumer idle this long is closed: it holds a connection and a place in its group. */
+  static final long IDLE_MS = 60_000;
   /** Taken off each lease, so that an ack accepted here still finds the broker's lock. */
   private static final long LEASE_MARGIN_MS = 250;
 
@@ -137,6 +139,7 @@ public final class EventsVerticle extends VerticleBase {
       consumers.add(vertx.eventBus().consumer(Addresses.eventsNode(db, node.nodeId()),
           msg -> ToolMessages.answer(msg, node, pool, tracer, this::resolveHere, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsControl(db), this::onControl));
+      vertx.setPeriodic(IDLE_MS / 2, t -> closeIdle());
       return Future.all(consumers.stream().map(MessageConsumer::completion).toList());
     });
   }
@@ -377,6 +380,7 @@ public final class EventsVerticle extends VerticleBase {
               Future<?> finished = accept.isEmpty() ? Future.succeededFuture() : slot.acknowledge(accept, AcknowledgeType.ACCEPT);
               return finished.compose(failed -> {
                 slot.busy = false;
+                slot.idleSinceMs = System.currentTimeMillis();
                 return System.currentTimeMillis() < deadline && !slot.closed() ? lease(request, group, max, deadline)
                     : Future.succeededFuture(new JsonObject().put("events", new JsonArray()));
               });
@@ -468,6 +472,14 @@ public final class EventsVerticle extends VerticleBase {
     ShareSlot slot = new ShareSlot(id, context, props, topic, max);
     group.slots.add(slot);
     return slot;
+  }
+
+  private void closeIdle() {
+    long now = System.currentTimeMillis();
+    for (Group group : groups.values()) {
+      new ArrayList<>(group.slots).stream().filter(s -> !s.busy && s.lease == null && now - s.idleSinceMs > IDLE_MS)
+          .forEach(s -> retire(group, s));
+    }
   }
 
   private void retire(Group group, ShareSlot slot) {
@@ -587,6 +599,7 @@ public final class EventsVerticle extends VerticleBase {
         slot.finished = lease;
         slot.lease = null;
         slot.busy = false;
+        slot.idleSinceMs = System.currentTimeMillis();
       }
       reportLeased(group);
       return Future.succeededFuture(resolved(ack, done));

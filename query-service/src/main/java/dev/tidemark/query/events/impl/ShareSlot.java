@@ -55,6 +55,8 @@ public final class ShareSlot {
   private final KafkaShareConsumer<String, String> consumer;
   private volatile boolean closed;
   public boolean busy;
+  /** When it last finished a call or a lease, for closing share consumers nobody uses. */
+  public long idleSinceMs = System.currentTimeMillis();
   public Lease lease;
   /** The last lease it finished, so that an ack sent again for it is answered as the first was. */
   public Lease finished;
