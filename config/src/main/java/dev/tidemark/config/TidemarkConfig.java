@@ -33,7 +33,8 @@ public record TidemarkConfig(
     OAuthConfig oauth,
     Map<String, List<String>> roleTools,
     TracingConfig tracing,
-    long drainTimeoutMs) {
+    long drainTimeoutMs,
+    EventsConfig events) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
@@ -225,6 +226,13 @@ public record TidemarkConfig(
   public record CommandConfig(long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
   }
 
+  /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
+    public EventsConfig {
+      adminRoles = List.copyOf(adminRoles);
+    }
+  }
+
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds,
       long maxSlotLagBytes) {}
@@ -330,7 +338,9 @@ public record TidemarkConfig(
         v.roleTools(),
         new TracingConfig(v.httpUrlOrEmpty(ConfigKey.TRACING_OTLP_ENDPOINT), v.ratio(ConfigKey.TRACING_SAMPLE_RATIO),
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
-        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS));
+        v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
+        new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */

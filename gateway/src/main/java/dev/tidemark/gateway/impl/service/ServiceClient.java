@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.service;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
@@ -47,7 +48,18 @@ public final class ServiceClient {
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
     DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
         .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
-    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), request.database()), request.toJson(), options)
+    String address = Addresses.forService(tool.service(), request.database());
+    if (tool.service() == Service.EVENTS) {
+      // this node's own events service first, when it has one: a worker's leases sit on the node its
+      // calls reach, so its acks need no second hop, and a node that stops hands back only its own workers' leases
+      DeliveryOptions local = new DeliveryOptions(options).setLocalOnly(true);
+      return vertx.eventBus().<JsonObject>request(address, request.toJson(), local)
+          .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+              ? vertx.eventBus().<JsonObject>request(address, request.toJson(), options) : Future.failedFuture(err))
+          .map(msg -> ToolReply.fromJson(msg.body()))
+          .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+    }
+    return vertx.eventBus().<JsonObject>request(address, request.toJson(), options)
         .map(msg -> ToolReply.fromJson(msg.body()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
