@@ -3,6 +3,7 @@
 // Usage: node sdk-client.mjs <url> <tool> <resourceUri> <triggerTool> [token]
 //        node sdk-client.mjs errors <url> [token]
 //        node sdk-client.mjs parallel <url> <workers> <callsPerWorker> [token]
+//        node sdk-client.mjs watch <url> <token>
 // The second form provokes every tool error a client can against the demo database and checks that
 // callTool, with the schemas from listTools cached as every host has them, delivers each as
 // isError with its code and message rather than throwing.
@@ -11,6 +12,8 @@
 // (so its answer is an event stream). The client declares elicitation, sampling and roots, as hosts
 // do. It prints one JSON line with the counts and calls/s; "OK" only when every call succeeded with
 // the right row.
+// The fourth drives watch through every kind of result it can provoke with the tools alone
+// (snapshot, checkpoint, patch, reset), so that the SDK checks each against watch's outputSchema.
 // Prints one JSON line per step and "OK" at the end; exits non-zero on any failure.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -64,7 +67,8 @@ if (process.argv[2] === 'parallel') {
 }
 
 const errorsMode = process.argv[2] === 'errors';
-const [url, toolName, resourceUri, triggerTool, token] = errorsMode
+const watchMode = process.argv[2] === 'watch';
+const [url, toolName, resourceUri, triggerTool, token] = errorsMode || watchMode
   ? [process.argv[3], null, null, null, process.argv[4]] : process.argv.slice(2);
 const step = (name, value) => console.log(JSON.stringify({ step: name, value }));
 const fail = (why) => { console.error('FAIL: ' + why); process.exit(1); };
@@ -124,6 +128,39 @@ if (errorsMode) {
   await expectError('TRANSACTION_STATEMENT', 'execute', { sql: 'COMMIT' });
   await expectError('TRANSACTION_STATEMENT', 'transaction', { statements: [{ sql: 'UPDATE products SET active = true WHERE id = 1' }, { sql: 'ROLLBACK' }] });
 
+  await transport.terminateSession();
+  await client.close();
+  console.log('OK');
+  process.exit(0);
+}
+
+if (watchMode) {
+  await client.connect(transport);
+  await client.listTools();
+  const ok = async (name, args) => {
+    const r = await client.callTool({ name, arguments: args });
+    if (r.isError) fail(`${name} failed: ` + JSON.stringify(r));
+    return r.structuredContent;
+  };
+  const commit = async (tool, args) => {
+    const plan = await ok(tool, args);
+    await ok(tool, { ...args, plan_id: plan.plan_id, idempotency_key: `sdk-watch-${Date.now()}-${Math.random()}` });
+  };
+  const args = { table: 'orders', where: { column: 'id', op: 'lte', value: 3 }, columns: ['id', 'status', 'total'] };
+  const kinds = new Set();
+  const seen = (s) => { kinds.add(s.kind); step('watch', { kind: s.kind, reason: s.reason, rows: s.rows?.length, changes: s.changes?.length }); return s; };
+  let s = seen(await ok('watch', args));
+  s = seen(await ok('watch', { ...args, cursor: s.cursor }));
+  // a change to a watched row, until its patch arrives (the first answers may be checkpoints)
+  await commit('update_rows', { table: 'orders', key: 2, set: { total: 12.34 } });
+  for (let i = 0; i < 20 && s.kind !== 'patch'; i++) s = seen(await ok('watch', { ...args, cursor: s.cursor, wait_ms: 5000 }));
+  if (s.kind !== 'patch') fail('no patch');
+  // one transaction over 1000 rows of the table: no patch can hold it, so the watch resets
+  await commit('execute', { sql: 'UPDATE orders SET shipping_address = shipping_address' });
+  for (let i = 0; i < 20 && s.kind !== 'reset'; i++) s = seen(await ok('watch', { ...args, cursor: s.cursor, wait_ms: 5000 }));
+  if (s.kind !== 'reset') fail('no reset');
+  s = seen(await ok('watch', { ...args, cursor: s.cursor, wait_ms: 5000 }));
+  for (const kind of ['snapshot', 'checkpoint', 'patch', 'reset']) if (!kinds.has(kind)) fail(`no ${kind}`);
   await transport.terminateSession();
   await client.close();
   console.log('OK');

@@ -101,7 +101,12 @@ public enum ConfigKey {
   TRACING_SAMPLE_RATIO("tracing.sample-ratio", "1.0", "Share of calls without a traceparent whose spans are exported, from 0 to 1. A call with a traceparent follows its sampled flag."),
   TRACING_SERVICE_NAME("tracing.service-name", "tidemark", "The service.name of this node's spans; each node also names itself by node.id in service.instance.id."),
 
-  COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required).");
+  COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required)."),
+
+  EVENTS_MAX_DELIVERIES("events.max-deliveries", "5", "Deliveries of an event, from 1 to 9, after which it is dead-lettered instead of delivered again; with Tidemark's own dead letters the share group's delivery limit is one above it (the broker allows 2 to 10)."),
+  EVENTS_CONSUMERS_PER_NODE("events.consumers-per-node", "8", "Kafka share consumers one node keeps for one events consumer: each holds one lease at a time, so this bounds the leases a node holds at once per consumer."),
+  EVENTS_BROKER_DEAD_LETTERS("events.broker-dead-letters", "true", "Dead-letter events in the broker's own dead-letter topic of each share group (KIP-1191) when the broker has it (share.version 2, Kafka 4.4); false, or a broker without it: Tidemark dead-letters them itself."),
+  EVENTS_ADMIN_ROLES("events.admin-roles", "", "Comma-separated PostgreSQL roles whose callers are events administrators: they may call events_seek.");
 
   private final String key;
   private final String defaultValue;

@@ -35,6 +35,7 @@ public record TidemarkConfig(
     Map<String, List<String>> roleTools,
     TracingConfig tracing,
     long drainTimeoutMs,
+    EventsConfig events,
     List<DatabaseConfig> databases) {
 
   public TidemarkConfig {
@@ -59,7 +60,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
   }
 
   @Override
@@ -248,6 +249,13 @@ public record TidemarkConfig(
   public record CommandConfig(long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
   }
 
+  /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
+    public EventsConfig {
+      adminRoles = List.copyOf(adminRoles);
+    }
+  }
+
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds,
       long maxSlotLagBytes) {}
@@ -341,6 +349,8 @@ public record TidemarkConfig(
         new TracingConfig(v.httpUrlOrEmpty(ConfigKey.TRACING_OTLP_ENDPOINT), v.ratio(ConfigKey.TRACING_SAMPLE_RATIO),
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
+        new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
         databases);
   }
 

@@ -40,18 +40,33 @@ class TypeScriptSdkClientIT {
 
   @Test
   void theSdkClientsCallToolDeliversEveryToolErrorWithItsCodeAndMessage(SharedInfra infra) throws Exception {
+    String output = runWithAuth(infra, "errors");
+    for (String code : PROVOKED) {
+      assertTrue(output.contains("\"step\":\"error\",\"value\":{\"code\":\"" + code + "\""), code + " not delivered:\n" + output);
+    }
+  }
+
+  /** Runs sdk-client.mjs in {@code mode} against a node with authentication on, as the read-write caller; its output, once it ended with OK. */
+  private static String runWithAuth(SharedInfra infra, String mode) throws Exception {
     McpClients.install();
     TidemarkNode node = FixtureNode.startWithAuth(infra);
     try {
-      McpClients.Run run = McpClients.node(List.of("sdk-client.mjs", "errors", FixtureNode.url(node), FixtureNode.READ_WRITE_TOKEN), 150);
+      McpClients.Run run = McpClients.node(List.of("sdk-client.mjs", mode, FixtureNode.url(node), FixtureNode.READ_WRITE_TOKEN), 150);
       System.out.println(run.output());
       assertEquals(0, run.exitCode(), run.output());
-      for (String code : PROVOKED) {
-        assertTrue(run.output().contains("\"step\":\"error\",\"value\":{\"code\":\"" + code + "\""), code + " not delivered:\n" + run.output());
-      }
       assertTrue(run.output().trim().endsWith("OK"), run.output());
+      return run.output();
     } finally {
       node.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+
+  /** Every kind of watch result the tools alone can provoke passes the SDK's check against watch's outputSchema. */
+  @Test
+  void theSdkClientAcceptsEveryWatchResultAgainstItsOutputSchema(SharedInfra infra) throws Exception {
+    String output = runWithAuth(infra, "watch");
+    for (String kind : List.of("snapshot", "checkpoint", "patch", "reset")) {
+      assertTrue(output.contains("\"step\":\"watch\",\"value\":{\"kind\":\"" + kind + "\""), kind + " not seen:\n" + output);
     }
   }
 }

@@ -14,6 +14,22 @@ public final class Addresses {
   public static final String CHANGELOG_V1 = "tidemark.changelog.v1";
 
   /**
+   * The events tools of one database, served by every node with the query role:
+   * {@code tidemark.events.v1.<database>}. Body: {@link ToolRequest}.
+   */
+  public static final String EVENTS_V1 = "tidemark.events.v1";
+  /**
+   * Acks and nacks of the leases one node holds: {@code tidemark.events-node.v1.<database>.<node id>}.
+   * Body: {@link ToolRequest}; the node that took the call forwards it here from the lease token.
+   */
+  public static final String EVENTS_NODE_V1 = "tidemark.events-node.v1";
+  /**
+   * Published by events_seek to every node of one database: {@code tidemark.events-control.v1.<database>}.
+   * Body: {@code {"group": "<share group id>", "action": "hold"|"resume", "hold_ms": n}}.
+   */
+  public static final String EVENTS_CONTROL_V1 = "tidemark.events-control.v1";
+
+  /**
    * Committed data changes of one database, published by every gateway node to its own local
    * consumers only: {@code tidemark.changes.v1.<database>}. Body: {@link ChangeNotice}.
    */
@@ -87,6 +103,12 @@ public final class Addresses {
   public static final String RATE_COUNTER_PREFIX = "tidemark.rate.v1.";
   public static final int RATE_COUNT_BITS = 24;
 
+  /**
+   * Cluster map of how many events each node leases now, by {@code <share group id>|<node id>};
+   * each entry lives as long as the lease, so a node that died stops counting.
+   */
+  public static final String EVENTS_LEASED_MAP = "tidemark.events-leased.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -102,6 +124,18 @@ public final class Addresses {
 
   public static String changelog(String database) {
     return CHANGELOG_V1 + "." + database;
+  }
+
+  public static String events(String database) {
+    return EVENTS_V1 + "." + database;
+  }
+
+  public static String eventsNode(String database, String nodeId) {
+    return EVENTS_NODE_V1 + "." + database + "." + nodeId;
+  }
+
+  public static String eventsControl(String database) {
+    return EVENTS_CONTROL_V1 + "." + database;
   }
 
   public static String changes(String database) {
@@ -133,6 +167,7 @@ public final class Addresses {
       case QUERY -> query(database);
       case COMMAND -> command(database);
       case CHANGELOG -> changelog(database);
+      case EVENTS -> events(database);
     };
   }
 }

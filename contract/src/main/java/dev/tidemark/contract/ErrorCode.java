@@ -25,7 +25,8 @@ public enum ErrorCode {
   CONFLICT("CONFLICT", true, "A concurrent change conflicted with this one; retry."),
   TRANSACTION_STATEMENT("TRANSACTION_STATEMENT", false, "Transaction control is not allowed here; Tidemark manages the transaction."),
   LEASE_EXPIRED("LEASE_EXPIRED", false, "The lease ran out; lease the events again."),
-  INTERNAL("INTERNAL", true, "Tidemark failed unexpectedly; retry, and report it if it persists.");
+  INTERNAL("INTERNAL", true, "Tidemark failed unexpectedly; retry, and report it if it persists."),
+  INVALID_LEASE("INVALID_LEASE", false, "Pass the lease_token that events_next returned with these events, for this consumer.");
 
   private final String code;
   private final boolean retriable;

@@ -4,5 +4,7 @@ package dev.tidemark.contract;
 public enum Service {
   QUERY,
   COMMAND,
-  CHANGELOG
+  CHANGELOG,
+  /** The events tools (durable consumers over Kafka share groups), run by every node with the query role. */
+  EVENTS
 }

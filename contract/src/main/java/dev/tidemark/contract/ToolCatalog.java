@@ -21,15 +21,22 @@ public final class ToolCatalog {
   public static final String QUERY = "query";
   public static final String EXPLAIN = "explain";
   public static final String CHANGES_SINCE = "changes_since";
+  public static final String WATCH = "watch";
   public static final String INSERT_ROWS = "insert_rows";
   public static final String UPDATE_ROWS = "update_rows";
   public static final String DELETE_ROWS = "delete_rows";
   public static final String EXECUTE = "execute";
   public static final String TRANSACTION = "transaction";
+  public static final String EVENTS_NEXT = "events_next";
+  public static final String EVENTS_ACK = "events_ack";
+  public static final String EVENTS_NACK = "events_nack";
+  public static final String EVENTS_STATUS = "events_status";
+  public static final String EVENTS_SEEK = "events_seek";
 
   private static final List<String> NAMES =
-      List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE,
-          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION);
+      List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE, WATCH,
+          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION,
+          EVENTS_NEXT, EVENTS_ACK, EVENTS_NACK, EVENTS_STATUS, EVENTS_SEEK);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 
   private ToolCatalog() {}

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
  */
 class ToolListBudgetTest {
 
-  static final int MODEL_TOKENS = 2_500;
-  static final int FULL_TOKENS = 6_000;
+  static final int MODEL_TOKENS = 3_500;
+  static final int FULL_TOKENS = 7_900;
 
   @Test
   void everyToolTogetherStaysWithinTheTokenBudgetOfTheReadWriteCaller() {

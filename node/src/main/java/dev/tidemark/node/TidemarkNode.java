@@ -151,6 +151,8 @@ public final class TidemarkNode {
       QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
       drains.add(query::drain);
       deployments.add(vertx.deployVerticle(query));
+      // the events tools run where reads do: an event is shown as the caller, as changes_since shows it
+      deployments.add(vertx.deployVerticle(new dev.tidemark.query.events.EventsVerticle(info, config, pool)));
     }
     if (roles.contains(Role.COMMAND)) {
       CommandVerticle command = new CommandVerticle(info, config, pool);

@@ -58,6 +58,25 @@ final class ChangelogFixtures {
     return v;
   }
 
+  /**
+   * Two nodes of one cluster for database {@code db}, served as {@code name}: B (node id
+   * {@code <prefix>-b}) runs every role and starts first, A ({@code <prefix>-a}) the gateway and
+   * the query role; both take {@code overrides}. Returns {a, b}.
+   */
+  static TidemarkNode[] startQueryPair(SharedInfra infra, String db, String name, String prefix, Map<ConfigKey, String> overrides) {
+    String cluster = TestNodes.clusterName();
+    int[] ports = dev.tidemark.devstack.FreePorts.allocate(2);
+    String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
+    Map<ConfigKey, String> bConfig = config(infra, db, name, cluster, ports[1], members, "gateway,query,command,changelog");
+    bConfig.put(ConfigKey.NODE_ID, prefix + "-b");
+    bConfig.putAll(overrides);
+    TidemarkNode b = TestNodes.startCaughtUp(bConfig);
+    Map<ConfigKey, String> aConfig = config(infra, db, name, cluster, ports[0], members, "gateway,query");
+    aConfig.put(ConfigKey.NODE_ID, prefix + "-a");
+    aConfig.putAll(overrides);
+    return new TidemarkNode[] {TestNodes.start(aConfig), b};
+  }
+
   /** A changelog-only node (the relay) for database {@code db}, served as {@code name}, alone in its cluster. */
   static TidemarkNode startRelay(SharedInfra infra, String db, String name, Map<ConfigKey, String> overrides) {
     int port = dev.tidemark.devstack.FreePorts.allocate();

@@ -82,7 +82,9 @@ class SingleNodeIT {
         assertEquals(false, tool.getJsonObject("inputSchema").getValue("additionalProperties"), tool.getString("name"));
         assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
         assertEquals("object", tool.getJsonObject("outputSchema").getString("type"));
-        assertEquals(true, tool.getJsonObject("annotations").getBoolean("readOnlyHint"));
+        // the events tools change no row, but an ack or a seek changes the caller's consumer
+        boolean events = ToolCatalog.find(tool.getString("name")).orElseThrow().service() == dev.tidemark.contract.Service.EVENTS;
+        assertEquals(true, events || tool.getJsonObject("annotations").getBoolean("readOnlyHint"), tool.getString("name"));
       }
     }
     try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
@@ -93,7 +95,13 @@ class SingleNodeIT {
       for (Object o : tools) {
         JsonObject tool = (JsonObject) o;
         assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
-        boolean change = ToolCatalog.find(tool.getString("name")).orElseThrow().service() == dev.tidemark.contract.Service.COMMAND;
+        dev.tidemark.contract.Service service = ToolCatalog.find(tool.getString("name")).orElseThrow().service();
+        boolean change = service == dev.tidemark.contract.Service.COMMAND;
+        if (service == dev.tidemark.contract.Service.EVENTS) {
+          // they change no row; acks, nacks and seeks change the consumer
+          assertEquals(false, tool.getJsonObject("annotations").getBoolean("destructiveHint"), tool.getString("name"));
+          continue;
+        }
         assertEquals(!change, tool.getJsonObject("annotations").getBoolean("readOnlyHint"), tool.getString("name"));
         assertEquals(change, tool.getJsonObject("annotations").getBoolean("destructiveHint"), tool.getString("name"));
       }

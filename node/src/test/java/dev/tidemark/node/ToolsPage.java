@@ -113,7 +113,10 @@ final class ToolsPage {
         `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
         `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
         trigger) and `idempotentHint: false` (a retry is made safe by `idempotency_key`, not by the
-        tool). A tool's title is its top-level `title`; the annotations do not repeat it.
+        tool). The events tools change no row: `events_next` and `events_status` are annotated
+        `readOnlyHint: true` (`events_next` is not idempotent: it leases), `events_ack`, `events_nack`
+        and `events_seek` `readOnlyHint: false` and `destructiveHint: false`. A tool's title is its
+        top-level `title`; the annotations do not repeat it.
       """;
 
   /** Arguments that mean the same for every tool, described here rather than in each tools/list entry. */

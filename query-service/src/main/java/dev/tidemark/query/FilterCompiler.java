@@ -22,6 +22,7 @@ public final class FilterCompiler {
   public static final int MAX_DEPTH = 16;
 
   private static final Set<String> COMBINERS = Set.of("and", "or", "not");
+  private static final Set<String> FIELDS = Set.of("column", "op", "value", "and", "or", "not");
 
   private FilterCompiler() {}
 
@@ -30,9 +31,36 @@ public final class FilterCompiler {
     return where == null ? "TRUE" : filter(where, "/where", table, params, 0);
   }
 
+  /** The column names {@code where} names (unchecked: {@link #compile} checks them). */
+  public static Set<String> columns(JsonObject where) {
+    Set<String> out = new java.util.LinkedHashSet<>();
+    collect(where, out, 0);
+    return out;
+  }
+
+  private static void collect(Object f, Set<String> out, int depth) {
+    if (depth > MAX_DEPTH) {
+      return;
+    }
+    if (f instanceof JsonObject o) {
+      if (o.getValue("column") instanceof String c) {
+        out.add(c);
+      }
+      COMBINERS.forEach(k -> collect(o.getValue(k), out, depth + 1));
+    } else if (f instanceof JsonArray a) {
+      a.forEach(v -> collect(v, out, depth + 1));
+    }
+  }
+
   private static String filter(JsonObject f, String pointer, Table table, SqlParams params, int depth) {
     if (depth > MAX_DEPTH) {
       throw fault(pointer, "filters nested at most " + MAX_DEPTH + " deep");
+    }
+    for (String field : f.fieldNames()) {
+      if (!FIELDS.contains(field)) {
+        // watch's schema leaves the filter's inside to this check
+        throw fault(pointer, "only the fields column, op, value, and, or, not");
+      }
     }
     List<String> combiners = f.fieldNames().stream().filter(COMBINERS::contains).toList();
     boolean condition = f.containsKey("column") || f.containsKey("op") || f.containsKey("value");

@@ -15,6 +15,8 @@ import dev.tidemark.query.impl.ExplainTool;
 import dev.tidemark.query.impl.GetRowTool;
 import dev.tidemark.query.impl.ListRowsTool;
 import dev.tidemark.query.impl.ChangesSinceTool;
+import dev.tidemark.query.impl.ChangelogWaits;
+import dev.tidemark.query.impl.WatchTool;
 import dev.tidemark.query.impl.ListTablesTool;
 import dev.tidemark.query.impl.QueryTool;
 import dev.tidemark.query.impl.StatusTool;
@@ -46,6 +48,7 @@ public final class QueryVerticle extends VerticleBase {
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<JsonObject> schemaChanges;
   private Tracer tracer;
+  private ChangelogWaits waits;
 
   public QueryVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
     this(node, config, pool, StalenessCheck.NEVER);
@@ -73,6 +76,7 @@ public final class QueryVerticle extends VerticleBase {
       CursorCodec cursors = new CursorCodec(keys::ring);
       ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
+      waits = new ChangelogWaits(vertx, db.connectOptions(db.user(), db.password(), "tidemark-watch"));
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
           ToolCatalog.LIST_TABLES, new ListTablesTool(db),
@@ -81,10 +85,14 @@ public final class QueryVerticle extends VerticleBase {
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
           ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
           ToolCatalog.EXPLAIN, new ExplainTool(db),
-          ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool));
+          ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool),
+          ToolCatalog.WATCH, new WatchTool(db, pool, catalog, cursors, waits));
       consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
-          msg -> dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", "")));
+          msg -> {
+            waits.cancel(msg.body().getString("request_id", ""));
+            dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", ""));
+          });
       // the node's fan-out (deployed with the query role) publishes every schema change from the changelog here
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
@@ -96,13 +104,16 @@ public final class QueryVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
+    Future<?> closed = callers == null ? Future.succeededFuture() : Future.join(callers.close(), waits.close());
     return consumer == null ? closed
         : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister()).compose(x -> closed);
   }
 
   /** Stops taking read requests and waits up to {@code timeoutMillis} for those running; see {@link ServiceDrain}. */
   public Future<Integer> drain(long timeoutMillis) {
+    if (waits != null) {
+      waits.endAll();  // a waiting watch answers checkpoint at once: its cursor continues on another node
+    }
     return running.drain(context, consumer, timeoutMillis);
   }
 

@@ -357,8 +357,11 @@ public final class SlotReader implements Runnable {
       full -= 1L << 32;
     }
     txnXid = Long.toString(full);
-    // the triggers captured what committed before the switch; what was stored is not stored again
-    skipTxn = decodingFrom == null || b.finalLsn() <= decodedLsn || b.finalLsn() < lastPosition;
+    // the triggers captured what committed before the switch; what was stored is not stored again.
+    // Strictly below decodedLsn: a fence stores its end LSN, which is where the next record starts,
+    // and a commit record right after a fence has exactly that LSN and was never stored; the last
+    // transaction stored, whose commit LSN decodedLsn may equal, has its rows skipped by count below
+    skipTxn = decodingFrom == null || b.finalLsn() < decodedLsn || b.finalLsn() < lastPosition;
     skipRows = b.finalLsn() == lastPosition ? lastPositionRows : 0;
   }
 

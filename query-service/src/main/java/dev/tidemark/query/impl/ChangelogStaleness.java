@@ -76,6 +76,15 @@ public final class ChangelogStaleness implements StalenessCheck {
                 .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0))));
   }
 
+  /**
+   * A fence's position: every transaction committed before this call is at a lower position, so
+   * once {@code decoded_lsn} reaches it the changelog holds them all (while no relay streams the
+   * slot, it is not reached).
+   */
+  public Future<Long> horizon() {
+    return fence().map(rows -> rows.iterator().next().getLong("fence"));
+  }
+
   private Future<io.vertx.sqlclient.RowSet<io.vertx.sqlclient.Row>> fence() {
     if (!flushArgument) {
       return pool.query(FENCE_BEFORE_17).execute();

@@ -42,7 +42,23 @@ public final class ChangesSinceTool implements ReadTool {
    * The page. Images and the key come as text too (the key as an image of its columns), for
    * {@link RowImages} to map as reads do, in the table's current name ({@code relation}).
    */
-  private static final String PAGE = """
+  private static final String PAGE = page("tidemark.changelog_commit k JOIN tidemark.changelog c ON c.xid = k.xid");
+
+  /**
+   * The same, of changes given as changelog records ({@code ChangelogRecord.toJson}, in a jsonb
+   * array, $7) instead of read from the changelog: what the events tools show. A record's table
+   * is found by its name, so a record of a table dropped or renamed since is not shown.
+   */
+  private static final String RECORDS = page("""
+      (SELECT r.*, (r.position_json->>'commit')::bigint AS position, (r.position_json->>'change')::bigint AS id,
+              to_regclass(format('%I.%I', r.schema_name, r.table_name))::oid AS relid
+         FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, schema_name text,
+              table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text)) c
+        CROSS JOIN LATERAL (SELECT c.position, c.committed_at) k""");
+
+  /** The page's statement over {@code source}, which names a change {@code c} and its commit {@code k}. */
+  private static String page(String source) {
+    return """
       SELECT p.*, p.before::text AS before_text, p.after::text AS after_text,
              CASE WHEN jsonb_typeof(p.key) = 'object' THEN p.key::text
                   WHEN jsonb_typeof(p.key) = 'array' AND jsonb_array_length(p.key) = cardinality(p.key_columns)
@@ -67,10 +83,9 @@ public final class ChangesSinceTool implements ReadTool {
              coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool,
              cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
                AS row_security,
-             t.key_columns, format('%I.%I', ns.nspname, cls.relname) AS relation,
+             t.key_columns, format('%%I.%%I', ns.nspname, cls.relname) AS relation,
              CASE WHEN cls.relrowsecurity THEN c.after::text END AS rls_after
-        FROM tidemark.changelog_commit k
-        JOIN tidemark.changelog c ON c.xid = k.xid
+        FROM %s
         JOIN pg_class cls ON cls.oid = c.relid
         JOIN pg_namespace ns ON ns.oid = cls.relnamespace
         LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
@@ -82,7 +97,8 @@ public final class ChangesSinceTool implements ReadTool {
          AND ($4::text[] IS NULL OR c.schema_name || '.' || c.table_name = ANY($4) OR c.table_name = ANY($4))
        ORDER BY k.position, c.id
        LIMIT $6) p
-       ORDER BY p.position, p.id""";
+       ORDER BY p.position, p.id""".formatted(source);
+  }
 
   private final DatabaseConfig database;
 
@@ -161,6 +177,45 @@ public final class ChangesSinceTool implements ReadTool {
                     });
                   });
         });
+  }
+
+  /**
+   * The changes of {@code records} (changelog records as the topic holds them) as changes_since
+   * would show them to the caller, by change id; a change the caller may not see (a table or a
+   * row it may not read, or a table gone) is absent.
+   */
+  public Future<Map<Long, JsonObject>> show(CallerDb db, ToolRequest request, JsonArray records) {
+    String[] schemas = database.schemas().stream().filter(s -> !ListTablesTool.OWN_SCHEMA.equals(s)).toArray(String[]::new);
+    JsonArray rows = new JsonArray();
+    for (Object o : records) {
+      JsonObject r = (JsonObject) o;
+      rows.add(new JsonObject().put("position_json", r.getJsonObject("position")).put("committed_at", r.getString("committed_at"))
+          .put("xid", r.getString("transaction")).put("schema_name", r.getString("schema")).put("table_name", r.getString("table"))
+          .put("op", r.getString("op")).put("key", r.getValue("key")).put("before", r.getValue("before"))
+          .put("after", r.getValue("after")).put("caller", r.getString("caller")).put("tool", r.getString("tool")));
+    }
+    Map<Long, String> cursors = new HashMap<>();
+    records.forEach(o -> cursors.put(((JsonObject) o).getJsonObject("position").getLong("change"), ((JsonObject) o).getString("cursor")));
+    return pool.withTransaction(conn -> conn.query("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = "
+                + database.statementTimeoutMs()).execute()
+            .compose(x -> conn.preparedQuery(RECORDS).execute(Tuple.from(java.util.Arrays.asList(0L, 0L, request.caller().pgRole(),
+                null, schemas, rows.size() + 1, rows)))))
+        .compose(rows2 -> visible(db, request, rows2).compose(visible -> {
+          List<Row> shown = new ArrayList<>();
+          for (Row r : rows2) {
+            if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(r.getLong("id"))) {
+              shown.add(r);
+            }
+          }
+          return images(db, request, shown).map(images -> {
+            Map<Long, JsonObject> out = new HashMap<>();
+            for (int i = 0; i < shown.size(); i++) {
+              long id = shown.get(i).getLong("id");
+              out.put(id, change(shown.get(i), cursors.get(id), images.get(i)));
+            }
+            return out;
+          });
+        }));
   }
 
   /** A page read as the login, and where it started. */

@@ -85,4 +85,19 @@ class FilterCompilerTest {
         new JsonArray().addNull().add("7"), new SqlParams());
     assertEquals("(\"odd\"\"name\" IS NULL AND \"id\" > $1::text::bigint)", afterNull);
   }
+
+  @Test
+  void aFieldOutsideTheFilterFormIsRefusedNotIgnored() {
+    ToolException e = assertThrows(ToolException.class, () -> FilterCompiler.compile(cond("id", "eq", 1).put("colum", "status"),
+        ORDERS, new SqlParams()));
+    assertEquals(ErrorCode.INVALID_ARGUMENTS, e.code());
+  }
+
+  @Test
+  void theColumnsAFilterNamesAreItsConditionsColumnsOnly() {
+    JsonObject where = new JsonObject().put("or", new JsonArray().add(cond("id", "eq", new JsonObject().put("column", "x")))
+        .add(new JsonObject().put("not", cond("status", "eq", "paid"))));
+    assertEquals(java.util.Set.of("id", "status"), FilterCompiler.columns(where));
+    assertTrue(FilterCompiler.columns(null).isEmpty());
+  }
 }

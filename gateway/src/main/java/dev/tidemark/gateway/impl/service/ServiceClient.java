@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.service;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
@@ -45,11 +46,30 @@ public final class ServiceClient {
 
   /** The service's reply; never fails: a bus failure is a failed {@link ToolReply}. */
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(sendTimeoutMs);
-    return vertx.eventBus().<JsonObject>request(Addresses.forService(tool.service(), request.database()), request.toJson(), options)
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
+        .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
+    String address = Addresses.forService(tool.service(), request.database());
+    if (tool.service() == Service.EVENTS) {
+      // this node's own events service first, when it has one: a worker's leases sit on the node its
+      // calls reach, so its acks need no second hop, and a node that stops hands back only its own workers' leases
+      DeliveryOptions local = new DeliveryOptions(options).setLocalOnly(true);
+      return vertx.eventBus().<JsonObject>request(address, request.toJson(), local)
+          .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+              ? vertx.eventBus().<JsonObject>request(address, request.toJson(), options) : Future.failedFuture(err))
+          .map(msg -> ToolReply.fromJson(msg.body()))
+          .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+    }
+    return vertx.eventBus().<JsonObject>request(address, request.toJson(), options)
         .map(msg -> ToolReply.fromJson(msg.body()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
+
+  /** A call that long-polls ({@code watch}'s {@code wait_ms}, validated against its schema) may answer that much later. */
+  static long waitMs(JsonObject arguments) {
+    return arguments.getValue("wait_ms") instanceof Number n ? Math.max(0, Math.min(n.longValue(), MAX_WAIT_MS)) : 0;
+  }
+
+  private static final long MAX_WAIT_MS = 30_000;
 
   /**
    * A new request of {@code call}'s caller to run {@code tool} with {@code arguments}, under the
