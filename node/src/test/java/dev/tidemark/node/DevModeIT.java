@@ -84,7 +84,7 @@ class DevModeIT {
     return URI.create(dev.value("PostgreSQL")).getPort();
   }
 
-  private static Connection psql(Dev dev) throws Exception {
+  static Connection psql(Dev dev) throws Exception {
     URI uri = URI.create(dev.value("PostgreSQL"));
     String[] userInfo = uri.getUserInfo().split(":");
     return DriverManager.getConnection("jdbc:postgresql://" + uri.getHost() + ":" + uri.getPort() + uri.getPath(),
