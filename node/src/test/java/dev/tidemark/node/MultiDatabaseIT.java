@@ -194,6 +194,39 @@ class MultiDatabaseIT {
   }
 
   @Test
+  void aConsumerOfOneNameInEachDatabaseIsGivenItsOwnDatabasesEventsAlone() {
+    int id = (int) (System.nanoTime() & 0xffffff) | 0x1000000;
+    int marker = id + 1;
+    try (McpHttpClient alpha = new McpHttpClient(url(all, ""), TestNodes.READ_ONLY_TOKEN);
+        McpHttpClient beta = new McpHttpClient(url(gatewayOnly, "/beta"), TestNodes.READ_ONLY_TOKEN)) {
+      alpha.initialize();
+      beta.initialize();
+      JsonObject args = EventsIT.next("multidb-worker", "ticks", 10);
+      assertTrue(ToolResults.ok(alpha, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
+      assertTrue(ToolResults.ok(beta, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"),
+          "the same name in beta is a consumer of its own");
+      sql(infra, DB_A, "INSERT INTO public.ticks VALUES (" + id + ", 1)");
+      sql(infra, DB_B, "INSERT INTO public.ticks VALUES (" + marker + ", 1)");
+      assertEquals(List.of(id), leaseUntil(alpha, args, id), "alpha's consumer is given alpha's change");
+      assertEquals(List.of(marker), leaseUntil(beta, args, marker), "beta's consumer is given beta's change, and never alpha's");
+    }
+  }
+
+  /** The keys of ticks' events leased (and acknowledged) until one of row {@code last} came. */
+  private static List<Integer> leaseUntil(McpHttpClient c, JsonObject args, int last) {
+    List<Integer> seen = new java.util.ArrayList<>();
+    ChangelogFixtures.await("an event of row " + last, java.time.Duration.ofSeconds(30), () -> {
+      for (Object o : ToolResults.ok(c, "events_next", args).getJsonArray("events")) {
+        JsonObject e = (JsonObject) o;
+        seen.add(EventsIT.keyOf(e));
+        ToolResults.ok(c, "events_ack", EventsIT.ackArgs(args.getString("consumer"), e));
+      }
+      return seen.contains(last);
+    });
+    return seen;
+  }
+
+  @Test
   void migrateAndDoctorCoverEveryDatabaseOfTheList(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     java.nio.file.Path config = dir.resolve("tidemark.yaml");
     java.nio.file.Files.writeString(config, """
