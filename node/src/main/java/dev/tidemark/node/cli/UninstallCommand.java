@@ -26,9 +26,14 @@ final class UninstallCommand implements Callable<Integer> {
   @Option(names = "--yes", description = "Really remove it: without this flag nothing is changed.")
   boolean yes;
 
+  @Option(names = "--database", paramLabel = "NAME", description = "The served database to remove Tidemark from; default: the default database.")
+  String database;
+
   @Override
   public Integer call() throws Exception {
-    TidemarkConfig cfg = ServeCommand.load(spec, config, null);
+    TidemarkConfig all = ServeCommand.load(spec, config, null);
+    // one database at a time: removing Tidemark is never done to every database by one command
+    TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
     if (!yes) {
       spec.commandLine().getErr().println("tidemark uninstall: this deletes schema tidemark (tokens, changelog, keys) and the capture of"
           + " database " + cfg.database().dbname() + "; run it again with --yes to do so. Nothing was changed.");
