@@ -102,9 +102,10 @@ public final class TidemarkNode {
       HealthChecks ready = HealthChecks.create(vertx)
           .register("cluster", CHECK_TIMEOUT_MILLIS, ClusterHealthCheck.createProcedure(vertx));
       if (pool != null) {
+        // try*: a check past its timeout was already answered as down, and its late result is dropped
         ready.register("postgres", CHECK_TIMEOUT_MILLIS, p -> pool.query("SELECT 1").execute()
-            .onSuccess(rows -> p.complete(Status.OK()))
-            .onFailure(err -> p.complete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
+            .onSuccess(rows -> p.tryComplete(Status.OK()))
+            .onFailure(err -> p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
       }
 
       List<Future<String>> deployments = new ArrayList<>();
@@ -125,9 +126,9 @@ public final class TidemarkNode {
         TopicVerticle topic = new TopicVerticle(info, config);
         RelayVerticle relay = new RelayVerticle(info, config, pool);
         ready.register("kafka", CHECK_TIMEOUT_MILLIS, p -> topic.ready()
-            .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
+            .onSuccess(up -> p.tryComplete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
                 .put("topic", topic.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
-            .onFailure(p::fail));
+            .onFailure(p::tryFail));
         ready.register("capture", CHECK_TIMEOUT_MILLIS, p -> p.complete(relay.ready() ? Status.OK()
             : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
                 .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));
