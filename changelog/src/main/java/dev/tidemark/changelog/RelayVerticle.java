@@ -48,7 +48,6 @@ public final class RelayVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
-  private Producer<String, String> producer;
   private Relay relay;
   private SlotReader reader;
   private Thread thread;
@@ -76,12 +75,15 @@ public final class RelayVerticle extends VerticleBase {
     return CaptureSetup.checkPrerequisites(pool)
         .compose(name -> {
           slot = name;
-          return vertx.executeBlocking(this::createProducer);
+          // a setting Kafka's client refuses stops the node at start; each tenure of the relay then makes a producer of its own
+          return vertx.executeBlocking(() -> {
+            createProducer().close(Duration.ZERO);
+            return null;
+          });
         })
-        .map(created -> {
-          producer = created;
+        .map(checked -> {
           String topic = config.kafka().topicFor(config.database().name());
-          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), producer, topic, () -> reader.abort());
+          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), this::createProducer, topic, () -> reader.abort());
           TidemarkConfig.DatabaseConfig db = config.database();
           reader = new SlotReader("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.dbname(), db.user(), db.password(),
               db.jdbcSslProperties(), slot,
@@ -187,9 +189,6 @@ public final class RelayVerticle extends VerticleBase {
     return relayStopped.compose(ignored -> vertx.executeBlocking(() -> {
       if (thread != null) {
         thread.join(5_000);
-      }
-      if (producer != null) {
-        producer.close(Duration.ofSeconds(2));
       }
       return null;
     }));

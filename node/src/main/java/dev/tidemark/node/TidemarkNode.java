@@ -143,9 +143,10 @@ public final class TidemarkNode {
     Set<Role> roles = config.roles();
     String suffix = config.database().name().equals(config.defaultDatabase().name()) ? "" : "-" + config.database().name();
     if (pool != null) {
+      // try*: a check past its timeout was already answered as down, and its late result is dropped
       ready.register("postgres" + suffix, CHECK_TIMEOUT_MILLIS, p -> pool.query("SELECT 1").execute()
-          .onSuccess(rows -> p.complete(Status.OK()))
-          .onFailure(err -> p.complete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
+          .onSuccess(rows -> p.tryComplete(Status.OK()))
+          .onFailure(err -> p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
     }
     if (roles.contains(Role.QUERY)) {
       QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
@@ -163,9 +164,9 @@ public final class TidemarkNode {
       TopicVerticle topic = new TopicVerticle(info, config);
       RelayVerticle relay = new RelayVerticle(info, config, pool);
       ready.register("kafka" + suffix, CHECK_TIMEOUT_MILLIS, p -> topic.ready()
-          .onSuccess(up -> p.complete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
+          .onSuccess(up -> p.tryComplete(up ? Status.OK() : Status.KO(new io.vertx.core.json.JsonObject()
               .put("topic", topic.topic()).put("error", "Kafka is unreachable or the topic is not ready"))))
-          .onFailure(p::fail));
+          .onFailure(p::tryFail));
       ready.register("capture" + suffix, CHECK_TIMEOUT_MILLIS, p -> p.complete(relay.ready() ? Status.OK()
           : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
               .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));

@@ -54,11 +54,7 @@ class BrokerOutageIT {
     }
     int[] ports = FreePorts.allocate(2);
     String bootstrap = "127.0.0.1:" + ports[0];
-    Map<String, String> fixedPorts = Map.of(
-        "listeners", "PLAINTEXT://" + bootstrap + ",CONTROLLER://127.0.0.1:" + ports[1],
-        "advertised.listeners", "PLAINTEXT://" + bootstrap,
-        "controller.quorum.voters", "1@127.0.0.1:" + ports[1]);
-    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(brokerDir, fixedPorts);
+    EmbeddedKafkaBroker broker = ChangelogFixtures.startBroker(brokerDir, ports);
     TidemarkNode node = TestNodes.startAlone(infra, "changelog", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DATABASE),
         ConfigKey.KAFKA_BOOTSTRAP_SERVERS, bootstrap,
@@ -74,7 +70,7 @@ class BrokerOutageIT {
       assertTrue(Await.until(() -> readiness(node) == 503, Duration.ofSeconds(30)), "not ready while the broker is down");
       insert(infra, "during", 40);
 
-      broker = EmbeddedKafkaBroker.start(brokerDir, fixedPorts);
+      broker = ChangelogFixtures.startBroker(brokerDir, ports);
       assertTrue(Await.until(() -> readiness(node) == 200, Duration.ofSeconds(60)), "ready again once the broker is back");
       assertTrue(Await.until(() -> emails(bootstrap, topic).size() >= 80, Duration.ofSeconds(60)), "the changes made during the outage are published");
       Set<String> all = emails(bootstrap, topic);

@@ -4,11 +4,13 @@ import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.devstack.EmbeddedKafkaBroker;
 import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -85,6 +87,19 @@ final class ChangelogFixtures {
     return TestNodes.start(v);
   }
 
+  /**
+   * A broker of a test's own on {@code ports} (client, controller), logging to {@code dir}: closed
+   * and started again with the same arguments, it comes back where the nodes look for it, with its
+   * topics.
+   */
+  static EmbeddedKafkaBroker startBroker(Path dir, int[] ports) {
+    String bootstrap = "127.0.0.1:" + ports[0];
+    return EmbeddedKafkaBroker.start(dir, Map.of(
+        "listeners", "PLAINTEXT://" + bootstrap + ",CONTROLLER://127.0.0.1:" + ports[1],
+        "advertised.listeners", "PLAINTEXT://" + bootstrap,
+        "controller.quorum.voters", "1@127.0.0.1:" + ports[1]));
+  }
+
   static Connection jdbc(SharedInfra infra, String db) {
     try {
       return DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
@@ -159,10 +174,16 @@ final class ChangelogFixtures {
     final Map<ChangePosition, Integer> seen = new HashMap<>();
     private final Map<Integer, ChangePosition> last = new HashMap<>();
     int duplicates;
+    /** The records dropped as not after the last one taken from their partition. */
+    final List<ChangelogRecord> dropped = new ArrayList<>();
 
     TopicReader(SharedInfra infra, String topic) {
+      this(infra.kafkaBootstrapServers(), topic);
+    }
+
+    TopicReader(String bootstrapServers, String topic) {
       consumer = new KafkaConsumer<>(Map.of(
-          ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, infra.kafkaBootstrapServers(),
+          ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
           ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
           ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000,
           ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
@@ -181,6 +202,7 @@ final class ChangelogFixtures {
           ChangePosition prev = last.get(r.partition());
           if (prev != null && !change.position().isAfter(prev)) {
             duplicates++;
+            dropped.add(change);
             continue;
           }
           last.put(r.partition(), change.position());

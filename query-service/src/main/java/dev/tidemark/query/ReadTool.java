@@ -168,8 +168,9 @@ public interface ReadTool {
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
           + why + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
     }
-    if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.ConnectException
-        || err.getCause() instanceof java.net.ConnectException || err instanceof io.vertx.core.impl.NoStackTraceTimeoutException) {
+    // a refused connection, or one PostgreSQL reset as it stopped (ConnectException is a SocketException)
+    if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.SocketException
+        || err.getCause() instanceof java.net.SocketException || err instanceof io.vertx.core.impl.NoStackTraceTimeoutException) {
       return new ToolException(ErrorCode.UNAVAILABLE, "The database could not be reached. " + ErrorCode.UNAVAILABLE.hint());
     }
     org.slf4j.LoggerFactory.getLogger(ReadTool.class).error("a read tool failed unexpectedly", err);

@@ -2,7 +2,18 @@ package dev.tidemark.testsupport;
 
 import dev.tidemark.devstack.EmbeddedKafkaBroker;
 import dev.tidemark.devstack.EmbeddedPostgresServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One PostgreSQL server and one Kafka broker shared by every integration test of a test JVM.
@@ -56,6 +67,49 @@ public final class SharedInfra {
       throw new IllegalStateException("only an instance made by withOwnPostgres closes itself; the shared one closes at the end of the run");
     }
     shutdown();
+  }
+
+  /**
+   * Restarts the PostgreSQL server of an instance made by {@link #withOwnPostgres} as an operator's
+   * {@code pg_ctl restart -m fast} does: every session is ended (SQLSTATE 57P01), and the server
+   * comes back with the options it had (the same port) and its data, replication slots included.
+   * Returns once it accepts connections again.
+   */
+  public void restartOwnPostgres() {
+    if (!borrowedKafka) {
+      throw new IllegalStateException("only a PostgreSQL of a test's own may be restarted; the shared one serves every test");
+    }
+    Path data = postgres.dataDirectory();
+    try {
+      long pid = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).trim());
+      // pg_ctl sits beside the server binary zonky unpacked, and refuses root: zonky runs it in a user namespace then, and so do we
+      Path pgCtl = Path.of(ProcessHandle.of(pid).flatMap(h -> h.info().command())
+          .orElseThrow(() -> new IllegalStateException("the postmaster " + pid + " is not running"))).resolveSibling("pg_ctl");
+      List<String> command = new ArrayList<>();
+      if ("root".equals(System.getProperty("user.name"))) {
+        command.addAll(List.of("unshare", "-U"));
+      }
+      command.addAll(List.of(pgCtl.toString(), "-D", data.toString(), "-m", "fast", "-w", "-t", "60",
+          "-l", data.resolve("restart.log").toString(), "restart"));
+      Process restart = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(data.resolve("pg_ctl.out").toFile())).start();
+      if (!restart.waitFor(90, TimeUnit.SECONDS) || restart.exitValue() != 0 || !Await.until(this::acceptsConnections, Duration.ofSeconds(30))) {
+        throw new IllegalStateException("PostgreSQL did not come back; see " + data.resolve("pg_ctl.out") + " and restart.log beside it");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private boolean acceptsConnections() {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl("postgres"), postgres.user(), postgres.password())) {
+      return c.isValid(2);
+    } catch (SQLException e) {
+      return false;
+    }
   }
 
   /** The live instance of this JVM, created if none is live (again after a previous one was closed). */

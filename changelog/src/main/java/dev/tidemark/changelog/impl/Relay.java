@@ -18,10 +18,12 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
@@ -41,7 +43,11 @@ import org.slf4j.LoggerFactory;
  * stored strictly in batch order and only once a batch and every batch before it were
  * acknowledged, so a relay killed mid-batch publishes again from the first change that was not
  * (never less): consumers drop positions they have already seen. The idempotent producer keeps
- * each attempt gapless and in order within a partition.
+ * each attempt gapless and in order within a partition. Each tenure has a producer of its own,
+ * closed at once (its unsent records dropped) when the tenure ends: a producer kept across
+ * tenures could deliver a failed tenure's later records once Kafka returned, after the earlier
+ * ones had expired, and before the next tenure sent the earlier ones again, which a consumer
+ * dropping repeated positions would then never see.
  */
 public final class Relay {
 
@@ -87,7 +93,9 @@ public final class Relay {
   private final Context context;
   private final PgConnectOptions connectOptions;
   private final ChangelogConfig config;
-  private final Producer<String, String> producer;
+  private final Supplier<Producer<String, String>> producers;
+  /** The current tenure's producer, made on first use; only the sender's thread touches it. */
+  private Producer<String, String> producer;
   private final String topic;
   /**
    * One thread of the relay's own for the producer: send() may block (metadata, a full buffer),
@@ -127,16 +135,17 @@ public final class Relay {
   /**
    * Call on the changelog role's context: the relay's callbacks run there.
    *
+   * @param producers makes a tenure's producer (on the relay's own thread)
    * @param onFailure called when publishing failed: it ends the slot reader's tenure
    */
-  public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Producer<String, String> producer,
+  public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Supplier<Producer<String, String>> producers,
       String topic, Runnable onFailure) {
     this.onFailure = onFailure;
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
     this.connectOptions = connectOptions;
     this.config = config;
-    this.producer = producer;
+    this.producers = producers;
     this.topic = topic;
     this.sender = vertx.createSharedWorkerExecutor("tidemark-relay-" + topic, 1);
   }
@@ -316,6 +325,9 @@ public final class Relay {
     ChangePosition last = records.get(records.size() - 1).position();
     AtomicInteger waiting = new AtomicInteger(records.size());
     AtomicBoolean failed = new AtomicBoolean();
+    if (producer == null) {
+      producer = producers.get();
+    }
     for (ChangelogRecord record : records) {
       producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode()), (metadata, err) -> {
         // the producer's I/O thread calls back: hand the outcome to the relay's context
@@ -410,7 +422,15 @@ public final class Relay {
     vertx.cancelTimer(keysTimer);
     PgConnection c = conn;
     conn = null;
-    return c == null ? Future.succeededFuture() : c.close().otherwiseEmpty();
+    // after every send of the tenure (the sender's tasks run in order), before the next tenure's first
+    Future<Void> producerClosed = sender.executeBlocking(() -> {
+      if (producer != null) {
+        producer.close(Duration.ZERO);
+        producer = null;
+      }
+      return null;
+    }, true).<Void>mapEmpty().otherwiseEmpty();
+    return c == null ? producerClosed : Future.join(c.close(), producerClosed).<Void>mapEmpty().otherwiseEmpty();
   }
 
   static String describe(Throwable err) {
