@@ -13,6 +13,7 @@ import dev.tidemark.query.CallerPools;
 import dev.tidemark.query.KeyRingSource;
 import dev.tidemark.query.ToolMessages;
 import dev.tidemark.query.events.impl.Acknowledgements;
+import dev.tidemark.query.events.impl.ConsumerLagProbe;
 import dev.tidemark.query.events.impl.ConsumerStore;
 import dev.tidemark.query.events.impl.Consumers;
 import dev.tidemark.query.events.impl.DeadLetters;
@@ -59,6 +60,7 @@ public final class EventsVerticle extends VerticleBase {
   private Acknowledgements acks;
   private StatusReport status;
   private Seek seek;
+  private ConsumerLagProbe lag;
 
   /** @param pool Tidemark's login: consumers, dead letters and the key ring */
   public EventsVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
@@ -78,6 +80,7 @@ public final class EventsVerticle extends VerticleBase {
     Consumers found = new Consumers(store, admin, deadLetters, slots);
     status = new StatusReport(admin, found, deadLetters, store, slots);
     seek = new Seek(vertx, config, admin, found, deadLetters, store, slots);
+    lag = new ConsumerLagProbe(vertx, store, admin);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, config.database(), keys, false);
       LeaseTokens tokens = new LeaseTokens(keys, store);
@@ -89,6 +92,7 @@ public final class EventsVerticle extends VerticleBase {
           msg -> ToolMessages.answer(msg, node, pool, tracer, acks::resolveHere, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsControl(db), seek::onControl));
       vertx.setPeriodic(SharePool.IDLE_MS / 2, t -> slots.closeIdle());
+      lag.start();
       return Future.all(consumers.stream().map(MessageConsumer::completion).toList());
     });
   }
@@ -97,6 +101,7 @@ public final class EventsVerticle extends VerticleBase {
   public Future<?> stop() {
     List<Future<?>> closing = new ArrayList<>();
     consumers.forEach(c -> closing.add(c.unregister()));
+    lag.stop();
     // every record a share consumer holds goes back to the broker, for another node's workers
     closing.addAll(slots.closeAll());
     return Future.join(closing).eventually(() -> admin.close()
