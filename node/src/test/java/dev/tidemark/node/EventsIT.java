@@ -151,6 +151,21 @@ class EventsIT {
   }
 
   @Test
+  void aConsumerThatFallsBehindShowsItsLagOnMetrics() {
+    Leased leased = leaseNew(writer, "lag-metric", 10);
+    ToolResults.ok(writer, "events_ack", ackArgs("lag-metric", leased.event()));
+    for (int i = 0; i < 3; i++) {
+      insert("ev_orders");
+    }
+    java.util.regex.Pattern gauge = java.util.regex.Pattern.compile(
+        "tidemark_events_consumer_lag\\{group=\"tidemark\\.[a-z0-9_]+\\.[0-9a-f]{16}\\.lag-metric\"\\} ([0-9.E]+)");
+    ChangelogFixtures.await("the consumer's lag of 3 on /metrics", WAIT.plusSeconds(30), () -> {
+      java.util.regex.Matcher m = gauge.matcher(MetricsIT.scrape(node));
+      return m.find() && Double.parseDouble(m.group(1)) >= 3;
+    });
+  }
+
+  @Test
   void anAckedEventIsNotDeliveredAgain() {
     Leased leased = leaseNew(writer, "ack-once", 10);
     JsonObject event = leased.event();

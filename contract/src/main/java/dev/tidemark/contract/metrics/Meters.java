@@ -31,6 +31,11 @@ public final class Meters {
   public static final String RELAY_LAG_CHANGES = "tidemark.relay.lag.changes";
   /** Gauge: age in seconds of the oldest change not yet published to Kafka; 0 when none waits. */
   public static final String RELAY_LAG_SECONDS = "tidemark.relay.lag.seconds";
+  /**
+   * Gauge: changes of the changelog topic an events consumer has not finished yet, by {@code group}
+   * (its share group id: the database, a hash of its owner and its name).
+   */
+  public static final String EVENTS_CONSUMER_LAG = "tidemark.events.consumer.lag";
   /** Gauge: how late, in seconds, a task ran on each event loop at the last probe, by {@code loop}. */
   public static final String EVENT_LOOP_DELAY = "tidemark.event.loop.delay";
 

@@ -2,17 +2,19 @@ package dev.tidemark.contract.metrics;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
-/** What a node's roles count into: its registry, its tool-call meters and its relay lag. */
+/** What a node's roles count into: its registry, its tool-call meters, its relay lag and its events consumers' lag. */
 public final class NodeMeters {
 
   private final MeterRegistry registry;
   private final ToolCallMeters toolCalls;
   private final RelayLag relayLag;
+  private final EventsLag eventsLag;
 
   NodeMeters(MeterRegistry registry) {
     this.registry = registry;
     this.toolCalls = new ToolCallMeters(registry);
     this.relayLag = new RelayLag(registry);
+    this.eventsLag = new EventsLag(registry);
   }
 
   public MeterRegistry registry() {
@@ -21,6 +23,11 @@ public final class NodeMeters {
 
   public ToolCallMeters toolCalls() {
     return toolCalls;
+  }
+
+  /** Fed by the events service of each node with the query role. */
+  public EventsLag eventsLag() {
+    return eventsLag;
   }
 
   /** Fed by the role that publishes the changelog. */

@@ -49,6 +49,15 @@ public final class ConsumerStore {
     return "tidemark." + database + "." + KeyRing.sha256Hex(owner).substring(0, 16) + "." + name;
   }
 
+  /** The share group of every consumer of this database. */
+  public Future<List<String>> groups() {
+    return pool.query("SELECT group_id FROM tidemark.event_consumer").execute().map(rows -> {
+      List<String> out = new java.util.ArrayList<>();
+      rows.forEach(r -> out.add(r.getString(0)));
+      return out;
+    });
+  }
+
   public Future<Optional<Consumer>> find(String owner, String name) {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM tidemark.event_consumer WHERE owner = $1 AND name = $2")
         .execute(Tuple.of(owner, name))

@@ -1,0 +1,63 @@
+package dev.tidemark.query.events.impl;
+
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.contract.ToolRequest;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.Map;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
+import org.apache.kafka.common.TopicPartition;
+
+/** events_status: the share group's position and lag from the broker, leases from the cluster map, counters and dead letters from PostgreSQL. */
+public final class StatusReport {
+
+  private final GroupAdmin admin;
+  private final Consumers consumers;
+  private final DeadLetters deadLetters;
+  private final ConsumerStore store;
+  private final SharePool pool;
+
+  public StatusReport(GroupAdmin admin, Consumers consumers, DeadLetters deadLetters, ConsumerStore store, SharePool pool) {
+    this.admin = admin;
+    this.consumers = consumers;
+    this.deadLetters = deadLetters;
+    this.store = store;
+    this.pool = pool;
+  }
+
+  public Future<ToolReply> status(ToolRequest request) {
+    String name = request.arguments().getString("consumer");
+    return consumers.existing(request.caller(), name).compose(c -> admin.partitions().compose(tps -> {
+      Future<Map<TopicPartition, SharePartitionOffsetInfo>> positions = admin.kafka(admin.client().listShareGroupOffsets(
+          Map.of(c.group(), new ListShareGroupOffsetsSpec().topicPartitions(tps))).partitionsToOffsetInfo(c.group()))
+          .otherwise(err -> Map.of());  // a group that never read has no position yet
+      Future<Map<TopicPartition, Long>> earliest = admin.offsets(tps, OffsetSpec.earliest());
+      Future<long[]> dead = deadLetters.copy(c).compose(x -> store.deadLetterCounts(c.group()));
+      Future<Integer> leased = pool.leasedInCluster(c.group());
+      return Future.all(positions, earliest, dead, leased).map(x -> {
+        JsonArray position = new JsonArray();
+        long lag = 0;
+        long missed = 0;
+        for (TopicPartition tp : tps) {
+          SharePartitionOffsetInfo info = positions.result() == null ? null : positions.result().get(tp);
+          if (info == null) {
+            continue;  // this consumer never read the partition yet
+          }
+          position.add(new JsonObject().put("partition", tp.partition()).put("offset", info.startOffset()));
+          lag += info.lag().orElse(0L);
+          missed += Math.max(0, earliest.result().getOrDefault(tp, 0L) - info.startOffset());
+        }
+        long pending = Math.max(0, lag - leased.result());
+        JsonObject out = new JsonObject().put("consumer", name).put("tables", new JsonArray(c.tables()))
+            .put("lease_seconds", c.leaseSeconds()).put("created_at", c.createdAt().toString()).put("position", position)
+            .put("leased", leased.result()).put("pending", pending).put("delivered", c.delivered()).put("redelivered", c.redelivered())
+            .put("dead_lettered", dead.result()[0]).put("redriven", dead.result()[1]).put("lag", lag).put("missed", missed);
+        return ToolReply.ok("events_status: " + name + ", " + leased.result() + " leased, " + pending + " pending, "
+            + dead.result()[0] + " dead-lettered" + (missed > 0 ? ", " + missed + " missed" : ""), out);
+      });
+    }));
+  }
+}
