@@ -17,20 +17,23 @@ public final class EventsLag {
 
   private final MeterRegistry registry;
   private final Map<String, AtomicLong> byGroup = new ConcurrentHashMap<>();
+  /** The groups each database's probe reported last: a node serving several databases has one probe per database. */
+  private final Map<String, Set<String>> groupsOf = new ConcurrentHashMap<>();
 
   EventsLag(MeterRegistry registry) {
     this.registry = registry;
   }
 
-  /** The last measure of each consumer; a group no longer measured loses its gauge. */
-  public void report(Map<String, Long> lagByGroup) {
+  /** The last measure of each consumer of {@code database}; a group of it no longer measured loses its gauge. */
+  public void report(String database, Map<String, Long> lagByGroup) {
     lagByGroup.forEach((group, lag) -> byGroup.computeIfAbsent(group, g -> {
       AtomicLong value = new AtomicLong();
       Gauge.builder(Meters.EVENTS_CONSUMER_LAG, value, AtomicLong::get).tag("group", g)
           .description("Changes of the changelog topic an events consumer has not finished yet").register(registry);
       return value;
     }).set(Math.max(0, lag)));
-    for (String gone : Set.copyOf(byGroup.keySet())) {
+    Set<String> before = groupsOf.put(database, Set.copyOf(lagByGroup.keySet()));
+    for (String gone : before == null ? Set.<String>of() : before) {
       if (!lagByGroup.containsKey(gone)) {
         byGroup.remove(gone);
         registry.find(Meters.EVENTS_CONSUMER_LAG).tag("group", gone).meters().forEach(registry::remove);

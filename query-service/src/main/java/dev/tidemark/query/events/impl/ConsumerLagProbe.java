@@ -52,7 +52,7 @@ public final class ConsumerLagProbe {
     measuring = true;
     return store.groups()
         .compose(groups -> groups.isEmpty() ? Future.succeededFuture(Map.<String, Long>of()) : lags(groups))
-        .onSuccess(lags -> Meters.of(vertx).eventsLag().report(lags))
+        .onSuccess(lags -> Meters.of(vertx).eventsLag().report(store.database(), lags))
         .onFailure(err -> LOG.debug("cannot measure the events consumers' lag: {}", err.getMessage()))
         .onComplete(ar -> measuring = false);
   }

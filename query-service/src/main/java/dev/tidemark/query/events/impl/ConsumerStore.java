@@ -36,6 +36,10 @@ public final class ConsumerStore {
   private final Pool pool;
   private final String database;
 
+  public String database() {
+    return database;
+  }
+
   public ConsumerStore(Pool pool, String database) {
     this.pool = pool;
     this.database = database;
