@@ -67,6 +67,8 @@ class EventsLoadClusterIT {
     }
 
     Map<Integer, AtomicInteger> acked = new ConcurrentHashMap<>();
+    // acks sent to node A whose answer never came because A stopped: applied or not, nobody can tell
+    Set<Integer> unanswered = ConcurrentHashMap.newKeySet();
     AtomicInteger nacks = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
     AtomicBoolean done = new AtomicBoolean();
@@ -75,7 +77,7 @@ class EventsLoadClusterIT {
     List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
     for (int w = 0; w < WORKERS; w++) {
       boolean startsOnA = w % 2 == 0;
-      workers.add(pool.submit(() -> work(startsOnA ? urlA : urlB, urlB, args, acked, nacks, refused, done, aStopped)));
+      workers.add(pool.submit(() -> work(startsOnA ? urlA : urlB, urlB, args, acked, unanswered, nacks, refused, done, aStopped)));
     }
     for (int batch = 0; batch < CHANGES / 100; batch++) {
       int from = batch * 100 + 1;
@@ -87,7 +89,17 @@ class EventsLoadClusterIT {
     nodes[0] = null;
     Set<Integer> expected = IntStream.rangeClosed(1, CHANGES).boxed().collect(Collectors.toSet());
     try {
-      ChangelogFixtures.await("every change acknowledged", Duration.ofSeconds(180), () -> acked.keySet().containsAll(expected));
+      ChangelogFixtures.await("every change acknowledged", Duration.ofSeconds(180), () -> finished(acked, unanswered).containsAll(expected));
+    } catch (AssertionError timedOut) {
+      Set<Integer> missing = new java.util.TreeSet<>(expected);
+      missing.removeAll(finished(acked, unanswered));
+      try (McpHttpClient c = new McpHttpClient(urlB, TestNodes.READ_WRITE_TOKEN)) {
+        c.initialize();
+        System.err.println("events load: " + missing.size() + " never acknowledged, the first " + missing.stream().limit(20).toList()
+            + "; nacks " + nacks.get() + ", refused " + refused.get() + "; status "
+            + c.callTool("events_status", new JsonObject().put("consumer", "load")).getJsonObject("structuredContent"));
+      }
+      throw timedOut;
     } finally {
       done.set(true);
       pool.shutdown();
@@ -96,15 +108,24 @@ class EventsLoadClusterIT {
     for (java.util.concurrent.Future<?> f : workers) {
       f.get();
     }
-    assertEquals(expected, acked.keySet(), "every change acknowledged at least once, and nothing else");
+    assertEquals(expected, finished(acked, unanswered), "every change acknowledged at least once, and nothing else");
+    assertTrue(unanswered.size() <= WORKERS, "at most one unanswered ack per worker, when node A stopped: " + unanswered);
     int duplicates = acked.values().stream().mapToInt(n -> n.get() - 1).sum();
     System.out.printf("events load: %d changes, %d workers on 2 nodes, %d nacks, %d acks refused (lapsed or handed back),"
-        + " %d acknowledged more than once%n", CHANGES, WORKERS, nacks.get(), refused.get(), duplicates);
+        + " %d acks unanswered as node A stopped, %d acknowledged more than once%n", CHANGES, WORKERS, nacks.get(), refused.get(),
+        unanswered.size(), duplicates);
+  }
+
+  /** The changes acknowledged, with those whose ack to the stopping node A was never answered. */
+  private static Set<Integer> finished(Map<Integer, AtomicInteger> acked, Set<Integer> unanswered) {
+    Set<Integer> all = new java.util.HashSet<>(acked.keySet());
+    all.addAll(unanswered);
+    return all;
   }
 
   /** One worker: leases, nacks one event in ten, acks the rest; moves to node B once A stopped. */
-  private static void work(String url, String fallback, JsonObject args, Map<Integer, AtomicInteger> acked, AtomicInteger nacks,
-      AtomicInteger refused, AtomicBoolean done, AtomicBoolean aStopped) {
+  private static void work(String url, String fallback, JsonObject args, Map<Integer, AtomicInteger> acked, Set<Integer> unanswered,
+      AtomicInteger nacks, AtomicInteger refused, AtomicBoolean done, AtomicBoolean aStopped) {
     McpHttpClient client = connect(url);
     boolean moved = url.equals(fallback);
     while (!done.get()) {
@@ -122,9 +143,21 @@ class EventsLoadClusterIT {
         for (Object o : s.getJsonArray("events")) {
           JsonObject e = (JsonObject) o;
           boolean nack = ThreadLocalRandom.current().nextInt(10) == 0;
-          JsonObject r = client.callTool(nack ? "events_nack" : "events_ack", EventsIT.ackArgs("load", e));
+          JsonObject r;
+          try {
+            r = client.callTool(nack ? "events_nack" : "events_ack", EventsIT.ackArgs("load", e));
+          } catch (RuntimeException | AssertionError lost) {
+            if (!nack && !moved) {
+              // node A stopped under this ack: it may have been applied with its answer lost, so
+              // the event may never come again, and rightly so
+              unanswered.add(EventsIT.keyOf(e));
+            }
+            throw lost;
+          }
           if (r.getValue("isError") != null) {
             refused.incrementAndGet();
+            System.err.println("events load: " + (nack ? "nack" : "ack") + " of change " + EventsIT.keyOf(e) + " refused: "
+                + r.getJsonObject("structuredContent").getJsonObject("error").getString("code"));
           } else if (nack) {
             nacks.incrementAndGet();
           } else {

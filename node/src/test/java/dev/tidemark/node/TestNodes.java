@@ -167,6 +167,17 @@ final class TestNodes {
   static <T> T await(java.util.concurrent.CompletableFuture<T> future) {
     try {
       return future.get(90, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      // what a start or stop that never ended was waiting on
+      StringBuilder dump = new StringBuilder("threads when a node's start or stop ran past 90 s:\n");
+      Thread.getAllStackTraces().forEach((t, frames) -> {
+        dump.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
+        for (StackTraceElement f : frames) {
+          dump.append("    at ").append(f).append('\n');
+        }
+      });
+      System.err.println(dump);
+      throw new IllegalStateException(e);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

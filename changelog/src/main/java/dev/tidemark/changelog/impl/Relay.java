@@ -9,7 +9,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
@@ -21,6 +20,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -100,9 +103,12 @@ public final class Relay {
   /**
    * One thread of the relay's own for the producer: send() may block (metadata, a full buffer),
    * and on the shared worker pool the relay's turn waited behind every other blocking task of the
-   * node (cluster-map calls of the gateway), seconds under load.
+   * node (cluster-map calls of the gateway), seconds under load. A plain executor, not a Vert.x
+   * worker executor: a task handed to a closed worker executor in order is rejected inside the
+   * context's queue of ordered tasks, which then never runs the context's next blocking task (the
+   * node's stop waited on one forever); here a late task fails its own future and nothing else.
    */
-  private final WorkerExecutor sender;
+  private final ExecutorService sender;
 
   private PgConnection conn;
   /** The key ring, read when a session starts and again every {@link #KEYS_REFRESH_MS}: it signs the records' cursors. */
@@ -147,7 +153,11 @@ public final class Relay {
     this.config = config;
     this.producers = producers;
     this.topic = topic;
-    this.sender = vertx.createSharedWorkerExecutor("tidemark-relay-" + topic, 1);
+    this.sender = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "tidemark-relay-" + topic);
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** The slot reader's tenure started: publish what it stores. */
@@ -190,7 +200,7 @@ public final class Relay {
 
   public Future<Void> stop() {
     stopped = true;
-    return release().compose(x -> sender.close());
+    return release().onComplete(x -> sender.shutdown());
   }
 
   private Future<Void> readKeys(PgConnection c) {
@@ -285,7 +295,7 @@ public final class Relay {
    */
   private Future<Boolean> handOver(long mine, RowSet<Row> rows) {
     Promise<ChangePosition> acked = Promise.promise();
-    return sender.executeBlocking(() -> send(toRecords(rows), acked), true)
+    return onSender(() -> send(toRecords(rows), acked))
         .map(last -> {
           if (outlived(mine)) {
             return false;  // a hand-over that outlived its tenure: the next one starts from stored progress
@@ -423,14 +433,32 @@ public final class Relay {
     PgConnection c = conn;
     conn = null;
     // after every send of the tenure (the sender's tasks run in order), before the next tenure's first
-    Future<Void> producerClosed = sender.executeBlocking(() -> {
+    Future<Void> producerClosed = onSender(() -> {
       if (producer != null) {
         producer.close(Duration.ZERO);
         producer = null;
       }
       return null;
-    }, true).<Void>mapEmpty().otherwiseEmpty();
+    }).<Void>mapEmpty().otherwiseEmpty();
     return c == null ? producerClosed : Future.join(c.close(), producerClosed).<Void>mapEmpty().otherwiseEmpty();
+  }
+
+  /** Runs {@code work} on the sender's thread, after every task handed to it before; completes on the relay's context. */
+  private <T> Future<T> onSender(Callable<T> work) {
+    Promise<T> promise = Promise.promise();
+    try {
+      sender.execute(() -> {
+        try {
+          T value = work.call();
+          context.runOnContext(v -> promise.complete(value));
+        } catch (Throwable e) {
+          context.runOnContext(v -> promise.fail(e));
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      return Future.failedFuture(new IllegalStateException("the relay stopped"));
+    }
+    return promise.future();
   }
 
   static String describe(Throwable err) {

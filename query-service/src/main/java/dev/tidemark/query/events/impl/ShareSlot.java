@@ -54,6 +54,8 @@ public final class ShareSlot {
   private final ExecutorService thread;
   private final KafkaShareConsumer<String, String> consumer;
   private volatile boolean closed;
+  /** True while a poll waits: only then may close() wake the client (see {@link #close}). */
+  private volatile boolean polling;
   public boolean busy;
   /** When it last finished a call or a lease, for closing share consumers nobody uses. */
   public long idleSinceMs = System.currentTimeMillis();
@@ -102,6 +104,7 @@ public final class ShareSlot {
     return run(() -> {
       long deadline = System.nanoTime() + waitMs * 1_000_000L;
       List<ConsumerRecord<String, String>> kept = new ArrayList<>();
+      polling = true;
       try {
         do {
           long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
@@ -120,6 +123,8 @@ public final class ShareSlot {
         } while (kept.isEmpty() && !closed && System.nanoTime() < deadline);
       } catch (WakeupException e) {
         // closed while it waited: close() releases whatever it took
+      } finally {
+        polling = false;
       }
       return kept;
     });
@@ -153,7 +158,12 @@ public final class ShareSlot {
       return Future.succeededFuture();
     }
     closed = true;
-    consumer.wakeup();
+    // a wake-up would also break an acknowledgement's commit that is under way, whose records
+    // close() then commits anyway: its caller would hear of a failure for an acknowledgement that
+    // was applied. So only a waiting poll is woken; anything else finishes before the close runs.
+    if (polling) {
+      consumer.wakeup();
+    }
     Future<Void> done = run(() -> {
       try {
         consumer.close(Duration.ofSeconds(5));
