@@ -61,9 +61,10 @@ public final class TidemarkNode {
   private final OpsVerticle ops;
   private final OpenTelemetrySdk traces;
   private final NodeDrain drain;
+  private final NodeDeployments deployed;
 
   private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayVerticle gateway, OpsVerticle ops,
-      OpenTelemetrySdk traces, NodeDrain drain) {
+      OpenTelemetrySdk traces, NodeDrain drain, NodeDeployments deployed) {
     this.config = config;
     this.cluster = cluster;
     this.info = info;
@@ -71,6 +72,7 @@ public final class TidemarkNode {
     this.ops = ops;
     this.traces = traces;
     this.drain = drain;
+    this.deployed = deployed;
   }
 
   public static Future<TidemarkNode> start(TidemarkConfig config) {
@@ -99,6 +101,7 @@ public final class TidemarkNode {
       HealthChecks live = HealthChecks.create(vertx).register("event-loop", p -> p.complete(Status.OK()));
       HealthChecks ready = HealthChecks.create(vertx)
           .register("cluster", CHECK_TIMEOUT_MILLIS, ClusterHealthCheck.createProcedure(vertx));
+      NodeDeployments deployed = new NodeDeployments(vertx);
       List<Future<String>> deployments = new ArrayList<>();
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       Pool defaultPool = null;
@@ -106,7 +109,7 @@ public final class TidemarkNode {
       for (String database : config.databaseNames()) {
         Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
         defaultPool = defaultPool == null ? pool : defaultPool;
-        deployDatabase(vertx, info, config.forDatabase(database), pool, ready, deployments, drains);
+        deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
@@ -117,18 +120,18 @@ public final class TidemarkNode {
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
         gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
         drains.add(gateway::drain);
-        deployments.add(vertx.deployVerticle(gateway));
+        deployments.add(deployed.deploy(gateway, null));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready, metrics);
       AtomicInteger loop = new AtomicInteger();
-      deployments.add(vertx.deployVerticle(() -> new EventLoopProbe(loop.getAndIncrement()),
-          new DeploymentOptions().setInstances(ClusterSetup.eventLoops(config.cluster()))));
+      deployments.add(deployed.deploy(() -> new EventLoopProbe(loop.getAndIncrement()),
+          new DeploymentOptions().setInstances(ClusterSetup.eventLoops(config.cluster())), "EventLoopProbe"));
       GatewayVerticle gw = gateway;
       return Future.all(deployments)
-          .compose(x -> vertx.deployVerticle(ops))
+          .compose(x -> deployed.deploy(ops, null))
           .map(x -> {
             LOG.info("node {} runs {} (cluster of {})", nodeId, roles, cluster.size());
-            return new TidemarkNode(config, cluster, info, gw, ops, traces, new NodeDrain(nodeId, ready, drains));
+            return new TidemarkNode(config, cluster, info, gw, ops, traces, new NodeDrain(nodeId, ready, drains), deployed);
           })
           .recover(err -> vertx.close().eventually(() -> NodeTraces.shutdown(traces)).transform(x -> Future.failedFuture(err)));
     });
@@ -138,9 +141,10 @@ public final class TidemarkNode {
    * The verticles of one database that this node's roles run, deployed with {@code config}, that
    * database's view; readiness checks of a database other than the default carry its name.
    */
-  private static void deployDatabase(Vertx vertx, NodeInfo info, TidemarkConfig config, Pool pool, HealthChecks ready,
+  private static void deployDatabase(Vertx vertx, NodeDeployments deployed, NodeInfo info, TidemarkConfig config, Pool pool, HealthChecks ready,
       List<Future<String>> deployments, List<java.util.function.LongFunction<Future<Integer>>> drains) {
     Set<Role> roles = config.roles();
+    String db = config.database().name();
     String suffix = config.database().name().equals(config.defaultDatabase().name()) ? "" : "-" + config.database().name();
     if (pool != null) {
       // try*: a check past its timeout was already answered as down, and its late result is dropped
@@ -151,14 +155,14 @@ public final class TidemarkNode {
     if (roles.contains(Role.QUERY)) {
       QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
       drains.add(query::drain);
-      deployments.add(vertx.deployVerticle(query));
+      deployments.add(deployed.deploy(query, db));
       // the events tools run where reads do: an event is shown as the caller, as changes_since shows it
-      deployments.add(vertx.deployVerticle(new dev.tidemark.query.events.EventsVerticle(info, config, pool)));
+      deployments.add(deployed.deploy(new dev.tidemark.query.events.EventsVerticle(info, config, pool), db));
     }
     if (roles.contains(Role.COMMAND)) {
       CommandVerticle command = new CommandVerticle(info, config, pool);
       drains.add(command::drain);
-      deployments.add(vertx.deployVerticle(command));
+      deployments.add(deployed.deploy(command, db));
     }
     if (roles.contains(Role.CHANGELOG)) {
       TopicVerticle topic = new TopicVerticle(info, config);
@@ -171,9 +175,9 @@ public final class TidemarkNode {
           : Status.KO(relay.lag().toJson().put("max_slot_lag_bytes", config.changelog().maxSlotLagBytes())
               .put("error", "the replication slot is missing, lost, or holds back more WAL than changelog.max-slot-lag-bytes"))));
       // the topic first, so that the relay's first records find it; capture before the relay reads
-      deployments.add(vertx.deployVerticle(topic)
-          .compose(x -> vertx.deployVerticle(new CaptureVerticle(config, pool)))
-          .compose(x -> vertx.deployVerticle(relay)));
+      deployments.add(deployed.deploy(topic, db)
+          .compose(x -> deployed.deploy(new CaptureVerticle(config, pool), db))
+          .compose(x -> deployed.deploy(relay, db)));
       if (suffix.isEmpty()) {
         // the node's relay gauges carry no database label: they measure the default database's relay
         RelayLagProbe.start(vertx, pool, relay::relayActive, Meters.of(vertx).relayLag());
@@ -182,7 +186,7 @@ public final class TidemarkNode {
     if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {
       // once per node and database: a gateway hears of every change to notify the subscribers it holds,
       // and the query role hears of every schema change to drop the table shapes it cached
-      deployments.add(vertx.deployVerticle(new FanOutVerticle(info, config)));
+      deployments.add(deployed.deploy(new FanOutVerticle(info, config), db));
     }
   }
 
@@ -243,6 +247,11 @@ public final class TidemarkNode {
 
   /** Stops every verticle, then leaves the cluster, then exports the spans still waiting. */
   public Future<Void> close() {
-    return cluster.vertx().close().eventually(() -> NodeTraces.shutdown(traces));
+    return deployed.stopAll().transform(x -> cluster.vertx().close()).eventually(() -> NodeTraces.shutdown(traces));
+  }
+
+  /** The verticles whose stop has not finished (while {@link #close()} runs), by name. */
+  public Set<String> stillStopping() {
+    return deployed.stillStopping();
   }
 }

@@ -136,7 +136,11 @@ final class TestNodes {
 
   static void stop(TidemarkNode node) {
     if (node != null) {
-      await(node.close().toCompletionStage().toCompletableFuture());
+      try {
+        await(node.close().toCompletionStage().toCompletableFuture());
+      } catch (IllegalStateException e) {
+        throw new IllegalStateException("node " + node.nodeId() + " did not stop; still stopping: " + node.stillStopping(), e);
+      }
     }
   }
 
@@ -170,12 +174,16 @@ final class TestNodes {
     } catch (java.util.concurrent.TimeoutException e) {
       // what a start or stop that never ended was waiting on
       StringBuilder dump = new StringBuilder("threads when a node's start or stop ran past 90 s:\n");
-      Thread.getAllStackTraces().forEach((t, frames) -> {
-        dump.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
-        for (StackTraceElement f : frames) {
-          dump.append("    at ").append(f).append('\n');
-        }
-      });
+      // threads in Tidemark's or Vert.x's code last, where the tail of a CI log shows them
+      Thread.getAllStackTraces().entrySet().stream()
+          .sorted(java.util.Comparator.comparing(t -> java.util.Arrays.stream(t.getValue())
+              .anyMatch(f -> f.getClassName().startsWith("dev.tidemark") || f.getClassName().startsWith("io.vertx"))))
+          .forEach(t -> {
+            dump.append('"').append(t.getKey().getName()).append("\" ").append(t.getKey().getState()).append('\n');
+            for (StackTraceElement f : t.getValue()) {
+              dump.append("    at ").append(f).append('\n');
+            }
+          });
       System.err.println(dump);
       throw new IllegalStateException(e);
     } catch (Exception e) {

@@ -5,6 +5,7 @@ import dev.tidemark.contract.KeyRing;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.TidemarkConfig.ChangelogConfig;
+import dev.tidemark.contract.OwnThread;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -20,10 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -108,7 +105,7 @@ public final class Relay {
    * context's queue of ordered tasks, which then never runs the context's next blocking task (the
    * node's stop waited on one forever); here a late task fails its own future and nothing else.
    */
-  private final ExecutorService sender;
+  private final OwnThread sender;
 
   private PgConnection conn;
   /** The key ring, read when a session starts and again every {@link #KEYS_REFRESH_MS}: it signs the records' cursors. */
@@ -153,11 +150,7 @@ public final class Relay {
     this.config = config;
     this.producers = producers;
     this.topic = topic;
-    this.sender = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "tidemark-relay-" + topic);
-      t.setDaemon(true);
-      return t;
-    });
+    this.sender = new OwnThread("tidemark-relay-" + topic, context, "the relay stopped");
   }
 
   /** The slot reader's tenure started: publish what it stores. */
@@ -295,7 +288,7 @@ public final class Relay {
    */
   private Future<Boolean> handOver(long mine, RowSet<Row> rows) {
     Promise<ChangePosition> acked = Promise.promise();
-    return onSender(() -> send(toRecords(rows), acked))
+    return sender.run(() -> send(toRecords(rows), acked))
         .map(last -> {
           if (outlived(mine)) {
             return false;  // a hand-over that outlived its tenure: the next one starts from stored progress
@@ -433,7 +426,7 @@ public final class Relay {
     PgConnection c = conn;
     conn = null;
     // after every send of the tenure (the sender's tasks run in order), before the next tenure's first
-    Future<Void> producerClosed = onSender(() -> {
+    Future<Void> producerClosed = sender.run(() -> {
       if (producer != null) {
         producer.close(Duration.ZERO);
         producer = null;
@@ -441,24 +434,6 @@ public final class Relay {
       return null;
     }).<Void>mapEmpty().otherwiseEmpty();
     return c == null ? producerClosed : Future.join(c.close(), producerClosed).<Void>mapEmpty().otherwiseEmpty();
-  }
-
-  /** Runs {@code work} on the sender's thread, after every task handed to it before; completes on the relay's context. */
-  private <T> Future<T> onSender(Callable<T> work) {
-    Promise<T> promise = Promise.promise();
-    try {
-      sender.execute(() -> {
-        try {
-          T value = work.call();
-          context.runOnContext(v -> promise.complete(value));
-        } catch (Throwable e) {
-          context.runOnContext(v -> promise.fail(e));
-        }
-      });
-    } catch (RejectedExecutionException e) {
-      return Future.failedFuture(new IllegalStateException("the relay stopped"));
-    }
-    return promise.future();
   }
 
   static String describe(Throwable err) {

@@ -8,6 +8,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.Counter;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -25,8 +27,13 @@ public final class RateLimit {
   private static final long COUNT_MASK = (1L << Addresses.RATE_COUNT_BITS) - 1;
   private static final int RESET_ATTEMPTS = 8;
 
+  /** Callers whose counters are kept at most: past it the map starts again, rather than grow with every caller ever seen. */
+  private static final int COUNTERS_KEPT = 10_000;
+
   private final Vertx vertx;
   private final CallLimits limits;
+  /** Each caller's cluster counter, looked up once: the lookup is a cluster round trip of its own. */
+  private final Map<String, Future<Counter>> counters = new ConcurrentHashMap<>();
   private final LongSupplier clock;
 
   public RateLimit(Vertx vertx, CallLimits limits) {
@@ -44,9 +51,24 @@ public final class RateLimit {
     if (!limits.rateLimited()) {
       return Future.succeededFuture();
     }
-    return vertx.sharedData().getCounter(Addresses.RATE_COUNTER_PREFIX + callerId)
+    return counter(callerId)
         .compose(counter -> count(counter, RESET_ATTEMPTS))
         .compose(verdict -> verdict.allowed() ? Future.succeededFuture() : refusal(verdict.window(), requestId).future());
+  }
+
+  private Future<Counter> counter(String callerId) {
+    Future<Counter> known = counters.get(callerId);
+    if (known != null) {
+      return known;
+    }
+    if (counters.size() >= COUNTERS_KEPT) {
+      counters.clear();
+    }
+    Future<Counter> looked = vertx.sharedData().getCounter(Addresses.RATE_COUNTER_PREFIX + callerId);
+    counters.put(callerId, looked);
+    // a failed lookup is not kept: the next call looks again
+    looked.onFailure(err -> counters.remove(callerId, looked));
+    return looked;
   }
 
   record Verdict(long window, boolean allowed) {}

@@ -67,7 +67,7 @@ public final class ConsumerLagProbe {
       for (String g : groups) {
         all = all.compose(x -> admin.kafka(result.partitionsToOffsetInfo(g))
             .map(infos -> {
-              out.put(g, total(infos));
+              out.put(g, GroupAdmin.lag(infos));
               return (Void) null;
             })
             // a group that never read has no position yet: it shows no gauge until it has one
@@ -75,13 +75,5 @@ public final class ConsumerLagProbe {
       }
       return all.map(x -> out);
     });
-  }
-
-  private static long total(Map<TopicPartition, SharePartitionOffsetInfo> infos) {
-    long lag = 0;
-    for (SharePartitionOffsetInfo info : infos.values()) {
-      lag += info == null ? 0 : info.lag().orElse(0L);
-    }
-    return lag;
   }
 }

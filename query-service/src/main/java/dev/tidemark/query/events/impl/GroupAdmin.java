@@ -23,6 +23,7 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
@@ -128,6 +129,15 @@ public final class GroupAdmin {
   }
 
   /** Closes the client on a worker: closing blocks. */
+  /** A share group's lag over the partitions reported: records not yet acknowledged, as the broker counts them. */
+  public static long lag(Map<TopicPartition, SharePartitionOffsetInfo> infos) {
+    long lag = 0;
+    for (SharePartitionOffsetInfo info : infos.values()) {
+      lag += info == null ? 0 : info.lag().orElse(0L);
+    }
+    return lag;
+  }
+
   public Future<Void> close() {
     return context.owner().executeBlocking(() -> {
       admin.close(Duration.ofSeconds(2));

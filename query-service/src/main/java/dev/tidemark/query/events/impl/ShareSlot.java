@@ -1,16 +1,13 @@
 package dev.tidemark.query.events.impl;
 
+import dev.tidemark.contract.OwnThread;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -51,7 +48,7 @@ public final class ShareSlot {
   public final String id;
   public final int maxRecords;
   private final Context context;
-  private final ExecutorService thread;
+  private final OwnThread thread;
   private final KafkaShareConsumer<String, String> consumer;
   private volatile boolean closed;
   /** True while a poll waits: only then may close() wake the client (see {@link #close}). */
@@ -69,11 +66,7 @@ public final class ShareSlot {
     this.id = id;
     this.maxRecords = maxRecords;
     this.context = context;
-    this.thread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "tidemark-events-" + id);
-      t.setDaemon(true);
-      return t;
-    });
+    this.thread = new OwnThread("tidemark-events-" + id, context, "the share consumer is closed");
     Map<String, Object> p = new java.util.HashMap<>(props);
     p.put("share.acknowledgement.mode", "explicit");
     // take exactly as many records as the caller may be handed: every record taken is locked
@@ -82,7 +75,7 @@ public final class ShareSlot {
     p.put("key.deserializer", StringDeserializer.class);
     p.put("value.deserializer", StringDeserializer.class);
     this.consumer = new KafkaShareConsumer<>(p);
-    run(() -> {
+    thread.run(() -> {
       consumer.subscribe(List.of(topic));
       return null;
     });
@@ -101,7 +94,7 @@ public final class ShareSlot {
    * skipped record is accepted (acknowledged, never delivered again) on the way.
    */
   public Future<List<ConsumerRecord<String, String>>> poll(long waitMs, Predicate<ConsumerRecord<String, String>> skip) {
-    return run(() -> {
+    return thread.run(() -> {
       long deadline = System.nanoTime() + waitMs * 1_000_000L;
       List<ConsumerRecord<String, String>> kept = new ArrayList<>();
       polling = true;
@@ -132,7 +125,7 @@ public final class ShareSlot {
 
   /** Acknowledges {@code records} as {@code type} and commits; what the broker refused, by partition. */
   public Future<List<KafkaException>> acknowledge(List<ConsumerRecord<String, String>> records, AcknowledgeType type) {
-    return run(() -> {
+    return thread.run(() -> {
       for (ConsumerRecord<String, String> r : records) {
         consumer.acknowledge(r, type);
       }
@@ -146,7 +139,7 @@ public final class ShareSlot {
 
   /** Acknowledges {@code records} as {@code type} without committing: the next commit or poll sends them. */
   public Future<Void> acknowledgeLater(List<ConsumerRecord<String, String>> records, AcknowledgeType type) {
-    return run(() -> {
+    return thread.run(() -> {
       records.forEach(r -> consumer.acknowledge(r, type));
       return null;
     });
@@ -164,7 +157,7 @@ public final class ShareSlot {
     if (polling) {
       consumer.wakeup();
     }
-    Future<Void> done = run(() -> {
+    Future<Void> done = thread.run(() -> {
       try {
         consumer.close(Duration.ofSeconds(5));
       } catch (RuntimeException e) {
@@ -174,22 +167,5 @@ public final class ShareSlot {
     });
     thread.shutdown();
     return done;
-  }
-
-  private <T> Future<T> run(Callable<T> work) {
-    Promise<T> promise = Promise.promise();
-    try {
-      thread.submit(() -> {
-        try {
-          T value = work.call();
-          context.runOnContext(v -> promise.complete(value));
-        } catch (Throwable e) {
-          context.runOnContext(v -> promise.fail(e));
-        }
-      });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      return Future.failedFuture(new IllegalStateException("the share consumer is closed"));
-    }
-    return promise.future();
   }
 }

@@ -39,7 +39,7 @@ public final class StatusReport {
       Future<Integer> leased = pool.leasedInCluster(c.group());
       return Future.all(positions, earliest, dead, leased).map(x -> {
         JsonArray position = new JsonArray();
-        long lag = 0;
+        long lag = positions.result() == null ? 0 : GroupAdmin.lag(positions.result());
         long missed = 0;
         for (TopicPartition tp : tps) {
           SharePartitionOffsetInfo info = positions.result() == null ? null : positions.result().get(tp);
@@ -47,7 +47,6 @@ public final class StatusReport {
             continue;  // this consumer never read the partition yet
           }
           position.add(new JsonObject().put("partition", tp.partition()).put("offset", info.startOffset()));
-          lag += info.lag().orElse(0L);
           missed += Math.max(0, earliest.result().getOrDefault(tp, 0L) - info.startOffset());
         }
         long pending = Math.max(0, lag - leased.result());

@@ -1,0 +1,76 @@
+package dev.tidemark.node;
+
+import io.vertx.core.Deployable;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The verticles a node deployed, by name, so that its stop can say which of them it is still
+ * waiting for: a stop that never ends is otherwise a future nobody completed, which no thread
+ * dump shows.
+ */
+final class NodeDeployments {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeDeployments.class);
+  /** How often a stop that is still waiting names what it waits for. */
+  static final long STOP_REPORT_MS = 15_000;
+
+  private final Vertx vertx;
+  private final Map<String, String> names = new ConcurrentHashMap<>();
+  private final Set<String> stopping = ConcurrentHashMap.newKeySet();
+
+  NodeDeployments(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  /** @param database the database it serves, or null for a part of the node as a whole */
+  Future<String> deploy(Deployable verticle, String database) {
+    return named(vertx.deployVerticle(verticle), verticle.getClass().getSimpleName(), database);
+  }
+
+  Future<String> deploy(Supplier<? extends Deployable> verticles, DeploymentOptions options, String name) {
+    return named(vertx.deployVerticle(verticles, options), name, null);
+  }
+
+  private Future<String> named(Future<String> deployed, String name, String database) {
+    return deployed.onSuccess(id -> names.put(id, database == null ? name : name + " of database " + database));
+  }
+
+  /**
+   * Stops every verticle, all at once as Vert.x's own close would, and logs every
+   * {@link #STOP_REPORT_MS} which of them have not finished. Completes when all have, whether or
+   * not each stop succeeded.
+   */
+  Future<Void> stopAll() {
+    List<Future<Void>> stops = new ArrayList<>();
+    names.forEach((id, name) -> {
+      stopping.add(name);
+      stops.add(vertx.undeploy(id)
+          .onFailure(err -> LOG.warn("{} did not stop cleanly: {}", name, err.toString()))
+          .eventually(() -> {
+            stopping.remove(name);
+            return Future.succeededFuture();
+          }));
+    });
+    long report = vertx.setPeriodic(STOP_REPORT_MS, t -> LOG.warn("the node's stop is still waiting for {}", stillStopping()));
+    return Future.join(stops).eventually(() -> {
+      vertx.cancelTimer(report);
+      return Future.succeededFuture();
+    }).mapEmpty();
+  }
+
+  /** The verticles whose stop has not finished, by name. */
+  Set<String> stillStopping() {
+    return new TreeSet<>(stopping);
+  }
+}
