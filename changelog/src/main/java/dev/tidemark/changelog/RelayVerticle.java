@@ -83,7 +83,8 @@ public final class RelayVerticle extends VerticleBase {
         })
         .map(checked -> {
           String topic = config.kafka().topicFor(config.database().name());
-          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), this::createProducer, topic, () -> reader.abort());
+          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), this::createProducer, topic,
+              2 * config.kafka().requestTimeoutMs(), MAX_RECORD_BYTES, () -> reader.abort());
           TidemarkConfig.DatabaseConfig db = config.database();
           reader = new SlotReader("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.dbname(), db.user(), db.password(),
               db.jdbcSslProperties(), slot,
@@ -162,7 +163,8 @@ public final class RelayVerticle extends VerticleBase {
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
     props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout);
-    props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) (timeout * 2));
+    // never give a batch up: the relay ends the attempt at its own deadline (Relay.handOver says why)
+    props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE);
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
     // the relay does not flush: a record goes out as soon as the connection has room, and records
     // handed over while five requests are in flight travel together; a batch of the relay (up

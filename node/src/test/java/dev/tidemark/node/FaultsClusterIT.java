@@ -57,9 +57,6 @@ import org.junit.jupiter.api.io.TempDir;
  * Each fault's cost to the clients is printed as the table docs/reliability.md quotes.
  */
 @ExtendWith(InfraExtension.class)
-@org.junit.jupiter.api.Disabled("Open bug, docs/reliability.md#open-a-topic-position-taken-twice: in the full run of 2026-12-01 17:31 two"
-    + " committed rows reached the topic under positions an earlier record already had, so a consumer that drops repeated"
-    + " positions never saw them. Run it with -Dit.test=FaultsClusterIT after removing this line while the bug is worked on.")
 class FaultsClusterIT {
 
   static final String DB = "faults_cluster_it";

@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * stored strictly in batch order and only once a batch and every batch before it were
  * acknowledged, so a relay killed mid-batch publishes again from the first change that was not
  * (never less): consumers drop positions they have already seen. The idempotent producer keeps
- * each attempt gapless and in order within a partition. Each tenure has a producer of its own,
+ * each attempt gapless and in order within a partition, on two conditions the relay sees to:
+ * nothing is sent after a record the producer refused, and no batch is let expire (see
+ * {@link #handOver} and {@link #send}). Each tenure has a producer of its own,
  * closed at once (its unsent records dropped) when the tenure ends: a producer kept across
  * tenures could deliver a failed tenure's later records once Kafka returned, after the earlier
  * ones had expired, and before the next tenure sent the earlier ones again, which a consumer
@@ -52,6 +55,8 @@ import org.slf4j.LoggerFactory;
 public final class Relay {
 
   private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
+  /** More than a record's framing in a batch (offsets, lengths, timestamps, headers): the producer's own bound is below it. */
+  private static final int RECORD_OVERHEAD_BYTES = 1024;
   /**
    * Batches handed to the producer and not yet acknowledged. Reading ahead hides a batch's
    * acknowledgement and progress update behind the next batch's read; the bound keeps memory and
@@ -94,6 +99,8 @@ public final class Relay {
   private final PgConnectOptions connectOptions;
   private final ChangelogConfig config;
   private final Supplier<Producer<String, String>> producers;
+  /** Set once a send of {@link #producer} failed: nothing more is sent with it. Made with it, on the sender's thread. */
+  private AtomicBoolean producerFailed;
   /** The current tenure's producer, made on first use; only the sender's thread touches it. */
   private Producer<String, String> producer;
   private final String topic;
@@ -132,6 +139,8 @@ public final class Relay {
   private volatile boolean active;
   private volatile long publishedCount;
   private final Runnable onFailure;
+  private final long ackTimeoutMs;
+  private final int maxRecordBytes;
   private boolean inTenure;
   private long tenures;
 
@@ -141,9 +150,16 @@ public final class Relay {
    * @param producers makes a tenure's producer (on the relay's own thread)
    * @param onFailure called when publishing failed: it ends the slot reader's tenure
    */
+  /**
+   * @param ackTimeoutMs how long a batch may wait for Kafka's acknowledgement before the attempt
+   *     ends: the relay's own deadline, since the producer is never let to give a batch up itself
+   * @param maxRecordBytes the largest record the producer and the topic accept
+   */
   public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Supplier<Producer<String, String>> producers,
-      String topic, Runnable onFailure) {
+      String topic, long ackTimeoutMs, int maxRecordBytes, Runnable onFailure) {
     this.onFailure = onFailure;
+    this.ackTimeoutMs = ackTimeoutMs;
+    this.maxRecordBytes = maxRecordBytes;
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
     this.connectOptions = connectOptions;
@@ -288,6 +304,13 @@ public final class Relay {
    */
   private Future<Boolean> handOver(long mine, RowSet<Row> rows) {
     Promise<ChangePosition> acked = Promise.promise();
+    // The producer retries a batch for as long as the attempt lasts and never gives one up on its
+    // own: one that did (its delivery timeout) bumps its epoch and sends the later batches, which
+    // leaves a gap in the partition that the next attempt's records, arriving after them, cannot fill
+    // for a consumer that drops positions it has passed. The relay's deadline ends the whole attempt instead.
+    long deadline = vertx.setTimer(ackTimeoutMs, t -> acked.tryFail(new java.util.concurrent.TimeoutException(
+        "Kafka did not acknowledge a batch within " + ackTimeoutMs + " ms")));
+    acked.future().onComplete(x -> vertx.cancelTimer(deadline));
     return sender.run(() -> send(toRecords(rows), acked))
         .map(last -> {
           if (outlived(mine)) {
@@ -327,23 +350,48 @@ public final class Relay {
   private ChangePosition send(List<ChangelogRecord> records, Promise<ChangePosition> acked) {
     ChangePosition last = records.get(records.size() - 1).position();
     AtomicInteger waiting = new AtomicInteger(records.size());
-    AtomicBoolean failed = new AtomicBoolean();
     if (producer == null) {
       producer = producers.get();
+      producerFailed = new AtomicBoolean();
     }
+    // per producer, not per batch: the next batch's sends may run before this one's failure is handled
+    AtomicBoolean failed = producerFailed;
     for (ChangelogRecord record : records) {
-      producer.send(new ProducerRecord<>(topic, record.kafkaKey(), record.toJson().encode()), (metadata, err) -> {
+      if (failed.get()) {
+        // A record the producer refused on this thread (no metadata within max.block.ms, as when
+        // the broker is coming back) was answered before send() returned and never got a sequence
+        // number, so the broker would take the records after it: a gap that the next attempt's copy,
+        // arriving after them, cannot fill. Nothing after a failed record is sent.
+        break;
+      }
+      String value = record.toJson().encode();
+      if (tooLarge(record.kafkaKey(), value)) {
+        // refused here, with nothing after it sent: the producer would refuse only this record and
+        // send the later ones, a gap in its partition (see handOver)
+        RecordTooLargeException err = new RecordTooLargeException("the change at " + record.position() + " makes a record larger than "
+            + maxRecordBytes + " bytes; publishing waits behind it until the row is smaller or the limit larger");
+        failed.set(true);
+        context.runOnContext(v -> acked.tryFail(err));
+        return last;
+      }
+      producer.send(new ProducerRecord<>(topic, record.kafkaKey(), value), (metadata, err) -> {
         // the producer's I/O thread calls back: hand the outcome to the relay's context
         if (err != null) {
-          if (failed.compareAndSet(false, true)) {
-            context.runOnContext(v -> acked.tryFail(err));
-          }
+          failed.set(true);
+          context.runOnContext(v -> acked.tryFail(err));
         } else if (waiting.decrementAndGet() == 0) {
           context.runOnContext(v -> acked.tryComplete(last));
         }
       });
     }
     return last;
+  }
+
+  /** Whether key and value, with room for the record's own framing, exceed what the producer sends. */
+  private boolean tooLarge(String key, String value) {
+    long upperBound = 3L * (key.length() + value.length()) + RECORD_OVERHEAD_BYTES;
+    return upperBound > maxRecordBytes && key.getBytes(StandardCharsets.UTF_8).length
+        + (long) value.getBytes(StandardCharsets.UTF_8).length + RECORD_OVERHEAD_BYTES > maxRecordBytes;
   }
 
   /** Stores the acknowledged position; one UPDATE at a time, the newest position each time. */
