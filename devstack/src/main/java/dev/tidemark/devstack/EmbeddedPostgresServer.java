@@ -27,8 +27,9 @@ import java.util.regex.Pattern;
  * is accepted with any password; {@link #password()} returns {@code "postgres"} so that clients which insist on a
  * password have one. The server only listens on 127.0.0.1, which is what keeps trust auth acceptable.
  *
- * <p>Settings favour speed over durability (fsync and synchronous_commit off) and enable logical decoding
- * ({@code wal_level=logical}) for the changelog.
+ * <p>Settings favour speed over durability (fsync and synchronous_commit off, the WAL flushed every 10 ms
+ * so that decoding still follows commits closely) and enable logical decoding ({@code wal_level=logical})
+ * for the changelog.
  */
 public final class EmbeddedPostgresServer implements AutoCloseable {
 
@@ -82,6 +83,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .setServerConfig("listen_addresses", HOST)
             .setServerConfig("fsync", "off")
             .setServerConfig("synchronous_commit", "off")
+            // with synchronous_commit off, a commit's WAL reaches logical decoding only when the WAL
+            // writer flushes it, every wal_writer_delay (200 ms by default): every change would reach
+            // the changelog, watches and events up to 200 ms late
+            .setServerConfig("wal_writer_delay", "10ms")
             .setServerConfig("full_page_writes", "off")
             .setServerConfig("wal_level", "logical")
             // one slot per served database (tests make a database per class), streamed by one sender each

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Not a test (its name matches no test pattern; bench/events.sh runs it): events delivered and
  * acknowledged per second by 1 and by 4 workers of one consumer, each worker a loop of
- * events_next (max 100) and events_ack over HTTP, draining changes committed before it starts;
+ * events_next (max 100, or -Dbench.max) and events_ack over HTTP, draining changes committed before it starts;
  * and the lease round trip (events_next that returns events, then its events_ack) p50 and p99.
  */
 @ExtendWith(InfraExtension.class)
@@ -70,7 +70,7 @@ class EventsBench {
   }
 
   private static JsonObject args(String consumer) {
-    return new JsonObject().put("consumer", consumer).put("tables", new JsonArray().add("bench_events")).put("max", 100);
+    return new JsonObject().put("consumer", consumer).put("tables", new JsonArray().add("bench_events")).put("max", Integer.getInteger("bench.max", 100));
   }
 
   private static void work(TidemarkNode node, String consumer, int changes, Set<String> acked, ConcurrentLinkedQueue<Long> rounds) {

@@ -27,6 +27,8 @@ public final class ArgumentValidator {
 
   private final Map<String, Validator> validators = new LinkedHashMap<>();
   private final Map<String, JsonObject> schemas = new LinkedHashMap<>();
+  /** Per tool, the argument pointers of arrays whose items must be unique, checked here (see {@link #withoutUniqueItems}). */
+  private final Map<String, List<String>> uniqueArrays = new LinkedHashMap<>();
 
   public static ArgumentValidator forTools(List<ToolDescriptor> tools) {
     Map<String, JsonObject> schemas = new LinkedHashMap<>();
@@ -37,9 +39,11 @@ public final class ArgumentValidator {
   /** @param inputSchemas tool name to its input schema */
   public ArgumentValidator(Map<String, JsonObject> inputSchemas) {
     inputSchemas.forEach((name, schema) -> {
+      List<String> unique = new java.util.ArrayList<>();
       // JsonSchema.of annotates the object it is given: hand it a copy, never the caller's own
-      validators.put(name, Validator.create(JsonSchema.of(schema.copy()), OPTIONS));
+      validators.put(name, Validator.create(JsonSchema.of(withoutUniqueItems(schema.copy(), "", unique)), OPTIONS));
       schemas.put(name, schema);
+      uniqueArrays.put(name, unique);
     });
   }
 
@@ -53,6 +57,11 @@ public final class ArgumentValidator {
       return faults.add(new JsonObject().put("pointer", tooDeep).put("expected", "values nested at most " + MAX_DEPTH + " levels deep"));
     }
     OutputUnit result = validators.get(tool).validate(arguments);
+    for (String pointer : uniqueArrays.get(tool)) {
+      if (resolve(arguments, pointer) instanceof JsonArray array && repeats(array)) {
+        faults.add(new JsonObject().put("pointer", pointer).put("expected", "items that are all different (an item repeats)"));
+      }
+    }
     // PostgreSQL's text cannot hold U+0000, and the wire protocol ends a statement at it: a NUL
     // is the caller's mistake to fix, refused here before any service sees it
     nulFaults(arguments, "", faults);
@@ -86,6 +95,40 @@ public final class ArgumentValidator {
           + fault.getString("expected"));
     }
     return String.join(" ", parts.stream().map(p -> p.endsWith(".") ? p : p + ".").toList());
+  }
+
+  /**
+   * Takes {@code uniqueItems} off every array of strings reached through {@code properties} alone,
+   * noting its argument pointer: the validator compares every pair of items, wrapping each value
+   * again for each comparison, which made an events_ack of 500 ids cost more than the rest of the
+   * call; {@link #repeats} does it in one pass. Arrays deeper in (under items or a $ref) keep it.
+   */
+  private static JsonObject withoutUniqueItems(JsonObject schema, String pointer, List<String> noted) {
+    // arrays of strings only, where Java's equality is JSON's (1 and 1.0 are one number to JSON, not to Java)
+    if (Boolean.TRUE.equals(schema.getValue("uniqueItems")) && "array".equals(schema.getValue("type"))
+        && schema.getValue("items") instanceof JsonObject items && "string".equals(items.getValue("type"))) {
+      schema.remove("uniqueItems");
+      noted.add(pointer);
+    }
+    if (schema.getValue("properties") instanceof JsonObject props) {
+      for (String name : props.fieldNames()) {
+        if (props.getValue(name) instanceof JsonObject sub) {
+          withoutUniqueItems(sub, pointer + "/" + escape(name), noted);
+        }
+      }
+    }
+    return schema;
+  }
+
+  /** Whether two items of {@code array} are equal, as JSON values. */
+  private static boolean repeats(JsonArray array) {
+    java.util.Set<Object> seen = new java.util.HashSet<>();
+    for (int i = 0; i < array.size(); i++) {
+      if (!seen.add(array.getValue(i))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** How deep arrays and objects may nest in a tool's arguments. */

@@ -88,4 +88,20 @@ class ArgumentValidatorTest {
     assertTrue(validator.faults("query", new JsonObject().put("sql", "SELECT '\\u0000'")).isEmpty(),
         "the six characters \\u0000 written out are text like any other");
   }
+
+  @Test
+  void aRepeatedItemOfAnArrayThatMustHoldDifferentItemsIsOneFaultAtTheArray() {
+    JsonObject args = new JsonObject().put("consumer", "c").put("lease_token", "t");
+    JsonArray ids = new JsonArray();
+    for (int i = 0; i < 500; i++) {
+      ids.add("e" + i);
+    }
+    assertTrue(validator.faults("events_ack", args.copy().put("event_ids", ids)).isEmpty(), "500 different ids fit");
+    JsonArray faults = validator.faults("events_ack", args.copy().put("event_ids", ids.copy().set(499, "e7")));
+    assertEquals(1, faults.size(), faults.encode());
+    assertEquals("/event_ids", faults.getJsonObject(0).getString("pointer"));
+    assertTrue(faults.getJsonObject(0).getString("expected").contains("all different"), faults.encode());
+    JsonArray both = validator.faults("events_ack", args.copy().put("event_ids", new JsonArray().add("a").add("a")).put("extra", 1));
+    assertEquals(2, both.size(), "the repeat and the unknown argument: " + both.encode());
+  }
 }
