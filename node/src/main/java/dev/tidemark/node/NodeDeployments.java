@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import io.vertx.core.Context;
 import io.vertx.core.Deployable;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,26 +26,61 @@ final class NodeDeployments {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDeployments.class);
   /** How often a stop that is still waiting names what it waits for. */
   static final long STOP_REPORT_MS = 15_000;
+  /** How long one part's stop may take before the node's stop goes on without it. */
+  static final long STOP_LIMIT_MS = 30_000;
 
   private final Vertx vertx;
   private final Map<String, String> names = new ConcurrentHashMap<>();
   private final Set<String> stopping = ConcurrentHashMap.newKeySet();
 
+  private final long stopLimitMs;
+
   NodeDeployments(Vertx vertx) {
+    this(vertx, STOP_LIMIT_MS);
+  }
+
+  NodeDeployments(Vertx vertx, long stopLimitMs) {
     this.vertx = vertx;
+    this.stopLimitMs = stopLimitMs;
   }
 
   /** @param database the database it serves, or null for a part of the node as a whole */
   Future<String> deploy(Deployable verticle, String database) {
-    return named(vertx.deployVerticle(verticle), verticle.getClass().getSimpleName(), database);
+    String name = database == null ? verticle.getClass().getSimpleName() : verticle.getClass().getSimpleName() + " of database " + database;
+    return named(vertx.deployVerticle(bounded(verticle, name)), name);
   }
 
   Future<String> deploy(Supplier<? extends Deployable> verticles, DeploymentOptions options, String name) {
-    return named(vertx.deployVerticle(verticles, options), name, null);
+    return named(vertx.deployVerticle(() -> bounded(verticles.get(), name), options), name);
   }
 
-  private Future<String> named(Future<String> deployed, String name, String database) {
-    return deployed.onSuccess(id -> names.put(id, database == null ? name : name + " of database " + database));
+  private Future<String> named(Future<String> deployed, String name) {
+    return deployed.onSuccess(id -> names.put(id, name));
+  }
+
+  /**
+   * {@code verticle}, whose stop may take at most {@link #STOP_LIMIT_MS} (or what a test sets): past it the node's stop
+   * goes on without it, with an error naming it, so that a part that never finishes stopping
+   * cannot keep the process from ending or its node from leaving the cluster.
+   */
+  private Deployable bounded(Deployable verticle, String name) {
+    return new Deployable() {
+      @Override
+      public Future<?> deploy(Context context) throws Exception {
+        return verticle.deploy(context);
+      }
+
+      @Override
+      public Future<?> undeploy(Context context) throws Exception {
+        return verticle.undeploy(context).timeout(stopLimitMs, TimeUnit.MILLISECONDS).recover(err -> {
+          if (err instanceof java.util.concurrent.TimeoutException) {
+            LOG.error("{} did not stop within {} ms; the node stops without waiting for it", name, stopLimitMs);
+            return Future.succeededFuture();
+          }
+          return Future.failedFuture(err);
+        });
+      }
+    };
   }
 
   /**

@@ -50,10 +50,14 @@ public final class ChangesSinceTool implements ReadTool {
    * is found by its name, so a record of a table dropped or renamed since is not shown.
    */
   private static final String RECORDS = page("""
-      (SELECT r.*, (r.position_json->>'commit')::bigint AS position, (r.position_json->>'change')::bigint AS id,
-              to_regclass(format('%I.%I', r.schema_name, r.table_name))::oid AS relid
-         FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, schema_name text,
-              table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text)) c
+      (WITH r AS (
+         SELECT r.*, (r.position_json->>'commit')::bigint AS position, (r.position_json->>'change')::bigint AS id
+           FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, schema_name text,
+                table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text)),
+       -- each table's name looked up once, not once per record
+       named AS (SELECT DISTINCT ON (schema_name, table_name) schema_name, table_name,
+                        to_regclass(format('%I.%I', schema_name, table_name))::oid AS relid FROM r)
+       SELECT r.*, named.relid FROM r JOIN named USING (schema_name, table_name)) c
         CROSS JOIN LATERAL (SELECT c.position, c.committed_at) k""");
 
   /**
