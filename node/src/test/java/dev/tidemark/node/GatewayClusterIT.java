@@ -89,6 +89,9 @@ class GatewayClusterIT {
       }
       // while no stream is open anywhere, two more changes commit
       sql(infra, "UPDATE products SET description = 'missed 1' WHERE id = 2");
+      // a resource's notifications are at least 50 ms apart, and changes within that share one
+      // (resources.md): the second change comes later than that, so that each has its own
+      Thread.sleep(300);
       sql(infra, "UPDATE products SET description = 'missed 2' WHERE id = 3");
       try (SseStream onB = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(b), streamHeaders(client, lastSeen), null)) {
         assertEquals(200, onB.status());
