@@ -149,8 +149,6 @@ public final class Relay {
    *
    * @param producers makes a tenure's producer (on the relay's own thread)
    * @param onFailure called when publishing failed: it ends the slot reader's tenure
-   */
-  /**
    * @param ackTimeoutMs how long a batch may wait for Kafka's acknowledgement before the attempt
    *     ends: the relay's own deadline, since the producer is never let to give a batch up itself
    * @param maxRecordBytes the largest record the producer and the topic accept
@@ -383,6 +381,10 @@ public final class Relay {
           context.runOnContext(v -> acked.tryComplete(last));
         }
       });
+    }
+    if (failed.get()) {
+      // some records of this batch were never sent: it fails too, whichever send failed first
+      context.runOnContext(v -> acked.tryFail(new IllegalStateException("a send of this attempt failed; the next attempt sends again")));
     }
     return last;
   }

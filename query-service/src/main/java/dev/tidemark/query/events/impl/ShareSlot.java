@@ -47,7 +47,6 @@ public final class ShareSlot {
 
   public final String id;
   public final int maxRecords;
-  private final Context context;
   private final OwnThread thread;
   private final KafkaShareConsumer<String, String> consumer;
   private volatile boolean closed;
@@ -65,7 +64,6 @@ public final class ShareSlot {
   public ShareSlot(String id, Context context, Map<String, Object> props, String topic, int maxRecords) {
     this.id = id;
     this.maxRecords = maxRecords;
-    this.context = context;
     this.thread = new OwnThread("tidemark-events-" + id, context, "the share consumer is closed");
     Map<String, Object> p = new java.util.HashMap<>(props);
     p.put("share.acknowledgement.mode", "explicit");
