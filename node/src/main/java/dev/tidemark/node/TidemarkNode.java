@@ -145,7 +145,7 @@ public final class TidemarkNode {
       List<Future<String>> deployments, List<java.util.function.LongFunction<Future<Integer>>> drains) {
     Set<Role> roles = config.roles();
     String db = config.database().name();
-    String suffix = config.database().name().equals(config.defaultDatabase().name()) ? "" : "-" + config.database().name();
+    String suffix = db.equals(config.defaultDatabase().name()) ? "" : "-" + db;
     if (pool != null) {
       // try*: a check past its timeout was already answered as down, and its late result is dropped
       ready.register("postgres" + suffix, CHECK_TIMEOUT_MILLIS, p -> pool.query("SELECT 1").execute()

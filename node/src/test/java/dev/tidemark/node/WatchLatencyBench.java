@@ -72,7 +72,9 @@ class WatchLatencyBench {
       try (Connection c = ChangelogFixtures.jdbc(infra, DB); var st = c.prepareStatement("INSERT INTO public.bench_watch VALUES (?, 0)")) {
         // PostgreSQL's default, which the embedded server turns off: each commit flushes its WAL,
         // so decoding sees it at once, as it does on a production database
-        c.createStatement().execute("SET synchronous_commit = on");
+        try (var set = c.createStatement()) {
+          set.execute("SET synchronous_commit = on");
+        }
         long interval = 1_000_000_000L / rate;
         long next = System.nanoTime();
         for (int i = 0; i < n; i++) {

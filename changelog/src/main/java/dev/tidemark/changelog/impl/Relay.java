@@ -21,8 +21,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -99,8 +99,8 @@ public final class Relay {
   private final PgConnectOptions connectOptions;
   private final ChangelogConfig config;
   private final Supplier<Producer<String, String>> producers;
-  /** Set once a send of {@link #producer} failed: nothing more is sent with it. Made with it, on the sender's thread. */
-  private AtomicBoolean producerFailed;
+  /** The first failure of a send of {@link #producer}: nothing more is sent with it once set. Made with it, on the sender's thread. */
+  private AtomicReference<Throwable> producerFailed;
   /** The current tenure's producer, made on first use; only the sender's thread touches it. */
   private Producer<String, String> producer;
   private final String topic;
@@ -350,12 +350,12 @@ public final class Relay {
     AtomicInteger waiting = new AtomicInteger(records.size());
     if (producer == null) {
       producer = producers.get();
-      producerFailed = new AtomicBoolean();
+      producerFailed = new AtomicReference<>();
     }
     // per producer, not per batch: the next batch's sends may run before this one's failure is handled
-    AtomicBoolean failed = producerFailed;
+    AtomicReference<Throwable> failed = producerFailed;
     for (ChangelogRecord record : records) {
-      if (failed.get()) {
+      if (failed.get() != null) {
         // A record the producer refused on this thread (no metadata within max.block.ms, as when
         // the broker is coming back) was answered before send() returned and never got a sequence
         // number, so the broker would take the records after it: a gap that the next attempt's copy,
@@ -364,27 +364,27 @@ public final class Relay {
       }
       String value = record.toJson().encode();
       if (tooLarge(record.kafkaKey(), value)) {
-        // refused here, with nothing after it sent: the producer would refuse only this record and
-        // send the later ones, a gap in its partition (see handOver)
+        // refused here rather than by the producer's own check, so that the error names the change
         RecordTooLargeException err = new RecordTooLargeException("the change at " + record.position() + " makes a record larger than "
             + maxRecordBytes + " bytes; publishing waits behind it until the row is smaller or the limit larger");
-        failed.set(true);
+        failed.compareAndSet(null, err);
         context.runOnContext(v -> acked.tryFail(err));
         return last;
       }
       producer.send(new ProducerRecord<>(topic, record.kafkaKey(), value), (metadata, err) -> {
         // the producer's I/O thread calls back: hand the outcome to the relay's context
         if (err != null) {
-          failed.set(true);
+          failed.compareAndSet(null, err);
           context.runOnContext(v -> acked.tryFail(err));
         } else if (waiting.decrementAndGet() == 0) {
           context.runOnContext(v -> acked.tryComplete(last));
         }
       });
     }
-    if (failed.get()) {
-      // some records of this batch were never sent: it fails too, whichever send failed first
-      context.runOnContext(v -> acked.tryFail(new IllegalStateException("a send of this attempt failed; the next attempt sends again")));
+    Throwable first = failed.get();
+    if (first != null) {
+      // some records of this batch may never have been sent: it fails too, with the attempt's first error
+      context.runOnContext(v -> acked.tryFail(first));
     }
     return last;
   }

@@ -66,7 +66,7 @@ public final class ClusterSetup {
     hz.setProperty("hazelcast.local.localAddress", cluster.host());
     // leaving waits for the partitions it owns to reach the members that stay, at most this long
     // (Hazelcast's default is 10 minutes); their backups are already there, so little is at stake
-    hz.setProperty("hazelcast.graceful.shutdown.max.wait", "30");
+    hz.setProperty("hazelcast.graceful.shutdown.max.wait", "10");
     NetworkConfig net = hz.getNetworkConfig();
     net.setPort(cluster.port()).setPortAutoIncrement(true).setPortCount(20);
     net.getInterfaces().setEnabled(false);

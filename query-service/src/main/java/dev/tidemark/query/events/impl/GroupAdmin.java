@@ -128,7 +128,6 @@ public final class GroupAdmin {
     return promise.future();
   }
 
-  /** Closes the client on a worker: closing blocks. */
   /** A share group's lag over the partitions reported: records not yet acknowledged, as the broker counts them. */
   public static long lag(Map<TopicPartition, SharePartitionOffsetInfo> infos) {
     long lag = 0;
@@ -138,6 +137,7 @@ public final class GroupAdmin {
     return lag;
   }
 
+  /** Closes the client on a worker: closing blocks. */
   public Future<Void> close() {
     return context.owner().executeBlocking(() -> {
       admin.close(Duration.ofSeconds(2));
