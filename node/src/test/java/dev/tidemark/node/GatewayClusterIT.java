@@ -60,6 +60,25 @@ class GatewayClusterIT {
     return h;
   }
 
+  /**
+   * Runs {@code statement}, a change to products, and returns once its notification was sent, as
+   * a second subscriber on {@code node} hears it. A resource's notifications are at least 50 ms
+   * apart, and changes within that share one (resources.md): a change made after this has a
+   * notification of its own.
+   */
+  static void changeAndAwaitItsNotification(SharedInfra infra, TidemarkNode node, String statement) throws Exception {
+    try (McpHttpClient watcher = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
+      watcher.initialize();
+      assertEquals(new JsonObject(), watcher.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/products"))
+          .getJsonObject("result"));
+      try (SseStream heard = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(node), streamHeaders(watcher, null), null)) {
+        assertEquals(200, heard.status());
+        sql(infra, statement);
+        assertNotNull(heard.await("notifications/resources/updated", 15_000), "a second subscriber hears the change");
+      }
+    }
+  }
+
   static void sql(SharedInfra infra, String statement) throws Exception {
     try (Connection conn = TestNodes.jdbc(infra)) {
       conn.createStatement().execute(statement);
@@ -88,10 +107,7 @@ class GatewayClusterIT {
         a = null;
       }
       // while no stream is open anywhere, two more changes commit
-      sql(infra, "UPDATE products SET description = 'missed 1' WHERE id = 2");
-      // a resource's notifications are at least 50 ms apart, and changes within that share one
-      // (resources.md): the second change comes later than that, so that each has its own
-      Thread.sleep(300);
+      changeAndAwaitItsNotification(infra, b, "UPDATE products SET description = 'missed 1' WHERE id = 2");
       sql(infra, "UPDATE products SET description = 'missed 2' WHERE id = 3");
       try (SseStream onB = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(b), streamHeaders(client, lastSeen), null)) {
         assertEquals(200, onB.status());

@@ -3,10 +3,12 @@ package dev.tidemark.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.testsupport.Await;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -33,8 +35,9 @@ class NodeDeploymentsTest {
       deployed.deploy(new Stops(), null).await(10, TimeUnit.SECONDS);
       long began = System.nanoTime();
       Future<Void> stopped = deployed.stopAll();
-      Thread.sleep(300);
-      assertEquals(Set.of("NeverStops of database orders"), deployed.stillStopping(), "the part still stopping, by name");
+      Set<String> waitingFor = Set.of("NeverStops of database orders");
+      assertTrue(Await.until(() -> deployed.stillStopping().equals(waitingFor), Duration.ofSeconds(1)),
+          "the part still stopping, by name: " + deployed.stillStopping());
       stopped.await(10, TimeUnit.SECONDS);
       long tookMs = (System.nanoTime() - began) / 1_000_000;
       assertTrue(tookMs >= 1_400, "the stop waited for the part up to the limit: " + tookMs + " ms");

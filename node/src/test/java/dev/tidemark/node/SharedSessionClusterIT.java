@@ -131,10 +131,7 @@ class SharedSessionClusterIT {
         assertNotNull(first, "the subscriber on A hears a change");
         getSeen = first.getString("_event_id");
       }
-      GatewayClusterIT.sql(infra, "UPDATE products SET description = 'missed 1' WHERE id = 5");
-      // a resource's notifications are at least 50 ms apart, and changes within that share one
-      // (resources.md): the second change comes later than that, so that each has its own
-      Thread.sleep(300);
+      GatewayClusterIT.changeAndAwaitItsNotification(infra, b, "UPDATE products SET description = 'missed 1' WHERE id = 5");
       GatewayClusterIT.sql(infra, "UPDATE products SET description = 'missed 2' WHERE id = 6");
 
       // the GET stream resumed on B: the two missed notifications, and only GET-stream events
