@@ -91,6 +91,27 @@ class ModuleBoundariesTest {
     assertTrue(failures.isEmpty(), String.join("\n", failures));
   }
 
+  /**
+   * Reads and writes share one database layer (module {@code database}), so that both become the
+   * caller the same way; neither service reaches into the other, at its root or in its impl.
+   */
+  @Test
+  void neitherServiceUsesTheOther() {
+    List<String> failures = new ArrayList<>();
+    String[][] pairs = {{"query-service", "dev.tidemark.command.."}, {"command-service", "dev.tidemark.query.."}};
+    for (String[] pair : pairs) {
+      JavaClasses classes = new ClassFileImporter().importPaths(classFolders(pair[0]));
+      assertTrue(classes.size() > 10, "imported only " + classes.size() + " classes of " + pair[0]);
+      EvaluationResult result = noClasses().should().dependOnClassesThat(resideInAPackage(pair[1]))
+          .as("no class of module " + pair[0] + " uses " + pair[1] + " (what both need belongs in module database)")
+          .evaluate(classes);
+      if (result.hasViolation()) {
+        failures.add(result.getFailureReport().toString());
+      }
+    }
+    assertTrue(failures.isEmpty(), String.join("\n", failures));
+  }
+
   /** The modules of the root pom, as folder names. */
   private static List<String> modules() {
     try {

@@ -4,8 +4,9 @@ import dev.tidemark.command.impl.ChangeRunner;
 import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
-import dev.tidemark.query.CallerPools;
-import dev.tidemark.query.KeyRingSource;
+import dev.tidemark.database.CallerPools;
+import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.RunningStatements;
 import dev.tidemark.command.impl.TransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
 import dev.tidemark.contract.Addresses;
@@ -13,8 +14,8 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.query.ServiceDrain;
-import dev.tidemark.query.ToolMessages;
+import dev.tidemark.database.service.ServiceDrain;
+import dev.tidemark.database.service.ToolMessages;
 import dev.tidemark.contract.tracing.Traces;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -43,6 +44,7 @@ public final class CommandVerticle extends VerticleBase {
   private CallerPools callers;
   private ChangeRunner runner;
   private MessageConsumer<JsonObject> consumer;
+  private MessageConsumer<JsonObject> cancels;
   private final ServiceDrain running = new ServiceDrain();
   private long pruneTimer = -1;
 
@@ -65,7 +67,10 @@ public final class CommandVerticle extends VerticleBase {
           ToolCatalog.TRANSACTION, new TransactionTool()));
       pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       consumer = vertx.eventBus().consumer(Addresses.command(config.database().name()), this::onMessage);
-      return consumer.completion();
+      // a cancellation is published to every node of the database: the one that runs the call stops its statement
+      cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
+          msg -> RunningStatements.cancel(msg.body().getString("request_id", "")));
+      return Future.all(consumer.completion(), cancels.completion());
     });
   }
 
@@ -73,7 +78,8 @@ public final class CommandVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
     Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
-    return consumer == null ? closed : consumer.unregister().compose(x -> closed);
+    Future<?> unheard = cancels == null ? Future.succeededFuture() : cancels.unregister();
+    return consumer == null ? closed : Future.all(consumer.unregister(), unheard).compose(x -> closed);
   }
 
   private void prune() {

@@ -204,6 +204,29 @@ class TransportIT {
   }
 
   @Test
+  void notificationsCancelledStopsTheStatementOfAChangeToo() throws Exception {
+    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+      c.initialize();
+      // a change's plan runs its statement (and rolls it back), so the sleep runs on the command role's connection
+      JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "sleepy-change").put("method", "tools/call")
+          .put("params", new JsonObject().put("name", "execute").put("arguments", new JsonObject()
+                  .put("sql", "UPDATE customers SET name = name WHERE id = (SELECT 1 FROM pg_sleep(30))"))
+              .put("_meta", new JsonObject().put("progressToken", "sleepy-change-progress")));
+      try (SseStream stream = SseStream.open(HttpMethod.POST, url, legacyHeaders(c), call.toBuffer())) {
+        assertEquals(200, stream.status());
+        Await.until(() -> activeSleeps() == 1, java.time.Duration.ofSeconds(10));
+        long started = System.nanoTime();
+        Reply cancelled = c.post(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/cancelled")
+            .put("params", new JsonObject().put("requestId", "sleepy-change")));
+        assertEquals(202, cancelled.status());
+        long millis = millisUntilNoSleep(started);
+        assertTrue(millis >= 0 && millis < 1_000, "the change's backend is idle " + millis + " ms after the cancellation");
+        assertNull(stream.await("response", 2_000), "a cancelled request gets no response");
+      }
+    }
+  }
+
+  @Test
   void closingAModernResponseStreamCancelsItsRequest() throws Exception {
     JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", 9).put("method", "tools/call")
         .put("params", modernMeta(new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(30)"))

@@ -1,5 +1,10 @@
 package dev.tidemark.query;
 
+import dev.tidemark.database.CallerPools;
+import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.RunningStatements;
+import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.database.service.ServiceDrain;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
@@ -7,8 +12,8 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.query.impl.CatalogCache;
-import dev.tidemark.query.impl.ParamTypeCache;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.ParamTypeCache;
 import dev.tidemark.query.impl.CursorCodec;
 import dev.tidemark.query.impl.DescribeTableTool;
 import dev.tidemark.query.impl.ExplainTool;
@@ -91,7 +96,7 @@ public final class QueryVerticle extends VerticleBase {
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
           msg -> {
             waits.cancel(msg.body().getString("request_id", ""));
-            dev.tidemark.query.impl.RunningStatements.cancel(msg.body().getString("request_id", ""));
+            RunningStatements.cancel(msg.body().getString("request_id", ""));
           });
       // the node's fan-out (deployed with the query role) publishes every schema change from the changelog here
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {

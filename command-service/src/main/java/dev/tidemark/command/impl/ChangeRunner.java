@@ -1,5 +1,7 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.RunningStatements;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
@@ -8,10 +10,9 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.CommandConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.KeyRing;
-import dev.tidemark.query.CallerPools;
-import dev.tidemark.query.CallerPools.CallerDb;
-import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.ValueFaults;
+import dev.tidemark.database.CallerPools;
+import dev.tidemark.database.CallerPools.CallerDb;
+import dev.tidemark.database.ValueFaults;
 import dev.tidemark.command.Canonical;
 import dev.tidemark.command.PlanCodec;
 import io.vertx.core.Future;
@@ -108,7 +109,7 @@ public final class ChangeRunner {
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, conn -> asCaller(conn, db, request)
+    return inTransaction(db, request, conn -> asCaller(conn, db, request)
         .compose(v -> counted(conn))
         .compose(before -> tool.applyReturning(conn, request.arguments()).compose(applied -> captured(conn, db, request, applied, before)))
         .map(captured -> new Result<>(captured, false)))
@@ -160,7 +161,7 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          return inTransaction(db, conn -> asCaller(conn, db, request)
+          return inTransaction(db, request, conn -> asCaller(conn, db, request)
               .compose(v -> counted(conn))
               .compose(before -> tool.applyReturning(conn, args).compose(applied -> captured(conn, db, request, applied, before)))
               .compose(captured -> {
@@ -255,10 +256,12 @@ public final class ChangeRunner {
   /**
    * Runs {@code work} in a transaction on a connection of the caller's role that is committed only
    * when the work says so, and rolled back otherwise (always for a plan); then resets the session,
-   * as the read tools do, so that nothing a statement set outlives the call.
+   * as the read tools do, so that nothing a statement set outlives the call. A cancellation of the
+   * call stops its statement (see {@link RunningStatements}); the transaction then rolls back, and
+   * a commit that PostgreSQL had already made is replayed from its idempotency key.
    */
-  private <T> Future<T> inTransaction(CallerDb db, Function<SqlConnection, Future<Result<T>>> work) {
-    return db.pool().withConnection(conn -> conn.begin().compose(tx -> work.apply(conn)
+  private <T> Future<T> inTransaction(CallerDb db, ToolRequest request, Function<SqlConnection, Future<Result<T>>> work) {
+    return db.pool().withConnection(conn -> conn.begin().compose(tx -> RunningStatements.running(request.requestId(), conn, work.apply(conn))
             .compose(result -> finish(tx, result.commit()).map(v -> {
                   if (result.commit()) {
                     CrashPoint.afterCommit();
@@ -266,7 +269,7 @@ public final class ChangeRunner {
                   return result.value();
                 }),
                 err -> tx.rollback().otherwiseEmpty().compose(v -> Future.<T>failedFuture(err))))
-        .eventually(() -> ReadTool.resetSession(conn)));
+        .eventually(() -> CallerSessions.resetSession(conn)));
   }
 
   private static Future<Void> finish(Transaction tx, boolean commit) {
@@ -279,7 +282,7 @@ public final class ChangeRunner {
    * decoding never sees a rolled-back plan, so a plan (and a commit, for its check) reads what its
    * own transaction did from the rows those triggers write.
    */
-  static final String SETUP = ReadTool.SETUP + ", set_config('tidemark.plan', 'on', true)";
+  static final String SETUP = CallerSessions.SETUP + ", set_config('tidemark.plan', 'on', true)";
 
   /** The statement timeout, the caller's signed identity, the call's trace context and the plan triggers, for this transaction only. */
   private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
@@ -291,7 +294,7 @@ public final class ChangeRunner {
       // a failed future, not a throw: the transaction's rollback hangs on it
       return Future.failedFuture(e);
     }
-    return conn.preparedQuery(SETUP).execute(ReadTool.setupValues(timeout, identity, request)).mapEmpty();
+    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(timeout, identity, request)).mapEmpty();
   }
 
   /**

@@ -1,6 +1,6 @@
 package dev.tidemark.command.impl;
 
-import dev.tidemark.query.RowImages;
+import dev.tidemark.database.RowImages;
 import dev.tidemark.command.Canonical;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;

@@ -1,7 +1,7 @@
 package dev.tidemark.command.impl;
 
-import dev.tidemark.query.PgJson;
-import dev.tidemark.query.ReadTool;
+import dev.tidemark.database.SqlErrors;
+import dev.tidemark.database.PgJson;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -62,6 +62,6 @@ public final class ExecuteTool implements ChangeTool {
     return WriteGuard.check(conn, sql, params, sqlArgument)
         .compose(checked -> checked.statement().query().execute(checked.params())
             .map(rows -> new Executed(rows, checked.topLevelWrite())))
-        .recover(err -> Future.failedFuture(ReadTool.argumentError(err, valueArgument)));
+        .recover(err -> Future.failedFuture(SqlErrors.argumentError(err, valueArgument)));
   }
 }

@@ -1,14 +1,13 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.SqlText;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.FilterCompiler;
-import dev.tidemark.query.PgJson;
-import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.SqlParams;
-import dev.tidemark.query.ValueFaults;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.FilterCompiler;
+import dev.tidemark.database.SqlParams;
+import dev.tidemark.database.ValueFaults;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,7 +21,7 @@ final class Sql {
   private Sql() {}
 
   static String ident(String name) {
-    return ReadTool.quoteIdent(name);
+    return SqlText.quoteIdent(name);
   }
 
   /** A value for {@code column}: NULL, or its text form bound as a parameter and cast to the column's type. */

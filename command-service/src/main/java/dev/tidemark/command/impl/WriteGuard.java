@@ -2,17 +2,15 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.FunctionGuard;
-import dev.tidemark.query.PgParams;
-import dev.tidemark.query.TableCatalog;
+import dev.tidemark.database.FunctionGuard;
+import dev.tidemark.database.PgParams;
+import dev.tidemark.database.StatementGuard;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.PreparedStatement;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -40,10 +38,6 @@ public final class WriteGuard {
   /** A statement that passed: the prepared statement, its bound values, and whether its top plan node writes (so its row count is rows changed). */
   public record Checked(PreparedStatement statement, Tuple params, boolean topLevelWrite) {}
 
-  private static final String PARAM_TYPES_SQL = """
-      SELECT parameter_types::text[] AS types FROM pg_prepared_statements
-       WHERE NOT from_sql AND statement = $1::text ORDER BY prepare_time DESC LIMIT 1""";
-
   private static final Pattern COMMENTS = Pattern.compile("(?s)\\A(\\s+|--[^\\n]*(\\n|\\z)|/\\*.*?\\*/)*");
   private static final List<String> TRANSACTION_CONTROL = List.of(
       "begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare transaction");
@@ -54,52 +48,29 @@ public final class WriteGuard {
   public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String argument) {
     java.util.concurrent.atomic.AtomicReference<JsonObject> planOf = new java.util.concurrent.atomic.AtomicReference<>();
     return conn.prepare(sql)
-        .recover(err -> Future.failedFuture(severalStatements(err)
+        .recover(err -> Future.failedFuture(StatementGuard.severalStatements(err)
             ? refuse(argument, "Send exactly one statement in " + argument + "; use the transaction tool for several.")
             : err))
-        .compose(ps -> conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
+        .compose(ps -> conn.preparedQuery(StatementGuard.PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
           String[] types = rows.size() == 0 ? new String[0] : rows.iterator().next().getArrayOfStrings("types");
           Tuple tuple = PgParams.bind(types == null ? new String[0] : types, params);
-          return conn.preparedQuery("EXPLAIN (FORMAT JSON, VERBOSE) " + sql).execute(tuple)
-              .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
+          return conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(tuple)
+              .recover(err -> Future.failedFuture(StatementGuard.notPlannable(err)
                   ? notAChange(sql, argument)
                   : err))
               .map(plans -> {
                 JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan");
                 planOf.set(plan);
-                List<String> nodes = new ArrayList<>();
-                List<String> relations = new ArrayList<>();
-                walk(plan, nodes, relations);
-                if (!nodes.contains("ModifyTable")) {
+                StatementGuard.Shape shape = StatementGuard.shape(plan);
+                if (!shape.writes()) {
                   throw refuse(argument, "The statement in " + argument + " changes no table: only INSERT, UPDATE, DELETE or MERGE (also"
                       + " inside a WITH) may run here. Use query to read.");
                 }
-                for (String relation : relations) {
-                  if (relation.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
-                    throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
-                        new JsonObject().put("argument", argument));
-                  }
-                }
+                shape.refuseOwnTables(argument);
                 return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")));
               })
               .compose(checked -> FunctionGuard.check(conn, planOf.get(), ErrorCode.INVALID_ARGUMENTS, argument).map(checked));
         }));
-  }
-
-  static void walk(JsonObject node, List<String> nodes, List<String> relations) {
-    if (node == null) {
-      return;
-    }
-    nodes.add(node.getString("Node Type"));
-    if (node.getString("Relation Name") != null) {
-      relations.add(node.getString("Schema", "") + "." + node.getString("Relation Name"));
-    }
-    JsonArray children = node.getJsonArray("Plans");
-    if (children != null) {
-      for (Object child : children) {
-        walk((JsonObject) child, nodes, relations);
-      }
-    }
   }
 
   /** Called only for a statement PostgreSQL refused to plan: see the class comment. */
@@ -121,10 +92,6 @@ public final class WriteGuard {
       }
     }
     return rest.startsWith("commit prepared") || rest.startsWith("rollback prepared");
-  }
-
-  static boolean severalStatements(Throwable err) {
-    return err instanceof PgException pg && "42601".equals(pg.getSqlState()) && "exec_parse_message".equals(pg.getRoutine());
   }
 
   static ToolException refuse(String argument, String message) {

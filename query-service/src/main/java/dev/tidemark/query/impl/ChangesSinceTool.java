@@ -1,6 +1,8 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.SqlText;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
@@ -9,7 +11,7 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.RowImages;
+import dev.tidemark.database.RowImages;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -240,7 +242,7 @@ public final class ChangesSinceTool implements ReadTool {
     if (rows.isEmpty()) {
       return Future.succeededFuture(List.of());
     }
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> RowImages.ofChanges(conn, rows));
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> RowImages.ofChanges(conn, rows));
   }
 
   /**
@@ -273,14 +275,14 @@ public final class ChangesSinceTool implements ReadTool {
     if (wantedByTable.isEmpty()) {
       return Future.succeededFuture(Set.of());
     }
-    Future<Set<Long>> read = ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
+    Future<Set<Long>> read = CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> {
       Future<Set<Long>> chain = Future.succeededFuture(new HashSet<>());
       for (Map.Entry<String, JsonArray> e : wantedByTable.entrySet()) {
         String[] columns = keyColumns.get(e.getKey());
         StringBuilder live = new StringBuilder();
         StringBuilder given = new StringBuilder();
         for (int i = 0; i < columns.length; i++) {
-          String col = ReadTool.quoteIdent(columns[i]);
+          String col = SqlText.quoteIdent(columns[i]);
           live.append(i == 0 ? "" : ", ").append("t.").append(col);
           given.append(i == 0 ? "" : ", ").append("r.").append(col);
         }

@@ -1,21 +1,21 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.TableCatalog;
+import dev.tidemark.database.TableCatalog;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -83,7 +83,7 @@ public final class DescribeTableTool implements ReadTool {
     } else {
       names.add(one);
     }
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> {
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> {
       Future<List<Table>> resolved = Future.succeededFuture(new ArrayList<>());
       for (int i = 0; i < names.size(); i++) {
         String name = names.get(i);

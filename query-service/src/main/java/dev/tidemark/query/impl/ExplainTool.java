@@ -1,6 +1,7 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
@@ -8,7 +9,6 @@ import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import java.util.List;
 
 /** {@code explain}: PostgreSQL's plan; with analyze, only for statements the read guard accepts, inside it. */
@@ -26,7 +26,7 @@ public final class ExplainTool implements ReadTool {
     String sql = args.getString("sql");
     JsonArray params = args.getJsonArray("params", new JsonArray());
     boolean analyze = args.getBoolean("analyze", false);
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
         conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
           Future<JsonObject> plan = !analyze
               ? Future.succeededFuture(checked.plan())

@@ -1,19 +1,20 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.SqlText;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.PgJson;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.PgJson;
 import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.SqlParams;
-import dev.tidemark.query.ValueFaults;
+import dev.tidemark.database.SqlParams;
+import dev.tidemark.database.ValueFaults;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,7 +48,7 @@ public final class GetRowTool implements ReadTool {
       String cap = params.add((long) Limits.MAX_RESULT_BYTES);
       List<Column> all = List.copyOf(table.columns().values());
       List<String> items = new ArrayList<>();
-      all.forEach(c -> items.add(SizeGuard.guard(c, ReadTool.quoteIdent(c.name())) + " AS " + ReadTool.quoteIdent(c.name())));
+      all.forEach(c -> items.add(SizeGuard.guard(c, SqlText.quoteIdent(c.name())) + " AS " + SqlText.quoteIdent(c.name())));
       items.add(SizeGuard.sizeItem());
       List<String> conditions = new ArrayList<>();
       for (int i = 0; i < pk.size(); i++) {
@@ -57,7 +58,7 @@ public final class GetRowTool implements ReadTool {
           throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "key value " + i + " must be a string, number or boolean.",
               new JsonObject().put("argument", "key"));
         }
-        conditions.add(ReadTool.quoteIdent(c.name()) + " = " + params.addScalar(v, c, "key", "/key" + (key.size() == 1 && !(request.arguments().getValue("key") instanceof JsonArray) ? "" : "/" + i)));
+        conditions.add(SqlText.quoteIdent(c.name()) + " = " + params.addScalar(v, c, "key", "/key" + (key.size() == 1 && !(request.arguments().getValue("key") instanceof JsonArray) ? "" : "/" + i)));
       }
       String sql = table.shapeTag() + "SELECT " + String.join(", ", items) + " FROM " + table.sql() + SizeGuard.lateral(all, cap) + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
       return catalog.read(db, request, table, tableArg, sql, params.tuple())

@@ -1,22 +1,23 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.SqlText;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.query.StalenessCheck;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.TableCatalog.Table;
-import dev.tidemark.query.FilterCompiler;
-import dev.tidemark.query.PgJson;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Table;
+import dev.tidemark.database.FilterCompiler;
+import dev.tidemark.database.PgJson;
 import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.SqlParams;
-import dev.tidemark.query.ValueFaults;
+import dev.tidemark.database.SqlParams;
+import dev.tidemark.database.ValueFaults;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,10 +76,10 @@ public final class ListRowsTool implements ReadTool {
           String cap = params.add((long) maxBytes);
           StringBuilder sql = new StringBuilder(table.shapeTag()).append("SELECT ");
           List<String> items = new ArrayList<>();
-          selected.forEach(c -> items.add(SizeGuard.guard(c, ReadTool.quoteIdent(c.name())) + " AS " + ReadTool.quoteIdent(c.name())));
+          selected.forEach(c -> items.add(SizeGuard.guard(c, SqlText.quoteIdent(c.name())) + " AS " + SqlText.quoteIdent(c.name())));
           for (int i = 0; i < keys.size(); i++) {
             Column k = keys.get(i).column();
-            items.add(SizeGuard.guard(k, ReadTool.quoteIdent(k.name()) + "::text") + " AS " + ReadTool.quoteIdent("_tidemark_k" + i));
+            items.add(SizeGuard.guard(k, SqlText.quoteIdent(k.name()) + "::text") + " AS " + SqlText.quoteIdent("_tidemark_k" + i));
           }
           items.add(SizeGuard.sizeItem());
           sql.append(String.join(", ", items)).append(" FROM ").append(table.sql()).append(SizeGuard.lateral(selected, cap))
@@ -93,7 +94,7 @@ public final class ListRowsTool implements ReadTool {
             List<String> order = new ArrayList<>();
             for (SortKey k : keys) {
               // qualified: a bare name in ORDER BY would mean the output column, NULL in a row over the budget
-              order.add(table.sql() + "." + ReadTool.quoteIdent(k.column().name()) + (k.descending() ? " DESC NULLS FIRST" : " ASC NULLS LAST"));
+              order.add(table.sql() + "." + SqlText.quoteIdent(k.column().name()) + (k.descending() ? " DESC NULLS FIRST" : " ASC NULLS LAST"));
             }
             sql.append(" ORDER BY ").append(String.join(", ", order));
           }
@@ -194,12 +195,12 @@ public final class ListRowsTool implements ReadTool {
   }
 
   private static String equal(SortKey k, String value, SqlParams params) {
-    String col = ReadTool.quoteIdent(k.column().name());
+    String col = SqlText.quoteIdent(k.column().name());
     return value == null ? col + " IS NULL" : col + " = " + params.add(value) + "::text::" + k.column().castType();
   }
 
   private static String strictlyAfter(SortKey k, String value, SqlParams params) {
-    String col = ReadTool.quoteIdent(k.column().name());
+    String col = SqlText.quoteIdent(k.column().name());
     if (k.descending()) {
       return value == null ? col + " IS NOT NULL" : col + " < " + params.add(value) + "::text::" + k.column().castType();
     }

@@ -1,6 +1,7 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -10,7 +11,6 @@ import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.List;
@@ -62,7 +62,7 @@ public final class ListTablesTool implements ReadTool {
       schemas = List.of(only);
     }
     String[] wanted = schemas.toArray(new String[0]);
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
             conn -> conn.preparedQuery(SQL).execute(Tuple.of(wanted)))
         .map(rows -> {
           JsonArray tables = new JsonArray();

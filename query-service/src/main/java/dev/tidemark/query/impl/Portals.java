@@ -1,6 +1,6 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.PgJson;
+import dev.tidemark.database.PgJson;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Row;

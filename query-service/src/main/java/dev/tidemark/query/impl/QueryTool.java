@@ -1,13 +1,15 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.ParamTypeCache;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.StalenessCheck;
-import dev.tidemark.query.PgJson;
+import dev.tidemark.database.PgJson;
 import dev.tidemark.query.ReadTool;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -16,8 +18,6 @@ import io.vertx.core.VertxException;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.sqlclient.Cursor;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.desc.ColumnDescriptor;
 import java.util.List;
 
@@ -98,7 +98,7 @@ public final class QueryTool implements ReadTool {
 
   private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, int maxBytes, String sqlFp,
       String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(),
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
         conn -> ReadGuard.check(conn, sql, params, knownTypes).compose(checked -> {
           paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());

@@ -2,9 +2,9 @@ package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.TableCatalog;
-import dev.tidemark.query.FunctionGuard;
-import dev.tidemark.query.PgParams;
+import dev.tidemark.database.StatementGuard;
+import dev.tidemark.database.FunctionGuard;
+import dev.tidemark.database.PgParams;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -14,9 +14,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -38,12 +35,6 @@ public final class ReadGuard {
 
   /** A statement that passed the guard: the prepared statement, its bound values, its plan and the tables it reads. */
   public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables, String[] types) {}
-
-  private static final String EXPLAIN = "EXPLAIN (FORMAT JSON, VERBOSE) ";
-
-  private static final String PARAM_TYPES_SQL = """
-      SELECT parameter_types::text[] AS types FROM pg_prepared_statements
-       WHERE NOT from_sql AND statement = $1::text ORDER BY prepare_time DESC LIMIT 1""";
 
   private ReadGuard() {}
 
@@ -71,7 +62,7 @@ public final class ReadGuard {
 
   private static Future<Checked> checkPlan(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
     Future<PreparedStatement> prepared = conn.prepare(sql)
-        .recover(err -> Future.failedFuture(severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
+        .recover(err -> Future.failedFuture(StatementGuard.severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
     if (knownTypes != null) {
       Tuple tuple;
       try {
@@ -80,7 +71,7 @@ public final class ReadGuard {
         return prepared.transform(x -> Future.failedFuture(e));
       }
       Future<?> savepoint = conn.query(SAVEPOINT).execute();
-      Future<RowSet<Row>> plans = conn.preparedQuery(EXPLAIN + sql).execute(tuple);
+      Future<RowSet<Row>> plans = conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(tuple);
       // report the first failure in the order sent: a later one only follows from it
       return Future.join(prepared, savepoint, plans)
           .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : plans)
@@ -88,7 +79,7 @@ public final class ReadGuard {
               planned.succeeded() ? Future.succeededFuture(planned.result()) : Future.failedFuture(planned.cause())));
     }
     // sent behind the Parse on the same connection, so PostgreSQL runs them after it
-    Future<RowSet<Row>> types = conn.preparedQuery(PARAM_TYPES_SQL).execute(Tuple.of(sql));
+    Future<RowSet<Row>> types = conn.preparedQuery(StatementGuard.PARAM_TYPES_SQL).execute(Tuple.of(sql));
     return Future.join(prepared, types)
         .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : types)
         .compose(rows -> {
@@ -96,7 +87,7 @@ public final class ReadGuard {
           String[] names = found == null ? new String[0] : found;
           Tuple tuple = PgParams.bind(names, params);
           Future<?> savepoint = conn.query(SAVEPOINT).execute();
-          Future<RowSet<Row>> plans = conn.preparedQuery(EXPLAIN + sql).execute(tuple);
+          Future<RowSet<Row>> plans = conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(tuple);
           return classify(conn, prepared.result(), tuple, names,
               Future.join(savepoint, plans).transform(ignored -> plans));
         });
@@ -132,52 +123,22 @@ public final class ReadGuard {
     return plans
         .recover(err -> prepared != null && err instanceof PgException pg && "42501".equals(pg.getSqlState())
             ? lockOrWrite(conn, prepared, tuple, err) : Future.failedFuture(err))
-        .recover(err -> Future.failedFuture(err instanceof PgException pg && "42601".equals(pg.getSqlState())
+        .recover(err -> Future.failedFuture(StatementGuard.notPlannable(err)
             ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
                 + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
             : err))
         .map(planRows -> {
           JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
-          Set<String> tables = new LinkedHashSet<>();
-          List<String> nodes = new ArrayList<>();
-          walk(plan.getJsonObject("Plan"), tables, nodes);
-          if (nodes.contains("ModifyTable")) {
+          StatementGuard.Shape shape = StatementGuard.shape(plan.getJsonObject("Plan"));
+          if (shape.writes()) {
             throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
           }
-          if (nodes.contains("LockRows")) {
+          if (shape.locks()) {
             throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. Use a change tool to write.");
           }
-          for (String table : tables) {
-            if (table.startsWith(TableCatalog.OWN_SCHEMA + ".")) {
-              throw new ToolException(ErrorCode.NOT_FOUND, "Tidemark's own tables are not served. " + ErrorCode.NOT_FOUND.hint(),
-                  new JsonObject().put("argument", "sql"));
-            }
-          }
-          return new Checked(prepared, tuple, plan, tables, types);
+          shape.refuseOwnTables("sql");
+          return new Checked(prepared, tuple, plan, shape.relations(), types);
         });
-  }
-
-  /** Relations the plan reads (schema.name) and every node type, depth first. */
-  static void walk(JsonObject node, Set<String> tables, List<String> nodes) {
-    if (node == null) {
-      return;
-    }
-    nodes.add(node.getString("Node Type"));
-    String relation = node.getString("Relation Name");
-    if (relation != null) {
-      tables.add(node.getString("Schema", "") + "." + relation);
-    }
-    JsonArray children = node.getJsonArray("Plans");
-    if (children != null) {
-      for (Object child : children) {
-        walk((JsonObject) child, tables, nodes);
-      }
-    }
-  }
-
-  /** The extended protocol's Parse refuses a string of several statements from exec_parse_message. */
-  static boolean severalStatements(Throwable err) {
-    return err instanceof PgException pg && "42601".equals(pg.getSqlState()) && "exec_parse_message".equals(pg.getRoutine());
   }
 
   static ToolException refuse(String message) {

@@ -1,7 +1,7 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.ReadTool;
+import dev.tidemark.database.SqlText;
+import dev.tidemark.database.TableCatalog.Column;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -50,7 +50,7 @@ final class SizeGuard {
     List<String> parts = new ArrayList<>();
     for (Column c : columns) {
       if (measured(c)) {
-        String col = ReadTool.quoteIdent(c.name());
+        String col = SqlText.quoteIdent(c.name());
         parts.add("COALESCE(octet_length(" + (LENGTH_KNOWN.contains(c.castType()) ? col : col + "::text") + "), 0)");
       }
     }

@@ -1,6 +1,7 @@
 package dev.tidemark.query.impl;
 
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
@@ -42,7 +43,7 @@ public final class StatusTool implements ReadTool {
 
   @Override
   public Future<ToolReply> run(CallerDb db, ToolRequest request) {
-    Future<String> role = ReadTool.readOnly(db, request, config.database().statementTimeoutMs(),
+    Future<String> role = CallerSessions.readOnly(db, request, config.database().statementTimeoutMs(),
         conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status

@@ -1,19 +1,23 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.SqlErrors;
+import dev.tidemark.database.SqlText;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.CallerPools.CallerDb;
-import dev.tidemark.query.FilterCompiler;
-import dev.tidemark.query.PgJson;
+import dev.tidemark.database.CallerPools.CallerDb;
+import dev.tidemark.database.FilterCompiler;
+import dev.tidemark.database.PgJson;
 import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.RowImages;
-import dev.tidemark.query.SqlParams;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.RowImages;
+import dev.tidemark.database.SqlParams;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.query.impl.WatchPatch.Change;
 import dev.tidemark.query.impl.WatchPatch.Cut;
 import dev.tidemark.query.impl.WatchPatch.Net;
@@ -213,7 +217,7 @@ public final class WatchTool implements ReadTool {
     }
     int asked = args.getInteger("limit", DEFAULT_LIMIT);
     return pool.query(START).execute().map(r -> r.iterator().next().getLong(0)).compose(start ->
-        ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn ->
+        CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn ->
             conn.preparedQuery(COLUMNS).execute(Tuple.of(table.oid())).compose(cols -> {
               Set<String> readable = new LinkedHashSet<>();
               boolean rls = false;
@@ -224,16 +228,16 @@ public final class WatchTool implements ReadTool {
                 }
               }
               if (readable.isEmpty()) {
-                return Future.failedFuture(dev.tidemark.query.TableCatalog.notFound(args.getString("table"), database.schemas()));
+                return Future.failedFuture(dev.tidemark.database.TableCatalog.notFound(args.getString("table"), database.schemas()));
               }
               List<String> watched = watched(table, args.getJsonArray("columns"), readable);
               int limit = rls ? Math.min(asked, RLS_MAX_ROWS) : asked;
               SqlParams params = new SqlParams();
               String where = FilterCompiler.compile(args.getJsonObject("where"), table, params);
               List<String> items = new ArrayList<>();
-              watched.forEach(c -> items.add(ReadTool.quoteIdent(c)));
+              watched.forEach(c -> items.add(SqlText.quoteIdent(c)));
               List<String> order = new ArrayList<>();
-              table.primaryKey().forEach(c -> order.add(ReadTool.quoteIdent(c)));
+              table.primaryKey().forEach(c -> order.add(SqlText.quoteIdent(c)));
               // one statement, one snapshot: the rows and the transactions it saw in progress
               String sql = table.shapeTag() + "SELECT t.*, s.tidemark_snapshot FROM (SELECT pg_current_snapshot()::text AS tidemark_snapshot) s"
                   + " LEFT JOIN LATERAL (SELECT " + String.join(", ", items) + " FROM " + table.sql() + " WHERE (" + where + ")"
@@ -257,7 +261,7 @@ public final class WatchTool implements ReadTool {
                 }
                 return new Snapshot(watched, out, unseen(snap), underRls);
               });
-            }).recover(err -> Future.failedFuture(ReadTool.argumentError(err, "where"))))
+            }).recover(err -> Future.failedFuture(SqlErrors.argumentError(err, "where"))))
         .compose(snap -> fences.horizon().map(horizon -> {
           List<String> keys = new ArrayList<>();
           for (Object o : snap.rows()) {
@@ -448,7 +452,7 @@ public final class WatchTool implements ReadTool {
   }
 
   private Future<ToolReply> checkpoint(CallerDb db, ToolRequest request, String shape, Watch w) {
-    return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> access(conn, w, request)).map(lost -> {
+    return CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> access(conn, w, request)).map(lost -> {
       if (lost != null) {
         return terminal(w, lost);
       }
@@ -501,7 +505,7 @@ public final class WatchTool implements ReadTool {
       if (table.oid() != w.oid()) {
         return Future.succeededFuture(terminal(w, "table_dropped"));
       }
-      return ReadTool.readOnly(db, request, database.statementTimeoutMs(), conn -> access(conn, w, request).compose(lost -> {
+      return CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> access(conn, w, request).compose(lost -> {
         if (lost != null) {
           return Future.succeededFuture(terminal(w, lost));
         }
@@ -609,16 +613,16 @@ public final class WatchTool implements ReadTool {
     List<String> keyNow = new ArrayList<>();
     List<String> keyLogged = new ArrayList<>();
     for (String k : table.primaryKey()) {
-      keyNow.add(ReadTool.quoteIdent(k));
-      keyLogged.add("tidemark_r." + ReadTool.quoteIdent(k));
+      keyNow.add(SqlText.quoteIdent(k));
+      keyLogged.add("tidemark_r." + SqlText.quoteIdent(k));
     }
     List<String> now = new ArrayList<>();
     List<String> logged = new ArrayList<>();
     for (String c : columns) {
-      now.add("tidemark_t." + ReadTool.quoteIdent(c));
-      logged.add("tidemark_r." + ReadTool.quoteIdent(c));
+      now.add("tidemark_t." + SqlText.quoteIdent(c));
+      logged.add("tidemark_r." + SqlText.quoteIdent(c));
     }
-    List<String> inner = columns.stream().map(ReadTool::quoteIdent).toList();
+    List<String> inner = columns.stream().map(SqlText::quoteIdent).toList();
     // inside the lateral subquery unqualified names are the table's, as the filter needs them
     String sql = "SELECT (tidemark_w.v->>'n')::int FROM jsonb_array_elements(" + array + "::text::jsonb) AS tidemark_w(v)"
         + " CROSS JOIN LATERAL jsonb_populate_record(NULL::" + table.sql() + ", tidemark_w.v->'image') AS tidemark_r"

@@ -3,7 +3,7 @@ package dev.tidemark.query.events.impl;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.KeyRingSource;
+import dev.tidemark.database.KeyRingSource;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 

@@ -8,7 +8,7 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.CallerPools;
+import dev.tidemark.database.CallerPools;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import dev.tidemark.query.impl.ChangesSinceTool;
 import io.vertx.core.Future;

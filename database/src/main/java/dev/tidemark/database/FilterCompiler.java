@@ -1,8 +1,8 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -100,7 +100,7 @@ public final class FilterCompiler {
       throw fault(pointer + "/op", "one of eq, ne, lt, lte, gt, gte, in, like, ilike, is_null");
     }
     Column column = table.column(name, "where");
-    String col = ReadTool.quoteIdent(column.name());
+    String col = SqlText.quoteIdent(column.name());
     Object value = f.getValue("value");
     switch (op) {
       case "is_null": {

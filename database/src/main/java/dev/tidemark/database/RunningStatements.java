@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.database;
 
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgConnection;
@@ -22,6 +22,12 @@ public final class RunningStatements {
 
   public static void finish(String requestId) {
     RUNNING.remove(requestId);
+  }
+
+  /** {@code work}, cancellable on {@code conn} by the call's request id until it completes. */
+  public static <T> Future<T> running(String requestId, SqlConnection conn, Future<T> work) {
+    start(requestId, conn);
+    return work.andThen(done -> RUNNING.remove(requestId, conn));
   }
 
   /**

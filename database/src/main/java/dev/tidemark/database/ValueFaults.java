@@ -1,12 +1,12 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.CallerPools.CallerDb;
-import dev.tidemark.query.SqlParams.Bound;
-import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.database.CallerPools.CallerDb;
+import dev.tidemark.database.SqlParams.Bound;
+import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Tuple;
@@ -35,10 +35,10 @@ public final class ValueFaults {
   public static Future<Throwable> blame(CallerDb db, ToolRequest request, long timeoutMs, Throwable err, SqlParams params,
       String fallback) {
     if (!(err instanceof PgException pg) || pg.getSqlState() == null || !pg.getSqlState().startsWith("22") || params.bound().isEmpty()) {
-      return Future.succeededFuture(ReadTool.argumentError(err, fallback));
+      return Future.succeededFuture(SqlErrors.argumentError(err, fallback));
     }
     List<Bound> candidates = params.bound().stream().limit(MAX_PROBES).toList();
-    return ReadTool.readOnly(db, request, timeoutMs, conn -> {
+    return CallerSessions.readOnly(db, request, timeoutMs, conn -> {
       // pipelined on one connection: once one fails the rest fail as aborted, so the first failure is the value at fault
       List<Future<?>> probes = new ArrayList<>();
       for (Bound b : candidates) {
@@ -55,9 +55,9 @@ public final class ValueFaults {
             break;
           }
         }
-        return Future.succeededFuture(ReadTool.argumentError(err, fallback));
+        return Future.succeededFuture(SqlErrors.argumentError(err, fallback));
       });
-    }).otherwise(ignored -> ReadTool.argumentError(err, fallback));
+    }).otherwise(ignored -> SqlErrors.argumentError(err, fallback));
   }
 
   /** A value of {@code bound}'s column that PostgreSQL refused with {@code sqlState}. */
@@ -82,7 +82,7 @@ public final class ValueFaults {
    */
   public static Throwable pending(Throwable err, SqlParams params, String fallback) {
     return err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")
-        ? new Pending(err, params, fallback) : ReadTool.argumentError(err, fallback);
+        ? new Pending(err, params, fallback) : SqlErrors.argumentError(err, fallback);
   }
 
   /** {@code err}, or for one made by {@link #pending}, the fault it blames. */

@@ -1,15 +1,13 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
-import dev.tidemark.query.CallerPools.CallerDb;
+import dev.tidemark.database.CallerPools.CallerDb;
 import io.vertx.sqlclient.Pool;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.query.ReadTool;
-import dev.tidemark.query.TableCatalog;
 import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
@@ -129,7 +127,7 @@ public final class CatalogCache {
   private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name,
       Function<SqlConnection, Future<S>> send, Function<S, Future<T>> then) {
     boolean plain = table.readRunsNoUserCode();
-    return ReadTool.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
+    return CallerSessions.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
       Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
       Future<S> sent = send.apply(conn);
       return readable.compose(r -> {

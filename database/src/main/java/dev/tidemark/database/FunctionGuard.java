@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;

@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database.service;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;

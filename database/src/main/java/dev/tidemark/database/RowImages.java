@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;

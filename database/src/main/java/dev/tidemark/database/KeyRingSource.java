@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
@@ -7,7 +7,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;

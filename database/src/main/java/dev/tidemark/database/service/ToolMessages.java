@@ -1,5 +1,6 @@
-package dev.tidemark.query;
+package dev.tidemark.database.service;
 
+import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
@@ -75,7 +76,7 @@ public final class ToolMessages {
     } catch (RuntimeException e) {
       reply = Future.failedFuture(e);
     }
-    return reply.recover(err -> Future.succeededFuture(ToolReply.failed(ReadTool.toToolException(err))))
+    return reply.recover(err -> Future.succeededFuture(ToolReply.failed(SqlErrors.toToolException(err))))
         .map(r -> {
           if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {
             log.warn("tool {} failed for request {}", request.tool(), request.requestId());

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.database;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,7 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * the node for as long as table shapes are ({@code database.catalog-cache-ms}) and dropped on a
  * schema change notice. Looking them up costs as much PostgreSQL time as the guard's EXPLAIN, and
  * knowing them lets the EXPLAIN go out with the Parse. Types that went stale only make the check
- * fail, and {@link QueryTool} then checks again with fresh ones, so a stale entry costs a retry,
+ * fail, and the query tool then checks again with fresh ones, so a stale entry costs a retry,
  * never a wrong answer: the statement itself still runs with the types PostgreSQL gives it.
  */
 public final class ParamTypeCache {
@@ -26,12 +26,12 @@ public final class ParamTypeCache {
   }
 
   /** The types last seen for {@code sql}, or null. */
-  String[] get(String sql) {
+  public String[] get(String sql) {
     Entry e = entries.get(sql);
     return e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos ? null : e.types();
   }
 
-  void put(String sql, String[] types) {
+  public void put(String sql, String[] types) {
     if (ttlNanos == 0) {
       return;
     }
@@ -41,7 +41,7 @@ public final class ParamTypeCache {
     entries.put(sql, new Entry(types.clone(), System.nanoTime()));
   }
 
-  void drop(String sql) {
+  public void drop(String sql) {
     entries.remove(sql);
   }
 

@@ -1,4 +1,4 @@
-package dev.tidemark.query.impl;
+package dev.tidemark.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.FilterCompiler;
-import dev.tidemark.query.SqlParams;
-import dev.tidemark.query.TableCatalog.Column;
-import dev.tidemark.query.TableCatalog.Table;
+import dev.tidemark.database.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.LinkedHashMap;
@@ -71,19 +69,6 @@ class FilterCompilerTest {
     assertEquals("/where/and/0/value", nullEq.details().getJsonArray("faults").getJsonObject(0).getString("pointer"));
     ToolException emptyIn = assertThrows(ToolException.class, () -> FilterCompiler.compile(cond("id", "in", new JsonArray()), ORDERS, new SqlParams()));
     assertTrue(emptyIn.getMessage().contains("an array of 1 to"));
-  }
-
-  @Test
-  void keysetConditionStartsStrictlyAfterTheLastRowWithNullsPlacedByDirection() {
-    Column status = ORDERS.columns().get("odd\"name");
-    Column id = ORDERS.columns().get("id");
-    SqlParams params = new SqlParams();
-    String after = ListRowsTool.after(List.of(new ListRowsTool.SortKey(status, true), new ListRowsTool.SortKey(id, false)),
-        new JsonArray().add("m").add("7"), params);
-    assertEquals("(\"odd\"\"name\" < $1::text::text) OR (\"odd\"\"name\" = $2::text::text AND \"id\" > $3::text::bigint)", after);
-    String afterNull = ListRowsTool.after(List.of(new ListRowsTool.SortKey(status, false), new ListRowsTool.SortKey(id, false)),
-        new JsonArray().addNull().add("7"), new SqlParams());
-    assertEquals("(\"odd\"\"name\" IS NULL AND \"id\" > $1::text::bigint)", afterNull);
   }
 
   @Test

@@ -1,8 +1,8 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.query.TableCatalog.Column;
+import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Tuple;

@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

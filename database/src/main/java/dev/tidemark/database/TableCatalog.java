@@ -1,4 +1,4 @@
-package dev.tidemark.query;
+package dev.tidemark.database;
 
 import java.util.Objects;
 import dev.tidemark.contract.ErrorCode;
@@ -72,7 +72,7 @@ public final class TableCatalog {
 
     /** The quoted name to put into SQL. */
     public String sql() {
-      return ReadTool.quoteIdent(schema) + "." + ReadTool.quoteIdent(name);
+      return SqlText.quoteIdent(schema) + "." + SqlText.quoteIdent(name);
     }
 
     /** The column, or INVALID_ARGUMENTS naming the argument and the column. */

@@ -1,0 +1,104 @@
+package dev.tidemark.database;
+
+import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.database.CallerPools.CallerDb;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.function.Function;
+
+/**
+ * How a statement runs as its caller, for reads and writes alike: on a connection that logged in
+ * as the caller's own role ({@link CallerPools}), behind one setup statement that sets the
+ * statement timeout, the caller's signed identity and the trace context for the transaction only,
+ * and followed by a reset of whatever the call could leave on the connection.
+ */
+public final class CallerSessions {
+
+  private CallerSessions() {}
+
+  /**
+   * Runs {@code work} in a READ ONLY transaction as the caller's role, with a statement timeout,
+   * and always rolls back. Then the session is reset ({@code DISCARD ALL}, which must run outside a
+   * transaction): what survives a rollback (session advisory locks, a LISTEN, prepared statements,
+   * temporary tables, cursors held open, settings) never reaches the next call on the connection.
+   *
+   * <p>Round trips are what a read costs most, so the opening and the closing statements are
+   * pipelined: {@code BEGIN READ ONLY}, the {@link #SETUP} of the role, the timeout and the
+   * caller tag (bound, never spliced into the text) and the work's first statement go out
+   * together, as do {@code ROLLBACK} and {@code DISCARD ALL}. PostgreSQL runs them in the order
+   * they were sent on the connection, and a statement after one that failed fails too (the
+   * transaction is aborted), so the work never runs outside the guard. The answer is returned as soon as the work is
+   * done; the connection goes back to the pool only once the rollback and the reset have run, so
+   * the next call never sees this one.
+   */
+  public static <T> Future<T> readOnly(CallerDb db, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
+    return readOnly(db, db.pool(), request, timeoutMs, true, work);
+  }
+
+  /**
+   * Like {@link #readOnly(CallerDb, ToolRequest, long, Function)}, on {@code pool} (one of {@code db}'s); {@code resetSession} false skips
+   * {@code DISCARD ALL}, for work whose statements Tidemark wrote and which runs no code anyone else
+   * wrote (see {@link TableCatalog.Table#readRunsNoUserCode()}): the role and the timeout are set
+   * for the transaction only and end with the rollback, and nothing else can be left behind.
+   */
+  public static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
+      Function<SqlConnection, Future<T>> work) {
+    return pool.getConnection().compose(conn -> {
+      String identity;
+      try {
+        identity = db.identity(conn, request.caller(), timeoutMs);
+      } catch (RuntimeException e) {
+        // no key to sign with yet: nothing was sent, the connection goes back as it came
+        return conn.close().transform(x -> Future.<T>failedFuture(e));
+      }
+      RunningStatements.start(request.requestId(), conn);
+      Future<?> begun = conn.query("BEGIN READ ONLY").execute();
+      Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
+      Future<T> started;
+      try {
+        started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
+      } catch (RuntimeException e) {
+        started = Future.failedFuture(e);
+      }
+      Future<T> worked = started;
+      // wait for all three, so that the rollback always goes out after the work's last statement;
+      // a setup that failed aborts the transaction, so the work failed too: report the setup's error
+      Future<T> result = Future.join(begun, tagged, worked).transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause())
+          : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked);
+      result.onComplete(done -> {
+        RunningStatements.finish(request.requestId());
+        Future<?> rolledBack = conn.query("ROLLBACK").execute();
+        Future<?> reset = resetSession ? resetSession(conn) : Future.succeededFuture();
+        Future.join(rolledBack, reset).onComplete(x -> conn.close());
+      });
+      return result;
+    });
+  }
+
+  /**
+   * The statement timeout, the caller's signed identity (what {@code tidemark.caller()} reads) and
+   * the W3C trace context of the span that runs the call ({@code tidemark.traceparent}, empty
+   * outside a trace), for this transaction only (what SET LOCAL does). The connection already
+   * logged in as the caller's role, so no role is taken on. One statement with bound values: on a
+   * pool that keeps statements prepared it is parsed once per connection, which a trace written
+   * into each statement's text (a comment, as some tracers do) would defeat.
+   */
+  public static final String SETUP = "SELECT set_config('statement_timeout', $1, true), set_config('tidemark.identity', $2, true),"
+      + " set_config('tidemark.traceparent', $3, true)";
+
+  /** The values {@link #SETUP} binds, for {@code request} under its own trace context. */
+  public static Tuple setupValues(long timeoutMs, String identity, ToolRequest request) {
+    return Tuple.of(String.valueOf(timeoutMs), identity, request.traceparent() == null ? "" : request.traceparent());
+  }
+
+  /** Ends everything a call could leave on its connection; a connection that fails this is broken anyway. */
+  public static Future<Void> resetSession(SqlConnection conn) {
+    return conn.query(RESET_SESSION).execute().<Void>mapEmpty().otherwise((Void) null);
+  }
+
+  /** Run after the rollback, outside any transaction, as DISCARD ALL requires. */
+  public static final String RESET_SESSION = "DISCARD ALL";
+
+}

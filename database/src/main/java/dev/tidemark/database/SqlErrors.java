@@ -1,0 +1,129 @@
+package dev.tidemark.database;
+
+import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.SqlStates;
+import dev.tidemark.contract.ToolException;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+
+/**
+ * Turns what a statement failed with into the error a caller gets, by SQLSTATE and never by
+ * message text, in one place for reads and writes: {@link SqlStates} maps a SQLSTATE to its code,
+ * and this class words the message so that it names no other role and quotes no value.
+ */
+public final class SqlErrors {
+
+  private static final String CONSTRAINT_COLUMNS_SQL = """
+      SELECT array_agg(a.attname::text ORDER BY k.ord) AS columns
+        FROM pg_constraint c
+        JOIN pg_class r ON r.oid = c.conrelid
+        JOIN pg_namespace n ON n.oid = r.relnamespace
+        CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord)
+        JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+       WHERE c.conname = $1 AND n.nspname = $2 AND r.relname = $3""";
+
+  private SqlErrors() {}
+
+  /**
+   * A failure caused by a value the caller sent for {@code argument}: a data exception (SQLSTATE
+   * class 22, such as a value that is not a number) names the argument; anything else is classified as usual.
+   */
+  public static Throwable argumentError(Throwable err, String argument) {
+    if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")) {
+      return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column: "
+          + SqlStates.describeDataException(pg.getSqlState()) + " (SQLSTATE " + pg.getSqlState() + "). Check the column types with"
+          + " describe_table and send " + argument + " again.", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
+    }
+    return err;
+  }
+
+  /**
+   * What a refused privilege says, without naming any role: PostgreSQL's text names the role when
+   * a statement tried to take one on ("permission denied to set role ..."), and a refusal never
+   * names another role. Which object was refused (a table, a column) is the caller's to know.
+   */
+  public static String privilegeDenied(String message) {
+    return message != null && message.startsWith("permission denied for ") && !message.contains(" role ")
+        ? message : "permission denied: your role lacks a privilege this statement needs";
+  }
+
+  /** Classifies a failure once: tool errors pass through, PostgreSQL errors by SQLSTATE. */
+  public static ToolException toToolException(Throwable err) {
+    if (err instanceof ToolException te) {
+      return te;
+    }
+    if (err instanceof PgException pg) {
+      ErrorCode code = SqlStates.classify(pg.getSqlState());
+      // a data exception's text quotes the offending value: name the kind of fault instead
+      String why = pg.getSqlState() != null && pg.getSqlState().startsWith("22")
+          ? SqlStates.describeDataException(pg.getSqlState())
+          : "42501".equals(pg.getSqlState()) ? privilegeDenied(pg.getErrorMessage()) : pg.getErrorMessage();
+      return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
+          + why + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
+    }
+    // a refused connection, or one PostgreSQL reset as it stopped (ConnectException is a SocketException)
+    if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.SocketException
+        || err.getCause() instanceof java.net.SocketException || err instanceof io.vertx.core.impl.NoStackTraceTimeoutException) {
+      return new ToolException(ErrorCode.UNAVAILABLE, "The database could not be reached. " + ErrorCode.UNAVAILABLE.hint());
+    }
+    org.slf4j.LoggerFactory.getLogger(SqlErrors.class).error("a statement failed unexpectedly", err);
+    return new ToolException(ErrorCode.INTERNAL, "The call failed unexpectedly. " + ErrorCode.INTERNAL.hint());
+  }
+
+  /** Serialization failures and deadlocks: a transaction that may succeed when it runs again. */
+  public static boolean retriable(Throwable err) {
+    return err instanceof PgException pg && ("40001".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()));
+  }
+
+  /**
+   * Like {@link #toToolException}, and an integrity violation (SQLSTATE class 23) becomes
+   * CONSTRAINT_VIOLATION naming the constraint, its table and its columns, looked up on {@code pool}
+   * when PostgreSQL did not name the column.
+   */
+  public static Future<ToolException> classify(Pool pool, Throwable err) {
+    if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("23")) {
+      return constraintViolation(pool, pg);
+    }
+    return Future.succeededFuture(toToolException(err));
+  }
+
+  private static Future<ToolException> constraintViolation(Pool pool, PgException pg) {
+    String kind = switch (pg.getSqlState()) {
+      case "23505" -> "unique";
+      case "23503" -> "foreign-key";
+      case "23514" -> "check";
+      case "23502" -> "not-null";
+      case "23P01" -> "exclusion";
+      default -> "integrity";
+    };
+    String table = pg.getSchema() != null && pg.getTable() != null ? pg.getSchema() + "." + pg.getTable() : pg.getTable();
+    JsonObject details = new JsonObject().put("sqlstate", pg.getSqlState()).put("kind", kind);
+    if (pg.getConstraint() != null) {
+      details.put("constraint", pg.getConstraint());
+    }
+    if (table != null) {
+      details.put("table", table);
+    }
+    // the server's message names the constraint and never a value; its detail would, so it is left out
+    String message = "The change breaks the " + kind + " constraint" + (pg.getConstraint() == null ? "" : " " + pg.getConstraint())
+        + (table == null ? "" : " of " + table) + ": " + pg.getErrorMessage() + ". Nothing was written. " + ErrorCode.CONSTRAINT_VIOLATION.hint();
+    Future<JsonArray> columns;
+    if (pg.getColumn() != null) {
+      columns = Future.succeededFuture(new JsonArray().add(pg.getColumn()));
+    } else if (pg.getConstraint() != null && pg.getSchema() != null && pg.getTable() != null) {
+      columns = pool.preparedQuery(CONSTRAINT_COLUMNS_SQL).execute(Tuple.of(pg.getConstraint(), pg.getSchema(), pg.getTable()))
+          .map(rows -> {
+            String[] names = rows.size() == 0 ? null : rows.iterator().next().getArrayOfStrings("columns");
+            return names == null ? new JsonArray() : new JsonArray(java.util.List.of(names));
+          })
+          .otherwise(new JsonArray());
+    } else {
+      columns = Future.succeededFuture(new JsonArray());
+    }
+    return columns.map(cols -> new ToolException(ErrorCode.CONSTRAINT_VIOLATION, message, details.put("columns", cols)));
+  }
+}
