@@ -87,6 +87,12 @@ public final class CallerPools {
 
   private Pool build(String role, String password, boolean keepPrepared) {
     PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(keepPrepared);
+    if (keepPrepared) {
+      // a get_row on a plain table runs here with no transaction of its own (CatalogCache#read):
+      // the session itself is read-only and bounded, from its first statement on
+      connect.addProperty("default_transaction_read_only", "on")
+          .addProperty("statement_timeout", String.valueOf(database.statementTimeoutMs()));
+    }
     // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
     connect.setMetricsName(keepPrepared ? "callers-prepared" : "callers");
     return PgBuilder.pool()

@@ -103,15 +103,41 @@ public final class CatalogCache {
   }
 
   /**
-   * Runs {@code sql} on {@code table} (looked up as {@code name}) in the caller's read transaction.
-   * A table whose reading runs no code anyone else wrote goes to the pool that keeps statements
-   * prepared and needs no session reset; any other to the resetting pool. The check that the
+   * Runs {@code sql} on {@code table} (looked up as {@code name}) as the caller: on a table whose
+   * reading runs no code anyone else wrote, as one statement without a transaction of its own (see
+   * {@link #readPlain}); on any other, in the caller's read transaction on the resetting pool. The check that the
    * caller may read the table, and that it is still the relation looked up, goes out in the same
    * round trip, before the statement: NOT_FOUND, as the catalog lookup as the caller would answer,
    * when the caller may not read it.
    */
   public Future<RowSet<Row>> read(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
+    if (table.readRunsNoUserCode()) {
+      return readPlain(db, request, table, name, sql, params);
+    }
     return run(db, request, table, name, conn -> conn.preparedQuery(sql).execute(params), Future::succeededFuture);
+  }
+
+  /**
+   * One statement of Tidemark's own on a table whose reading runs no code anyone else wrote, in
+   * one round trip: the check and the statement go out together, each in the implicit transaction
+   * PostgreSQL gives a statement, on a connection of the caller's role whose session is read-only
+   * and has the read's statement timeout from its login on ({@link CallerPools}). Nothing it runs
+   * can read the caller's identity or leave anything on the session, so it needs no BEGIN, no
+   * setup, no rollback and no reset. Its statements stay prepared on the connection.
+   */
+  private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
+    return db.preparing().withConnection(conn -> {
+      Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
+      Future<RowSet<Row>> read = RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params));
+      // both were sent; wait for both, so that the connection goes back idle
+      return Future.join(readable, read).transform(ignored -> readable).compose(r -> {
+        Boolean may = r.iterator().next().getBoolean(0);
+        if (may == null) {
+          return Future.failedFuture(new ShapeChanged());
+        }
+        return may ? read : Future.failedFuture(TableCatalog.notFound(name, schemas));
+      });
+    });
   }
 
   /**
