@@ -11,6 +11,9 @@ import java.util.Map;
  *
  * @param description what a model reads: when to use the tool and what to do next
  * @param reference how the tool behaves in detail, for docs/reference/tools.md only
+ * @param argumentReference what docs/reference/tools.md says of an argument whose input schema
+ *     carries no description (argument name to text): a model fills most arguments from their
+ *     name, their schema and the tool's description, so their meaning costs tools/list nothing
  * @param resultSchema the successful {@code structuredContent}, with a description of every field
  * @param outputSchema the wire form of {@code resultSchema} (see {@link #wireOutputSchema})
  */
@@ -19,6 +22,7 @@ public record ToolDescriptor(
     String title,
     String description,
     String reference,
+    JsonObject argumentReference,
     Service service,
     JsonObject inputSchema,
     JsonObject resultSchema,
@@ -48,9 +52,10 @@ public record ToolDescriptor(
   /**
    * The output schema {@code tools/list} shows: the result schema without descriptions (the
    * reference page carries them; a model reads the tool's description and input schema, and a
-   * client only validates) and without {@code additionalProperties: false} (results only ever
-   * gain fields, and a client that cached an older schema must still accept them), admitting
-   * either the result or {@code {error}} alone.
+   * client only validates), without {@code additionalProperties: false} (results only ever
+   * gain fields, and a client that cached an older schema must still accept them) and without a
+   * {@code type: "string"} beside an {@code enum} of strings (the enum admits strings alone, so
+   * the type admits nothing more or less), admitting either the result or {@code {error}} alone.
    */
   static JsonObject wireOutputSchema(JsonObject resultSchema) {
     JsonObject wire = (JsonObject) structural(resultSchema);
@@ -72,6 +77,10 @@ public record ToolDescriptor(
       copy.remove("description");
       if (Boolean.FALSE.equals(copy.getValue("additionalProperties"))) {
         copy.remove("additionalProperties");
+      }
+      if ("string".equals(copy.getValue("type")) && copy.getValue("enum") instanceof JsonArray values
+          && values.stream().allMatch(String.class::isInstance)) {
+        copy.remove("type");
       }
       return copy;
     }
@@ -100,6 +109,7 @@ public record ToolDescriptor(
         json.getString("title"),
         json.getString("description"),
         json.getString("reference", ""),
+        json.getJsonObject("argumentReference", new JsonObject()),
         Service.valueOf(json.getString("service")),
         json.getJsonObject("inputSchema"),
         result,

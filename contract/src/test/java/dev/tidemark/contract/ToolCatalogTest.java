@@ -33,6 +33,37 @@ class ToolCatalogTest {
   }
 
   @Test
+  void theArgumentReferenceNamesArgumentsThatTheInputSchemaLeavesUndescribed() {
+    for (ToolDescriptor tool : ToolCatalog.all()) {
+      JsonObject properties = tool.inputSchema().getJsonObject("properties", new JsonObject());
+      for (String argument : tool.argumentReference().fieldNames()) {
+        assertTrue(properties.containsKey(argument), tool.name() + " has no argument " + argument);
+        assertFalse(properties.getJsonObject(argument).containsKey("description"),
+            tool.name() + " describes " + argument + " twice: in its input schema and in argumentReference");
+        assertFalse(tool.argumentReference().getString(argument).isBlank(), tool.name() + " " + argument);
+      }
+    }
+  }
+
+  @Test
+  void theWireFormOfAStringEnumDropsItsTypeAndStillRefusesWhatTheTypeRefused() {
+    JsonObject result = new JsonObject().put("type", "object")
+        .put("properties", new JsonObject().put("mode", new JsonObject().put("type", "string").put("enum", new JsonArray().add("plan").add("commit")))
+            .put("mixed", new JsonObject().put("type", "string").put("enum", new JsonArray().add("a").add(1))))
+        .put("required", new JsonArray().add("mode"));
+    JsonObject wire = ToolDescriptor.wireOutputSchema(result);
+    JsonObject properties = wire.getJsonObject("properties");
+    assertFalse(properties.getJsonObject("mode").containsKey("type"));
+    assertEquals("string", properties.getJsonObject("mixed").getString("type"), "an enum that is not all strings keeps its type");
+    Validator validator = Validator.create(JsonSchema.of(wire), new JsonSchemaOptions()
+        .setDraft(Draft.DRAFT202012).setBaseUri("https://tidemark.dev/schemas/").setOutputFormat(OutputFormat.Basic));
+    assertTrue(validator.validate(new JsonObject().put("mode", "plan")).getValid());
+    assertFalse(validator.validate(new JsonObject().put("mode", "other")).getValid());
+    assertFalse(validator.validate(new JsonObject().put("mode", 1)).getValid());
+    assertFalse(validator.validate(new JsonObject().put("mode", new JsonArray().add("plan"))).getValid());
+  }
+
+  @Test
   void readToolsAreAnnotatedReadOnlyAndIdempotent() {
     for (ToolDescriptor tool : ToolCatalog.all()) {
       if (tool.service() == Service.QUERY) {

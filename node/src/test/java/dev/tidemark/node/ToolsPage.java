@@ -69,7 +69,9 @@ final class ToolsPage {
         TypeScript SDK checks `structuredContent` against the `outputSchema` even on errors.
         [errors.md](errors.md#tool-errors) lists the codes and details.
       - **Short descriptions.** A tool's description in `tools/list` says when to use it and what
-        to do next; the paragraph after it on this page says how it behaves in detail.
+        to do next; the paragraph after it on this page says how it behaves in detail. The input
+        schemas leave out what an argument means when its name, its schema and the tool's
+        description say enough; the meaning column of the tables below says it.
       - **A text summary.** The result's text content opens with one line that says how the call
         ended. A result that carries rows follows that line with the rows between a `BEGIN-<nonce>`
         line and an `END-<nonce>` line: first a JSON array of the column names, then one JSON array
@@ -153,7 +155,7 @@ final class ToolsPage {
           JsonObject p = props.getJsonObject(name);
           page.append("| `").append(name).append("` | ").append(type(p, tool.inputSchema())).append(" | ")
               .append(required.contains(name) ? "yes" : "no").append(" | ").append(rule(p)).append(" | ")
-              .append(cell(p.getString("description", SHARED_ARGUMENTS.getOrDefault(name, "")))).append(" |\n");
+              .append(cell(meaning(tool, name, p))).append(" |\n");
         }
         page.append('\n');
       }
@@ -163,6 +165,11 @@ final class ToolsPage {
       page.append('\n');
     }
     return page.toString();
+  }
+
+  /** What the page says of an argument: its schema's description, else the tool's reference for it, else the shared text. */
+  private static String meaning(ToolDescriptor tool, String name, JsonObject property) {
+    return property.getString("description", tool.argumentReference().getString(name, SHARED_ARGUMENTS.getOrDefault(name, "")));
   }
 
   private static void fields(JsonObject root, JsonObject schema, String prefix, boolean parentAlways, StringBuilder page) {
