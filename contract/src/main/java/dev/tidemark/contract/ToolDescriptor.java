@@ -56,14 +56,36 @@ public record ToolDescriptor(
    * gain fields, and a client that cached an older schema must still accept them) and without a
    * {@code type: "string"} beside an {@code enum} of strings (the enum admits strings alone, so
    * the type admits nothing more or less), admitting either the result or {@code {error}} alone.
+   * It describes the result's fields and their types, one level deep: what a field holds inside
+   * (a row's columns, a plan's samples) is on the reference page only. A host caches every tool's
+   * output schema with {@code tools/list}, where each nested level cost tokens on every
+   * connection, and the full result schema (whose every level the tests check results against)
+   * adds nothing a client acts on.
    */
   static JsonObject wireOutputSchema(JsonObject resultSchema) {
     JsonObject wire = (JsonObject) structural(resultSchema);
+    wire.remove("$defs");
     JsonArray required = (JsonArray) wire.remove("required");
-    wire.getJsonObject("properties").put("error", ERROR_SHAPE.copy());
+    JsonObject properties = new JsonObject();
+    wire.getJsonObject("properties").forEach(e -> properties.put(e.getKey(), shallow((JsonObject) e.getValue())));
+    wire.put("properties", properties.put("error", ERROR_SHAPE.copy()));
     return wire.put("anyOf", new JsonArray()
         .add(new JsonObject().put("required", required == null ? new JsonArray() : required))
         .add(new JsonObject().put("required", new JsonArray().add("error")).put("maxProperties", 1)));
+  }
+
+  /** A field's schema reduced to its type: {@code type}, {@code enum} and {@code const}, and an array's item type. */
+  private static JsonObject shallow(JsonObject field) {
+    JsonObject copy = new JsonObject();
+    for (String keyword : new String[] {"type", "enum", "const"}) {
+      if (field.containsKey(keyword)) {
+        copy.put(keyword, field.getValue(keyword));
+      }
+    }
+    if (field.getValue("items") instanceof JsonObject items && items.containsKey("type")) {
+      copy.put("items", new JsonObject().put("type", items.getValue("type")));
+    }
+    return copy;
   }
 
   private static Object structural(Object schema) {

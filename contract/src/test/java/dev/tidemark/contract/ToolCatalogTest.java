@@ -64,6 +64,25 @@ class ToolCatalogTest {
   }
 
   @Test
+  void theWireOutputSchemaNamesEveryResultFieldWithItsTypeAndNothingInsideIt() {
+    for (ToolDescriptor tool : ToolCatalog.all()) {
+      JsonObject result = tool.resultSchema().getJsonObject("properties");
+      JsonObject wire = tool.outputSchema().getJsonObject("properties");
+      assertEquals(new java.util.TreeSet<>(result.fieldNames()), new java.util.TreeSet<>(
+          wire.fieldNames().stream().filter(f -> !f.equals("error")).toList()), tool.name());
+      for (String field : result.fieldNames()) {
+        JsonObject shown = wire.getJsonObject(field);
+        assertFalse(shown.containsKey("properties") || shown.containsKey("$ref"), tool.name() + "." + field + " is one level deep");
+        assertEquals(result.getJsonObject(field).getValue("enum"), shown.getValue("enum"), tool.name() + "." + field);
+        if (!result.getJsonObject(field).containsKey("enum")) {
+          assertEquals(result.getJsonObject(field).getValue("type"), shown.getValue("type"), tool.name() + "." + field);
+        }
+      }
+      assertFalse(tool.outputSchema().containsKey("$defs"), tool.name());
+    }
+  }
+
+  @Test
   void readToolsAreAnnotatedReadOnlyAndIdempotent() {
     for (ToolDescriptor tool : ToolCatalog.all()) {
       if (tool.service() == Service.QUERY) {

@@ -11,13 +11,22 @@ import io.vertx.json.schema.OutputFormat;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.json.schema.Validator;
 
-/** Checks a tool's structuredContent against the outputSchema the tool declares. */
+/**
+ * Checks a tool's structuredContent against the outputSchema the tool declares in tools/list and,
+ * for a result that is not an error, against its full result schema, every level of it.
+ */
 final class OutputSchemas {
 
   private OutputSchemas() {}
 
   static void assertFits(String tool, JsonObject structuredContent) {
-    JsonObject schema = ToolCatalog.find(tool).orElseThrow().outputSchema().copy();
+    assertFits(tool, ToolCatalog.find(tool).orElseThrow().outputSchema().copy(), structuredContent);
+    if (!structuredContent.containsKey("error")) {
+      assertFits(tool, ToolCatalog.find(tool).orElseThrow().resultSchema().copy(), structuredContent);
+    }
+  }
+
+  private static void assertFits(String tool, JsonObject schema, JsonObject structuredContent) {
     OutputUnit result = Validator.create(JsonSchema.of(schema), new JsonSchemaOptions()
             .setDraft(Draft.DRAFT202012).setBaseUri("https://tidemark.dev/schemas/").setOutputFormat(OutputFormat.Basic))
         .validate(structuredContent);

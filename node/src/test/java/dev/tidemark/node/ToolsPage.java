@@ -60,9 +60,11 @@ final class ToolsPage {
       - **Structured results.** Every tool declares an `outputSchema` and answers with
         `structuredContent` that fits it. Field names are snake_case. An optional field is
         absent rather than null. The result tables below give every field's meaning; the
-        `outputSchema` that `tools/list` shows carries the structure only (types, required
-        fields, enums), leaves objects open so that a field added later never fails a client
-        that cached the schema, and admits the error result too.
+        `outputSchema` that `tools/list` shows carries the top level only (each field's type,
+        the required fields, enums, and an array's item type, but nothing of what a field holds
+        inside), leaves objects open so that a field added later never fails a client that
+        cached the schema, and admits the error result too. The tables below describe every
+        level, and Tidemark's tests check each result against all of them.
       - **Errors.** A tool that fails answers `isError: true` with `structuredContent` =
         `{"error": {"code", "message", ...details}}` and nothing else; every `outputSchema` admits
         that shape (`anyOf` the result's required fields or `error` alone), because the official
