@@ -25,9 +25,10 @@ import java.util.function.Function;
  * costs more than reading a row by its key, and a read resets the session afterwards, so the
  * lookup could never stay prepared: without this cache it was most of a call's database time.
  *
- * <p>Three things keep a reused shape honest. Every call checks, as the caller's role and in the
- * same round trip as its statement, that the caller may read the table and that the table is still
- * the one looked up (same OID): so who may read what is never cached. A schema change notice drops
+ * <p>Three things keep a reused shape honest. Who may read what is never cached: a {@code get_row}
+ * on a plain table is refused by PostgreSQL's own privilege check as the caller's role, and every
+ * other read checks, as the caller's role and in the same round trip as its statement, that the
+ * caller may read the table and that the table is still the one looked up (same OID). A schema change notice drops
  * every entry. And a statement that fails because the table changed shape (a column or type that
  * is gone, or a column the caller names that the cached shape lacks) looks the table up again and
  * runs once more. What is left is a short window, at most {@code database.catalog-cache-ms}, in
@@ -105,39 +106,32 @@ public final class CatalogCache {
   /**
    * Runs {@code sql} on {@code table} (looked up as {@code name}) as the caller: on a table whose
    * reading runs no code anyone else wrote, as one statement without a transaction of its own (see
-   * {@link #readPlain}); on any other, in the caller's read transaction on the resetting pool. The check that the
-   * caller may read the table, and that it is still the relation looked up, goes out in the same
-   * round trip, before the statement: NOT_FOUND, as the catalog lookup as the caller would answer,
-   * when the caller may not read it.
+   * {@link #readPlain}); on any other, in the caller's read transaction on the resetting pool, where
+   * the check that the caller may read the table, and that it is still the relation looked up,
+   * goes out in the same round trip, before the statement: NOT_FOUND when the caller may not read it.
    */
   public Future<RowSet<Row>> read(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
     if (table.readRunsNoUserCode()) {
-      return readPlain(db, request, table, name, sql, params);
+      return readPlain(db, request, name, sql, params);
     }
     return run(db, request, table, name, conn -> conn.preparedQuery(sql).execute(params), Future::succeededFuture);
   }
 
   /**
    * One statement of Tidemark's own on a table whose reading runs no code anyone else wrote, in
-   * one round trip: the check and the statement go out together, each in the implicit transaction
-   * PostgreSQL gives a statement, on a connection of the caller's role whose session is read-only
-   * and has the read's statement timeout from its login on ({@link CallerPools}). Nothing it runs
-   * can read the caller's identity or leave anything on the session, so it needs no BEGIN, no
-   * setup, no rollback and no reset. Its statements stay prepared on the connection.
+   * one round trip and in the implicit transaction PostgreSQL gives a statement, on a connection
+   * of the caller's role whose session is read-only and has the read's statement timeout from its
+   * login on ({@link CallerPools}). Nothing it runs can read the caller's identity or leave
+   * anything on the session, so it needs no BEGIN, no setup, no rollback and no reset, and its
+   * statement stays prepared on the connection. PostgreSQL checks the caller's privileges as it
+   * starts the statement: a refusal (42501) is NOT_FOUND, as the catalog lookup as the caller would
+   * answer. A table dropped since it was looked up fails by its name (42P01), and one created
+   * again under that name is read by that name, as any new statement would.
    */
-  private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
-    return db.preparing().withConnection(conn -> {
-      Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
-      Future<RowSet<Row>> read = RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params));
-      // both were sent; wait for both, so that the connection goes back idle
-      return Future.join(readable, read).transform(ignored -> readable).compose(r -> {
-        Boolean may = r.iterator().next().getBoolean(0);
-        if (may == null) {
-          return Future.failedFuture(new ShapeChanged());
-        }
-        return may ? read : Future.failedFuture(TableCatalog.notFound(name, schemas));
-      });
-    });
+  private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, String name, String sql, Tuple params) {
+    return db.preparing().withConnection(conn -> RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params)))
+        .recover(err -> Future.failedFuture(err instanceof PgException pg && "42501".equals(pg.getSqlState())
+            ? TableCatalog.notFound(name, schemas) : err));
   }
 
   /**
