@@ -43,7 +43,7 @@ public final class CommandVerticle extends VerticleBase {
   private final Pool pool;
   private CallerPools callers;
   private ChangeRunner runner;
-  private MessageConsumer<JsonObject> consumer;
+  private MessageConsumer<Object> consumer;
   private MessageConsumer<JsonObject> cancels;
   private final ServiceDrain running = new ServiceDrain();
   private long pruneTimer = -1;
@@ -97,7 +97,7 @@ public final class CommandVerticle extends VerticleBase {
     return running.drain(context, consumer, timeoutMillis);
   }
 
-  private void onMessage(Message<JsonObject> msg) {
+  private void onMessage(Message<Object> msg) {
     running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG));
   }
 }

@@ -48,7 +48,7 @@ public final class QueryVerticle extends VerticleBase {
   private final StalenessCheck staleness;
   private CallerPools callers;
   private Map<String, ReadTool> tools;
-  private MessageConsumer<JsonObject> consumer;
+  private MessageConsumer<Object> consumer;
   private final ServiceDrain running = new ServiceDrain();
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<JsonObject> schemaChanges;
@@ -122,7 +122,7 @@ public final class QueryVerticle extends VerticleBase {
     return running.drain(context, consumer, timeoutMillis);
   }
 
-  private void onMessage(Message<JsonObject> msg) {
+  private void onMessage(Message<Object> msg) {
     running.track(ToolMessages.answer(msg, node, pool, tracer, request -> {
       ReadTool tool = tools.get(request.tool());
       return tool == null

@@ -4,6 +4,7 @@ import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.LocalDelivery;
 import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
@@ -38,7 +39,7 @@ public final class ToolMessages {
   private ToolMessages() {}
 
   /** Completes once the message is answered, so that a draining node knows what it still runs. */
-  public static Future<Void> answer(Message<JsonObject> msg, NodeInfo node, Pool pool, Tracer tracer,
+  public static Future<Void> answer(Message<?> msg, NodeInfo node, Pool pool, Tracer tracer,
       Function<ToolRequest, Future<ToolReply>> run, Logger log) {
     String action = msg.headers().get(Addresses.ACTION_HEADER);
     if (Actions.HEALTH.equals(action)) {
@@ -54,9 +55,11 @@ public final class ToolMessages {
       msg.fail(400, "unknown action " + action);
       return Future.succeededFuture();
     }
+    // from a gateway in this JVM the request is the object itself, and so is the reply (LocalDelivery)
+    boolean local = msg.body() instanceof ToolRequest;
     ToolRequest request;
     try {
-      request = ToolRequest.fromJson(msg.body());
+      request = LocalDelivery.request(msg.body());
     } catch (RuntimeException e) {
       msg.fail(400, "malformed tool request: " + e.getMessage());
       return Future.succeededFuture();
@@ -82,7 +85,11 @@ public final class ToolMessages {
             log.warn("tool {} failed for request {}", request.tool(), request.requestId());
           }
           end(span, r);
-          msg.reply(r.toJson());
+          if (local) {
+            msg.reply(r, LocalDelivery.reply());
+          } else {
+            msg.reply(r.toJson());
+          }
           return null;
         });
   }

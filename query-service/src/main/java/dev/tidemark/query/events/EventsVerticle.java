@@ -52,7 +52,7 @@ public final class EventsVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
-  private final List<MessageConsumer<JsonObject>> consumers = new ArrayList<>();
+  private final List<MessageConsumer<?>> consumers = new ArrayList<>();
   private GroupAdmin admin;
   private SharePool slots;
   private CallerPools callers;
@@ -86,7 +86,7 @@ public final class EventsVerticle extends VerticleBase {
       LeaseTokens tokens = new LeaseTokens(keys, store);
       leases = new Leases(vertx, node, config, slots, found, store, new ChangesSinceTool(config.database(), pool), callers, tokens);
       acks = new Acknowledgements(vertx, node, config, slots, tokens);
-      consumers.add(vertx.eventBus().consumer(Addresses.events(db),
+      consumers.add(vertx.eventBus().<Object>consumer(Addresses.events(db),
           msg -> ToolMessages.answer(msg, node, pool, tracer, this::run, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsNode(db, node.nodeId()),
           msg -> ToolMessages.answer(msg, node, pool, tracer, acks::resolveHere, LOG)));

@@ -3,7 +3,7 @@ package dev.tidemark.gateway.impl.service;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.Service;
+import dev.tidemark.contract.LocalDelivery;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
@@ -42,25 +42,24 @@ public final class ServiceClient {
     this.vertx = vertx;
     this.sendTimeoutMs = sendTimeoutMs;
     this.grants = grants;
+    LocalDelivery.register(vertx);
   }
 
-  /** The service's reply; never fails: a bus failure is a failed {@link ToolReply}. */
+  /**
+   * The service's reply; never fails: a bus failure is a failed {@link ToolReply}. A service of
+   * this node answers first, with the request and the reply handed over as objects
+   * ({@link LocalDelivery}); when this node runs none (or its own is draining), the request goes to
+   * the cluster as JSON. For the events tools that also keeps a worker's leases on the node its calls
+   * reach, so its acks need no second hop, and a node that stops hands back only its own workers' leases.
+   */
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
     DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
         .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
     String address = Addresses.forService(tool.service(), request.database());
-    if (tool.service() == Service.EVENTS) {
-      // this node's own events service first, when it has one: a worker's leases sit on the node its
-      // calls reach, so its acks need no second hop, and a node that stops hands back only its own workers' leases
-      DeliveryOptions local = new DeliveryOptions(options).setLocalOnly(true);
-      return vertx.eventBus().<JsonObject>request(address, request.toJson(), local)
-          .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
-              ? vertx.eventBus().<JsonObject>request(address, request.toJson(), options) : Future.failedFuture(err))
-          .map(msg -> ToolReply.fromJson(msg.body()))
-          .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
-    }
-    return vertx.eventBus().<JsonObject>request(address, request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
+    return vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
+        .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+            ? vertx.eventBus().<Object>request(address, request.toJson(), options) : Future.failedFuture(err))
+        .map(msg -> LocalDelivery.reply(msg.body()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
 
