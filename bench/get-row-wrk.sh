@@ -6,7 +6,8 @@
 # Usage: bench/get-row-wrk.sh [connections] [warmup-seconds] [seconds]   (defaults 16, 30, 20)
 # Needs: wrk and /usr/bin/time (Debian's packages), psql and pgbench, node and npm (MCP Toolbox is
 # installed from npm into bench/agent-tasks/node_modules on first use). BUILD=0 reuses
-# node/target/tidemark.jar, JAR=path runs another build.
+# node/target/tidemark.jar, JAR=path runs another build. PEERS=0 measures Tidemark alone (for before
+# and after figures of two builds, run back to back).
 #
 # Both servers get the same request shape: a stateless 2026-07-28 `tools/call` over HTTP, with a
 # random key from 1 to 500 (the demo `customers`), 16 connections and 2 wrk threads. Tidemark
@@ -147,6 +148,7 @@ run() {  # $1 = name, $2 = url, $3 = lua, $4 = server pid
 
 echo "[bench] $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores, tidemark dev pid $dev_pid at $url, toolbox pid $toolbox_pid, postmaster $postmaster"
 run "Tidemark get_row" "$url" "$work/tidemark.lua" "$dev_pid"
+[[ "${PEERS:-1}" == 0 ]] && { echo "[bench] load after: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; }
 run "MCP Toolbox postgres-sql" "http://127.0.0.1:$toolbox_port/mcp" "$work/toolbox.lua" "$toolbox_pid"
 
 base="${pg%/*}"

@@ -8,8 +8,9 @@ root="$(cd "$here/../.." && pwd)"
 http_port="${1:-18431}" ops_port="${2:-18432}" cluster_port="${3:-18433}"
 
 if [[ "${BUILD:-1}" != 0 ]]; then (cd "$root" && ./mvnw -B -q -DskipTests package); fi
-# npm ci installs exactly the versions package-lock.json pins, the servers' binaries included
-[[ -d "$here/node_modules" ]] || (cd "$here" && npm ci --no-audit --no-fund)
+# npm install takes the versions package-lock.json pins, the servers' binaries included; npm ci
+# refuses this lock file, which leaves out MCP Toolbox's binaries for other platforms
+[[ -d "$here/node_modules" ]] || (cd "$here" && npm install --no-audit --no-fund)
 
 work="$(mktemp -d)"
 java -Xmx768m -Djava.io.tmpdir="$work" -jar "$root/node/target/tidemark.jar" dev \
