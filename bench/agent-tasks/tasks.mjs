@@ -151,14 +151,19 @@ const scripts = {
       await sleep(3000); // the agent asks a while later, as a follower would
       let changes = [];
       let cursor = head;
+      // the three changes of OUTSIDE_CHANGES(11); when the relay had not yet published task (c)'s
+      // cascade as status read the head, its deletes of orders come first, as changes since the point
+      const outside = (c) => (c.table === 'products' && c.op === 'UPDATE' && c.key[0] === 11)
+        || (c.table === 'orders' && c.op === 'UPDATE' && c.key[0] === 110)
+        || (c.table === 'orders' && c.op === 'INSERT' && c.after.customer_id === 11);
       // a follower reads until has_more is false; a change still on its way costs another call
-      for (let tries = 0; tries < 5 && changes.length < 3; tries++) {
+      for (let tries = 0; tries < 5 && changes.filter(outside).length < 3; tries++) {
         const page = (await s.call('changes_since', { cursor, tables: ['orders', 'products'] })).structuredContent;
         changes = changes.concat(page.changes);
         cursor = page.next_cursor;
-        if (changes.length < 3) await sleep(1000);
+        if (changes.filter(outside).length < 3) await sleep(1000);
       }
-      return changes.length === 3;
+      return changes.filter(outside).length === 3;
     },
   },
   dbhub: {
