@@ -141,6 +141,7 @@ public record TidemarkConfig(
       String user,
       String password,
       int poolSize,
+      long poolWaitMs,
       List<String> schemas,
       long statementTimeoutMs,
       long catalogCacheMs,
@@ -209,7 +210,7 @@ public record TidemarkConfig(
     public String toString() {
       // never print the password
       return "DatabaseConfig[name=" + name + ", host=" + host + ", port=" + port + ", dbname=" + dbname
-          + ", user=" + user + ", poolSize=" + poolSize + ", schemas=" + schemas + ", callerRoles=" + callerPasswords.keySet()
+          + ", user=" + user + ", poolSize=" + poolSize + ", poolWaitMs=" + poolWaitMs + ", schemas=" + schemas + ", callerRoles=" + callerPasswords.keySet()
           + ", sslMode=" + sslMode + "]";
     }
   }
@@ -438,6 +439,7 @@ public record TidemarkConfig(
           str(ConfigKey.DATABASE_USER),
           str(ConfigKey.DATABASE_PASSWORD),
           positiveInt(ConfigKey.DATABASE_POOL_SIZE),
+          positiveLong(ConfigKey.DATABASE_POOL_WAIT_MS),
           list(ConfigKey.DATABASE_SCHEMAS),
           positiveLong(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS),
           nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Connections for callers' statements, one set per caller role, each logging in as that role.
@@ -96,7 +97,9 @@ public final class CallerPools {
     // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
     connect.setMetricsName(keepPrepared ? "callers-prepared" : "callers");
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers"))
+        .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers")
+            // a call that finds every connection busy fails retriably after this, having run nothing (SqlErrors)
+            .setConnectionTimeout((int) Math.min(database.poolWaitMs(), Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
         .connectingTo(connect)
         .using(vertx)
         .build();

@@ -45,7 +45,7 @@ public final class CallerSessions {
    */
   public static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
-    return pool.getConnection().compose(conn -> {
+    return SqlErrors.connection(pool).compose(conn -> {
       String identity;
       try {
         identity = db.identity(conn, request.caller(), timeoutMs);

@@ -129,7 +129,7 @@ public final class CatalogCache {
    * again under that name is read by that name, as any new statement would.
    */
   private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, String name, String sql, Tuple params) {
-    return db.preparing().withConnection(conn -> RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params)))
+    return SqlErrors.withConnection(db.preparing(), conn -> RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params)))
         .recover(err -> Future.failedFuture(err instanceof PgException pg && "42501".equals(pg.getSqlState())
             ? TableCatalog.notFound(name, schemas) : err));
   }

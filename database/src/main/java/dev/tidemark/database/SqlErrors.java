@@ -8,6 +8,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 /**
@@ -56,14 +57,22 @@ public final class SqlErrors {
     if (err instanceof ToolException te) {
       return te;
     }
+    if (poolExhausted(err)) {
+      return waitedForConnection();
+    }
     if (err instanceof PgException pg) {
       ErrorCode code = SqlStates.classify(pg.getSqlState());
       // a data exception's text quotes the offending value: name the kind of fault instead
       String why = pg.getSqlState() != null && pg.getSqlState().startsWith("22")
           ? SqlStates.describeDataException(pg.getSqlState())
           : "42501".equals(pg.getSqlState()) ? privilegeDenied(pg.getErrorMessage()) : pg.getErrorMessage();
+      JsonObject details = new JsonObject().put("sqlstate", pg.getSqlState());
+      if (code == ErrorCode.TIMEOUT) {
+        // it had a connection: the time went to the statement itself
+        details.put("waited_for", "statement");
+      }
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
-          + why + ". " + code.hint(), new JsonObject().put("sqlstate", pg.getSqlState()));
+          + why + ". " + code.hint(), details);
     }
     // a refused connection, or one PostgreSQL reset as it stopped (ConnectException is a SocketException)
     if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.SocketException
@@ -72,6 +81,50 @@ public final class SqlErrors {
     }
     org.slf4j.LoggerFactory.getLogger(SqlErrors.class).error("a statement failed unexpectedly", err);
     return new ToolException(ErrorCode.INTERNAL, "The call failed unexpectedly. " + ErrorCode.INTERNAL.hint());
+  }
+
+  /**
+   * A pool that had no free connection within its wait ({@code database.pool-wait-ms}), or whose
+   * queue of waiting calls was full: the Vert.x pool's own failures, told apart from a connection
+   * that could not be opened (which is the database being unreachable).
+   */
+  static boolean poolExhausted(Throwable err) {
+    if (err instanceof ToolException te) {
+      return te.code() == ErrorCode.UNAVAILABLE && "connection".equals(te.details().getString("waited_for"));
+    }
+    String message = err.getMessage() == null ? "" : err.getMessage();
+    return err instanceof io.vertx.core.http.ConnectionPoolTooBusyException
+        || err instanceof io.vertx.core.impl.NoStackTraceThrowable && message.equals("Timeout")
+        || err.getClass() == io.vertx.core.VertxException.class && message.startsWith("Timeout waiting for connection");
+  }
+
+  /**
+   * A connection of {@code pool} for a caller's call; when none became free in time, UNAVAILABLE
+   * (retriable, {@code waited_for: "connection"}) rather than the pool's own bare "Timeout". A
+   * connection that could not be opened fails as it did, and is classified as the database being
+   * unreachable.
+   */
+  public static Future<SqlConnection> connection(Pool pool) {
+    return pool.getConnection().recover(err -> Future.failedFuture(poolExhausted(err) ? waitedForConnection() : err));
+  }
+
+  /** {@code work} on a connection of {@code pool} (see {@link #connection}), which goes back to the pool once the work is done. */
+  public static <T> Future<T> withConnection(Pool pool, java.util.function.Function<SqlConnection, Future<T>> work) {
+    return connection(pool).compose(conn -> {
+      Future<T> done;
+      try {
+        done = work.apply(conn);
+      } catch (RuntimeException e) {
+        done = Future.failedFuture(e);
+      }
+      return done.eventually(conn::close);
+    });
+  }
+
+  private static ToolException waitedForConnection() {
+    return new ToolException(ErrorCode.UNAVAILABLE, "Every database connection this node keeps for your role stayed busy with"
+        + " other calls for as long as a call may wait for one, so this call did not start: nothing was read or changed."
+        + " Retry in a moment, or send fewer calls at once.", new JsonObject().put("waited_for", "connection"));
   }
 
   /** Serialization failures and deadlocks: a transaction that may succeed when it runs again. */

@@ -6,6 +6,7 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import java.util.concurrent.TimeUnit;
 
 /** Connection pools to a served database, built from its config in one place. */
 public final class Pools {
@@ -36,7 +37,8 @@ public final class Pools {
     PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
     connect.setMetricsName(name);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(db.poolSize()).setName(name))
+        .with(new PoolOptions().setMaxSize(db.poolSize()).setName(name)
+            .setConnectionTimeout((int) Math.min(db.poolWaitMs(), Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
         .connectingTo(connect)
         .using(vertx)
         .build();

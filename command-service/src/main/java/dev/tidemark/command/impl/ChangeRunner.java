@@ -2,6 +2,7 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.RunningStatements;
+import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
@@ -261,7 +262,7 @@ public final class ChangeRunner {
    * a commit that PostgreSQL had already made is replayed from its idempotency key.
    */
   private <T> Future<T> inTransaction(CallerDb db, ToolRequest request, Function<SqlConnection, Future<Result<T>>> work) {
-    return db.pool().withConnection(conn -> conn.begin().compose(tx -> RunningStatements.running(request.requestId(), conn, work.apply(conn))
+    return SqlErrors.withConnection(db.pool(), conn -> conn.begin().compose(tx -> RunningStatements.running(request.requestId(), conn, work.apply(conn))
             .compose(result -> finish(tx, result.commit()).map(v -> {
                   if (result.commit()) {
                     CrashPoint.afterCommit();

@@ -94,7 +94,7 @@ public final class ServiceClient {
     String service = tool.service().name().toLowerCase(Locale.ROOT);
     if (err instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
       return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service answered within " + sendTimeoutMs
-          + " ms. " + ErrorCode.UNAVAILABLE.hint());
+          + " ms. " + ErrorCode.UNAVAILABLE.hint(), new JsonObject().put("waited_for", "service"));
     }
     if (err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
       return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service is running in the cluster. " + ErrorCode.UNAVAILABLE.hint());
