@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * What {@code get_row} and {@code list_rows} know of a table's shape (columns, types, primary key),
@@ -111,27 +112,33 @@ public final class CatalogCache {
    * goes out in the same round trip, before the statement: NOT_FOUND when the caller may not read it.
    */
   public Future<RowSet<Row>> read(CallerDb db, ToolRequest request, Table table, String name, String sql, Tuple params) {
-    if (table.readRunsNoUserCode()) {
-      return readPlain(db, request, name, sql, params);
+    Supplier<Future<RowSet<Row>>> checked = () -> run(db, request, table, name, false, conn -> conn.preparedQuery(sql).execute(params),
+        Future::succeededFuture);
+    if (!table.readRunsNoUserCode() || db.preparing() == db.pool()) {
+      return checked.get();
     }
-    return run(db, request, table, name, conn -> conn.preparedQuery(sql).execute(params), Future::succeededFuture);
+    // what the one statement cannot tell apart goes the checked way, on the resetting pool: no row
+    // (or a relation that is no longer the one looked up, which the statement's gate reads as no
+    // row), and a refusal (a privilege, or a policy added since the lookup)
+    return readPlain(db, request, sql, params).transform(ar -> ar.succeeded() && ar.result().size() > 0 ? Future.succeededFuture(ar.result())
+        : ar.failed() && !refused(ar.cause()) ? Future.failedFuture(ar.cause())
+        : checked.get());
   }
 
   /**
    * One statement of Tidemark's own on a table whose reading runs no code anyone else wrote, in
    * one round trip and in the implicit transaction PostgreSQL gives a statement, on a connection
-   * of the caller's role whose session is read-only and has the read's statement timeout from its
-   * login on ({@link CallerPools}). Nothing it runs can read the caller's identity or leave
-   * anything on the session, so it needs no BEGIN, no setup, no rollback and no reset, and its
-   * statement stays prepared on the connection. PostgreSQL checks the caller's privileges as it
-   * starts the statement: a refusal (42501) is NOT_FOUND, as the catalog lookup as the caller would
-   * answer. A table dropped since it was looked up fails by its name (42P01), and one created
-   * again under that name is read by that name, as any new statement would.
+   * of the caller's role whose session is read-only, has the read's statement timeout and has
+   * row-level security off (so that a policy added since the lookup refuses the statement rather
+   * than runs) from its login on ({@link CallerPools}). Nothing it runs can read the caller's
+   * identity or leave anything on the session, so it needs no BEGIN, no setup, no rollback and no
+   * reset, and its statement stays prepared on the connection. The statement carries its own gate
+   * (see GetRowTool): the relation it names must still have the OID looked up, or it reads no
+   * row, before any of it runs. PostgreSQL checks the caller's privileges as it starts the statement.
    */
-  private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, String name, String sql, Tuple params) {
-    return SqlErrors.withConnection(db.preparing(), conn -> RunningStatements.running(request.requestId(), conn, conn.preparedQuery(sql).execute(params)))
-        .recover(err -> Future.failedFuture(err instanceof PgException pg && "42501".equals(pg.getSqlState())
-            ? TableCatalog.notFound(name, schemas) : err));
+  private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, String sql, Tuple params) {
+    return SqlErrors.withConnection(db.preparing(), conn -> RunningStatements.running(request.requestId(), conn,
+        conn.preparedQuery(sql).execute(params)));
   }
 
   /**
@@ -144,9 +151,27 @@ public final class CatalogCache {
     return run(db, request, table, name, conn -> conn.prepare(sql), ps -> reader.apply(ps.cursor(params)));
   }
 
+  /**
+   * The checked read. On a plain table it runs on the pool that keeps statements prepared, whose
+   * sessions have row-level security off; a refusal there (42501) may be a policy added since the
+   * lookup, so the read runs once more the way any other table's does, where a policy applies and
+   * a refused privilege is NOT_FOUND.
+   */
   private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name,
       Function<SqlConnection, Future<S>> send, Function<S, Future<T>> then) {
-    boolean plain = table.readRunsNoUserCode();
+    if (!table.readRunsNoUserCode()) {
+      return run(db, request, table, name, false, send, then);
+    }
+    return run(db, request, table, name, true, send, then).recover(err -> refused(err)
+        ? run(db, request, table, name, false, send, then) : Future.failedFuture(err));
+  }
+
+  private static boolean refused(Throwable err) {
+    return err instanceof PgException pg && "42501".equals(pg.getSqlState());
+  }
+
+  private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name, boolean plain,
+      Function<SqlConnection, Future<S>> send, Function<S, Future<T>> then) {
     return CallerSessions.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
       Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
       Future<S> sent = send.apply(conn);

@@ -8,7 +8,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The connections that run a call right now on this node, by the call's request id, so that a
- * cancellation arriving from any gateway can stop the statement where it runs.
+ * cancellation arriving from any gateway can stop the statement where it runs. PostgreSQL's cancel
+ * request stops whatever the connection runs when it arrives: one sent as a call ends may reach the
+ * call's closing statement (its rollback, and then the reset is skipped), or on the pool of plain
+ * reads, which keeps its connections between calls without a reset, the next statement on that
+ * connection, which then fails as cancelled. A cancel is sent at most once per call.
  */
 public final class RunningStatements {
 
@@ -35,7 +39,8 @@ public final class RunningStatements {
    * connection, as the protocol defines it). True when the call runs on this node.
    */
   public static Future<Boolean> cancel(String requestId) {
-    SqlConnection conn = RUNNING.get(requestId);
+    // claimed: the query and the command role of a node both hear a cancellation, and one cancel request is enough
+    SqlConnection conn = RUNNING.remove(requestId);
     if (!(conn instanceof PgConnection pg)) {
       return Future.succeededFuture(false);
     }

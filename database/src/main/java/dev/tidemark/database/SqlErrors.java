@@ -89,9 +89,7 @@ public final class SqlErrors {
    * that could not be opened (which is the database being unreachable).
    */
   static boolean poolExhausted(Throwable err) {
-    if (err instanceof ToolException te) {
-      return te.code() == ErrorCode.UNAVAILABLE && "connection".equals(te.details().getString("waited_for"));
-    }
+    // the pool's own failures, as Vert.x 5 words them; a connection it could not open fails otherwise
     String message = err.getMessage() == null ? "" : err.getMessage();
     return err instanceof io.vertx.core.http.ConnectionPoolTooBusyException
         || err instanceof io.vertx.core.impl.NoStackTraceThrowable && message.equals("Timeout")
@@ -122,9 +120,9 @@ public final class SqlErrors {
   }
 
   private static ToolException waitedForConnection() {
-    return new ToolException(ErrorCode.UNAVAILABLE, "Every database connection this node keeps for your role stayed busy with"
-        + " other calls for as long as a call may wait for one, so this call did not start: nothing was read or changed."
-        + " Retry in a moment, or send fewer calls at once.", new JsonObject().put("waited_for", "connection"));
+    return new ToolException(ErrorCode.UNAVAILABLE, "No database connection became free for this call in time (every connection"
+        + " of its pool on this node was busy, or a new one could not be opened yet), so the call did not start: nothing was read"
+        + " or changed. Retry in a moment, or send fewer calls at once.", new JsonObject().put("waited_for", "connection"));
   }
 
   /** Serialization failures and deadlocks: a transaction that may succeed when it runs again. */

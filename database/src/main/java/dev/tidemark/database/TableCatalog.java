@@ -46,19 +46,28 @@ public final class TableCatalog {
 
   /** One table or view the caller may read. */
   public record Table(long oid, String schema, String name, String kind, String comment, Long estimatedRows,
-                      boolean rowLevelSecurity, List<String> primaryKey, Map<String, Column> columns) {
+                      boolean rowLevelSecurity, List<String> primaryKey, Map<String, Column> columns, boolean builtInTypesOnly) {
+
+    /** A table whose column types were not looked at: never read as one that runs no user code. */
+    public Table(long oid, String schema, String name, String kind, String comment, Long estimatedRows,
+                 boolean rowLevelSecurity, List<String> primaryKey, Map<String, Column> columns) {
+      this(oid, schema, name, kind, comment, estimatedRows, rowLevelSecurity, primaryKey, columns, false);
+    }
 
     public String qualified() {
       return schema + "." + name;
     }
 
     /**
-     * Reading this relation runs no code that someone wrote: a table, partitioned table or
-     * materialized view without row-level security. A view, a foreign table or a policy may call
-     * functions, and a function may leave state on the session (a setting, a lock, a LISTEN).
+     * Reading this relation runs no code that someone wrote: a table or materialized view without
+     * row-level security and without partitions or inheritance children, whose every column has a
+     * built-in type (or an enum with no cast of anyone's). A view, a foreign table or a policy may
+     * call functions, and so may a domain's check (on a key value cast to it), a cast or operator
+     * someone created for a type of theirs, or a foreign partition; a function may leave state on
+     * the session (a setting, a lock, a LISTEN).
      */
     public boolean readRunsNoUserCode() {
-      return !rowLevelSecurity && ("table".equals(kind) || "partitioned_table".equals(kind) || "materialized_view".equals(kind));
+      return !rowLevelSecurity && builtInTypesOnly && ("table".equals(kind) || "materialized_view".equals(kind));
     }
 
     /**
@@ -107,7 +116,13 @@ public final class TableCatalog {
                          FROM pg_attribute a
                          JOIN pg_type t ON t.oid = a.atttypid
                          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-                        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS columns
+                        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS columns,
+             COALESCE((SELECT bool_and(t.oid < 16384 OR t.typtype = 'e' AND NOT EXISTS (
+                                 SELECT 1 FROM pg_cast k WHERE k.castsource = t.oid OR k.casttarget = t.oid))
+                         FROM pg_attribute a
+                         JOIN pg_type t ON t.oid = a.atttypid
+                        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), false)
+               AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhparent = c.oid) AS built_in_types_only
         FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
@@ -172,7 +187,8 @@ public final class TableCatalog {
             labels(c.getJsonArray("labels"))));
       }
       return Future.succeededFuture(new Table(r.getLong("oid"), r.getString("schema"), bare, KINDS.get(r.getString("kind")),
-          r.getString("comment"), r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns));
+          r.getString("comment"), r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns,
+          Boolean.TRUE.equals(r.getBoolean("built_in_types_only"))));
     });
   }
 

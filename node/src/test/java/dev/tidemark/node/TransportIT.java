@@ -205,14 +205,17 @@ class TransportIT {
 
   @Test
   void notificationsCancelledStopsTheStatementOfAChangeToo() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    // a node without the query role: the command role itself must hear the cancellation
+    TidemarkNode commandOnly = TestNodes.startAlone(infra, "gateway,command", Map.of(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "60000"));
+    String commandUrl = TestNodes.mcpUrl(commandOnly);
+    try (McpHttpClient c = new McpHttpClient(commandUrl, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
       // a change's plan runs its statement (and rolls it back), so the sleep runs on the command role's connection
       JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "sleepy-change").put("method", "tools/call")
           .put("params", new JsonObject().put("name", "execute").put("arguments", new JsonObject()
                   .put("sql", "UPDATE customers SET name = name WHERE id = (SELECT 1 FROM pg_sleep(30))"))
               .put("_meta", new JsonObject().put("progressToken", "sleepy-change-progress")));
-      try (SseStream stream = SseStream.open(HttpMethod.POST, url, legacyHeaders(c), call.toBuffer())) {
+      try (SseStream stream = SseStream.open(HttpMethod.POST, commandUrl, legacyHeaders(c), call.toBuffer())) {
         assertEquals(200, stream.status());
         Await.until(() -> activeSleeps() == 1, java.time.Duration.ofSeconds(10));
         long started = System.nanoTime();
@@ -223,6 +226,8 @@ class TransportIT {
         assertTrue(millis >= 0 && millis < 1_000, "the change's backend is idle " + millis + " ms after the cancellation");
         assertNull(stream.await("response", 2_000), "a cancelled request gets no response");
       }
+    } finally {
+      TestNodes.stop(commandOnly);
     }
   }
 

@@ -9,7 +9,11 @@ import dev.tidemark.database.CallerSessions;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 
-/** A read tool: runs inside {@link CallerSessions#readOnly}, so nothing it does outlives the call. */
+/**
+ * A read tool: runs inside {@link CallerSessions#readOnly}, so nothing it does outlives the call,
+ * or, for a get_row on a plain table, as one statement that runs nothing of anyone else's
+ * (CatalogCache).
+ */
 public interface ReadTool {
 
   /** @param db the connections of the caller's own role */

@@ -60,6 +60,9 @@ public final class GetRowTool implements ReadTool {
         }
         conditions.add(SqlText.quoteIdent(c.name()) + " = " + params.addScalar(v, c, "key", "/key" + (key.size() == 1 && !(request.arguments().getValue("key") instanceof JsonArray) ? "" : "/" + i)));
       }
+      // a gate PostgreSQL evaluates once, before the scan: the relation of this name is still the one
+      // looked up, so a table dropped and created again (perhaps as a view) is never read on a stale shape
+      conditions.add(params.add(table.oid()) + "::int8::oid = " + SqlText.quoteLiteralText(table.sql()) + "::regclass");
       String sql = table.shapeTag() + "SELECT " + String.join(", ", items) + " FROM " + table.sql() + SizeGuard.lateral(all, cap) + " WHERE " + String.join(" AND ", conditions) + " LIMIT 1";
       return catalog.read(db, request, table, tableArg, sql, params.tuple())
           .recover(err -> ValueFaults.blame(db, request, catalog.timeoutMs(), err, params, "key").compose(Future::failedFuture))

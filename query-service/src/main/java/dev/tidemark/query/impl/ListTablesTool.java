@@ -25,7 +25,7 @@ public final class ListTablesTool implements ReadTool {
   private static final Map<String, String> KINDS = Map.of(
       "r", "table", "v", "view", "m", "materialized_view", "p", "partitioned_table", "f", "foreign_table");
 
-  // has_table_privilege runs after SET LOCAL ROLE, so it answers for the caller's role
+  // runs on a connection that logged in as the caller's role, so has_table_privilege answers for that role
   private static final String SQL = """
       SELECT n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
              CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated_rows,

@@ -56,11 +56,21 @@ public final class ServiceClient {
     DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
         .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
     String address = Addresses.forService(tool.service(), request.database());
-    return vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
-        .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
-            ? vertx.eventBus().<Object>request(address, request.toJson(), options) : Future.failedFuture(err))
-        .map(msg -> LocalDelivery.reply(msg.body()))
+    Future<ToolReply> local = vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
+        .map(msg -> LocalDelivery.reply(msg.body()));
+    return local
+        .transform(ar -> ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+                || ar.succeeded() && waitedForConnection(ar.result())
+            // none here, or this node's pool is full and nothing ran: the cluster's services take it
+            ? vertx.eventBus().<Object>request(address, request.toJson(), options).map(msg -> LocalDelivery.reply(msg.body()))
+            : ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.failedFuture(ar.cause()))
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+  }
+
+  /** A refusal that guarantees the call ran nothing, so another node may run it. */
+  private static boolean waitedForConnection(ToolReply reply) {
+    return reply.isError() && ErrorCode.UNAVAILABLE.code().equals(reply.error().getString("code"))
+        && "connection".equals(reply.error().getString("waited_for"));
   }
 
   /** A call that long-polls ({@code watch}'s {@code wait_ms}, validated against its schema) may answer that much later. */
