@@ -63,6 +63,8 @@ public final class CatalogCache {
   private final List<String> schemas;
   private final long ttlNanos;
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+  /** Counts the clears, so that a lookup that began before one is not kept after it. */
+  private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param pool Tidemark's login, which looks tables up (their shape is the same for every caller;
@@ -83,6 +85,7 @@ public final class CatalogCache {
 
   /** Forgets every table: the schema changed. */
   public void clear() {
+    generation.incrementAndGet();
     entries.clear();
   }
 
@@ -197,10 +200,16 @@ public final class CatalogCache {
   }
 
   private Entry load(String name) {
+    long started = generation.get();
     Entry e = new Entry(TableCatalog.shape(pool, schemas, name), System.nanoTime());
     if (ttlNanos > 0) {
-      // a lookup that fails (no such table) is not kept: the table may be created at any moment
-      e.table().onSuccess(t -> entries.put(name, e));
+      // a lookup that fails (no such table) is not kept: the table may be created at any moment;
+      // nor is one that began before a schema change cleared the cache, since it may have read the old shape
+      e.table().onSuccess(t -> {
+        if (generation.get() == started) {
+          entries.put(name, e);
+        }
+      });
     }
     return e;
   }

@@ -103,7 +103,23 @@ public final class SqlErrors {
    * unreachable.
    */
   public static Future<SqlConnection> connection(Pool pool) {
-    return pool.getConnection().recover(err -> Future.failedFuture(poolExhausted(err) ? waitedForConnection() : err));
+    return pool.getConnection().recover(err -> Future.failedFuture(couldNotConnect(err) ? err : waitedForConnection()));
+  }
+
+  /**
+   * A connection the pool tried to open and could not (refused, reset, closed, refused by the
+   * server, a failed handshake): the database is unreachable. Any other failure to get one is the
+   * pool's own (its wait ran out, its queue was full), whatever its wording.
+   */
+  private static boolean couldNotConnect(Throwable err) {
+    for (Throwable t = err; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof PgException || t instanceof java.net.SocketException || t instanceof java.nio.channels.ClosedChannelException
+          || t instanceof io.vertx.sqlclient.ClosedConnectionException || t instanceof javax.net.ssl.SSLException
+          || t instanceof java.net.UnknownHostException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** {@code work} on a connection of {@code pool} (see {@link #connection}), which goes back to the pool once the work is done. */
