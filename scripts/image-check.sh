@@ -16,6 +16,7 @@ fi
 work=$(mktemp -d)
 node_pid=
 cleanup() {
+  # node_pid is unshare's: --kill-child ends the node in the image with it, which would otherwise outlive the check
   [ -n "$node_pid" ] && kill "$node_pid" 2>/dev/null && wait "$node_pid" 2>/dev/null
   rm -rf "$work"
 }
@@ -76,10 +77,10 @@ mapfile -t entry <<<"$entrypoint"
 chroot_bin=$(command -v chroot)
 in_image() {
   if [ "$(id -u)" = 0 ]; then
-    unshare -fpm --mount-proc="$work/root/proc" env -i PATH=/opt/java/bin JAVA_HOME=/opt/java \
+    unshare -fpm --kill-child --mount-proc="$work/root/proc" env -i PATH=/opt/java/bin JAVA_HOME=/opt/java \
       "$chroot_bin" --userspec=10001:10001 "$work/root" "/opt/java/bin/${entry[0]}" "${entry[@]:1}" "$@"
   else
-    unshare -rfpm --mount-proc="$work/root/proc" env -i PATH=/opt/java/bin JAVA_HOME=/opt/java \
+    unshare -rfpm --kill-child --mount-proc="$work/root/proc" env -i PATH=/opt/java/bin JAVA_HOME=/opt/java \
       "$chroot_bin" "$work/root" "/opt/java/bin/${entry[0]}" "${entry[@]:1}" "$@"
   fi
 }
