@@ -266,6 +266,10 @@ public final class SlotReader implements Runnable {
       if (exists) {
         st.execute("SELECT pg_drop_replication_slot('" + slot.replace("'", "''") + "')");
       }
+      // every cursor from before expires first: a reader between the slot's creation and the horizon's
+      // move below would otherwise get a page without the lost changes and no CURSOR_EXPIRED
+      st.executeUpdate("UPDATE tidemark.changelog_state SET pruned_commit = (pg_current_wal_insert_lsn() - '0/0')::bigint,"
+          + " pruned_change = 0 WHERE pruned_commit < (pg_current_wal_insert_lsn() - '0/0')::bigint");
       long start;
       try (ResultSet rs = st.executeQuery("SELECT lsn - '0/0' FROM pg_create_logical_replication_slot('" + slot.replace("'", "''")
           + "', 'pgoutput')")) {
