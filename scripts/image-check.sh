@@ -16,7 +16,12 @@ fi
 work=$(mktemp -d)
 node_pid=
 cleanup() {
-  # node_pid is unshare's: --kill-child ends the node in the image with it, which would otherwise outlive the check
+  # node_pid is the subshell around unshare, which ignores SIGTERM; the node in the image is unshare's child,
+  # and would otherwise outlive the check (--kill-child does not reach it once chroot changed its user)
+  for u in $(pgrep -f -- "--mount-proc=$work/root/proc"); do
+    pkill -KILL -P "$u" 2>/dev/null
+    kill -KILL "$u" 2>/dev/null
+  done
   [ -n "$node_pid" ] && kill "$node_pid" 2>/dev/null && wait "$node_pid" 2>/dev/null
   rm -rf "$work"
 }
