@@ -58,7 +58,7 @@ public final class CommandVerticle extends VerticleBase {
   public Future<?> start() {
     DatabaseConfig db = config.database();
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
-      callers = new CallerPools(vertx, db, keys, false);
+      callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.WRITES);
       runner = new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
           ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
           ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),

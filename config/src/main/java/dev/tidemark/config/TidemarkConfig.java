@@ -5,6 +5,7 @@ import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.SslMode;
+import io.vertx.sqlclient.PoolOptions;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -13,6 +14,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /** The whole configuration of one node, immutable, built once from resolved key values. */
 public record TidemarkConfig(
@@ -171,6 +173,16 @@ public record TidemarkConfig(
       return sslRootCert.isEmpty()
           ? Map.of("sslmode", sslMode, "sslfactory", "org.postgresql.ssl.DefaultJavaSSLFactory")
           : Map.of("sslmode", sslMode, "sslrootcert", sslRootCert);
+    }
+
+    /**
+     * The options of a pool named {@code name} (its pool_name metrics label): every pool, Tidemark's
+     * own and the callers', has {@code database.pool-size} connections, and a call that finds them all
+     * busy fails after {@code database.pool-wait-ms}, having run nothing.
+     */
+    public PoolOptions poolOptions(String name) {
+      return new PoolOptions().setMaxSize(poolSize).setName(name)
+          .setConnectionTimeout((int) Math.min(poolWaitMs, Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
     }
 
     /**

@@ -11,13 +11,11 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Connections for callers' statements, one set per caller role, each logging in as that role.
@@ -27,8 +25,21 @@ import java.util.concurrent.TimeUnit;
  */
 public final class CallerPools {
 
-  /** A caller role's connections: {@code pool} is reset after every call, {@code preparing} keeps statements prepared. */
+  /**
+   * A caller role's connections: {@code pool} is reset after every call (DISCARD ALL), {@code preparing}
+   * keeps statements prepared across calls (see {@link Prepared}; the same pool as {@code pool} under
+   * {@link Prepared#NONE}).
+   */
   public record CallerDb(Pool pool, Pool preparing, KeyRingSource keys) {
+
+    /**
+     * Ends what a call could leave on {@code conn}, taken from {@code from}, one of this role's
+     * pools: all of it on {@code pool}; all but the prepared statements on a {@code preparing}
+     * pool of {@link Prepared#WRITES}, whose statements Tidemark wrote and keeps.
+     */
+    public Future<Void> reset(SqlConnection conn, Pool from) {
+      return from == pool ? CallerSessions.resetSession(conn) : CallerSessions.resetKeepingStatements(conn);
+    }
 
     /**
      * The value of {@code tidemark.identity} for {@code caller} on {@code conn}: what
@@ -53,11 +64,31 @@ public final class CallerPools {
   private final Vertx vertx;
   private final DatabaseConfig database;
   private final KeyRingSource keys;
-  private final boolean preparing;
+  private final Prepared preparing;
   private final Map<String, CallerDb> byRole = new ConcurrentHashMap<>();
 
-  /** @param preparing whether each role also gets a pool whose statements stay prepared (the query role) */
-  public CallerPools(Vertx vertx, DatabaseConfig database, KeyRingSource keys, boolean preparing) {
+  /**
+   * Whether each role also gets a pool whose connections keep statements prepared across calls,
+   * and for what: statements parsed and planned once per connection, not once per call.
+   */
+  public enum Prepared {
+    /** One pool, reset after every call. */
+    NONE,
+    /**
+     * The query role's plain reads (CatalogCache#read): sessions read-only from their first
+     * statement, with the statement timeout and without row security, never reset.
+     */
+    READS,
+    /**
+     * The command role's insert_rows, update_rows and delete_rows, which run only statements
+     * Tidemark wrote (a caller's SQL runs on the pool that is reset): reset after every call, but
+     * for the prepared statements (docs/security.md).
+     */
+    WRITES
+  }
+
+  /** @param preparing what each role's second pool keeps prepared, if it gets one */
+  public CallerPools(Vertx vertx, DatabaseConfig database, KeyRingSource keys, Prepared preparing) {
     this.vertx = vertx;
     this.database = database;
     this.keys = keys;
@@ -81,14 +112,14 @@ public final class CallerPools {
           + " as you. Nothing was read or changed. Ask whoever runs Tidemark to add your role's login to database.caller-passwords.");
     }
     return byRole.computeIfAbsent(role, r -> {
-      Pool reset = build(r, password, false);
-      return new CallerDb(reset, preparing ? build(r, password, true) : reset, keys);
+      Pool reset = build(r, password, Prepared.NONE);
+      return new CallerDb(reset, preparing == Prepared.NONE ? reset : build(r, password, preparing), keys);
     });
   }
 
-  private Pool build(String role, String password, boolean keepPrepared) {
-    PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(keepPrepared);
-    if (keepPrepared) {
+  private Pool build(String role, String password, Prepared kind) {
+    PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(kind != Prepared.NONE);
+    if (kind == Prepared.READS) {
       // a get_row on a plain table runs here with no transaction of its own (CatalogCache#read):
       // the session itself is read-only and bounded, from its first statement on
       connect.addProperty("default_transaction_read_only", "on")
@@ -96,12 +127,24 @@ public final class CallerPools {
           // a table that gained a policy since its shape was looked up refuses the statement (42501) instead of running the policy
           .addProperty("row_security", "off");
     }
+    if (kind == Prepared.WRITES) {
+      // the statements bind every value as a parameter, and PostgreSQL's default would plan the
+      // catalog lookup (a custom plan costs less than its generic one there) again on every call
+      connect.addProperty("plan_cache_mode", "force_generic_plan");
+      // the catalog lookup is longer than the 2,048 characters Vert.x keeps by default; the cache
+      // stays bounded by its size (an LRU of preparedStatementCacheMaxSize statements)
+      connect.setPreparedStatementCacheSqlFilter(sql -> true);
+    }
     // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
-    connect.setMetricsName(keepPrepared ? "callers-prepared" : "callers");
+    String name = switch (kind) {
+      case NONE -> "callers";
+      case READS -> "callers-prepared";
+      case WRITES -> "callers-changes";
+    };
+    connect.setMetricsName(name);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(database.poolSize()).setName(keepPrepared ? "callers-prepared" : "callers")
-            // a call that finds every connection busy fails retriably after this, having run nothing (SqlErrors)
-            .setConnectionTimeout((int) Math.min(database.poolWaitMs(), Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
+        // a call that finds every connection busy fails retriably, having run nothing (SqlErrors)
+        .with(database.poolOptions(name))
         .connectingTo(connect)
         .using(vertx)
         .build();

@@ -53,7 +53,6 @@ public final class CallerSessions {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
         return conn.close().transform(x -> Future.<T>failedFuture(e));
       }
-      RunningStatements.start(request.requestId(), conn);
       Future<?> begun = conn.query("BEGIN READ ONLY").execute();
       Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
       Future<T> started;
@@ -65,10 +64,9 @@ public final class CallerSessions {
       Future<T> worked = started;
       // wait for all three, so that the rollback always goes out after the work's last statement;
       // a setup that failed aborts the transaction, so the work failed too: report the setup's error
-      Future<T> result = Future.join(begun, tagged, worked).transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause())
-          : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked);
+      Future<T> result = RunningStatements.running(request.requestId(), conn, Future.join(begun, tagged, worked)
+          .transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause()) : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked));
       result.onComplete(done -> {
-        RunningStatements.finish(request.requestId());
         Future<?> rolledBack = conn.query("ROLLBACK").execute();
         Future<?> reset = resetSession ? resetSession(conn) : Future.succeededFuture();
         Future.join(rolledBack, reset).onComplete(x -> conn.close());
@@ -100,5 +98,18 @@ public final class CallerSessions {
 
   /** Run after the rollback, outside any transaction, as DISCARD ALL requires. */
   public static final String RESET_SESSION = "DISCARD ALL";
+
+  /**
+   * Ends what a change on a connection of {@link CallerPools.Prepared#WRITES} could leave behind
+   * (its statements are Tidemark's, but triggers and functions they call are other people's code):
+   * DISCARD ALL without DEALLOCATE ALL and DISCARD PLANS, so that the prepared statements, all of
+   * them Tidemark's own, stay parsed and planned for the next call of the same role.
+   */
+  public static Future<Void> resetKeepingStatements(SqlConnection conn) {
+    return conn.query(RESET_KEEPING_STATEMENTS).execute().<Void>mapEmpty().otherwise((Void) null);
+  }
+
+  public static final String RESET_KEEPING_STATEMENTS = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *;"
+      + " SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
 
 }

@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
@@ -81,16 +82,25 @@ public final class RowImages {
     String sql = "SELECT r.* FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(image, n)"
         + " CROSS JOIN LATERAL jsonb_populate_record(NULL::" + relation + ", e.image) AS r ORDER BY e.n";
     String array = "[" + String.join(",", present) + "]";
-    return conn.query("SAVEPOINT tidemark_images").execute()
-        .compose(s -> conn.preparedQuery(sql).execute(Tuple.of(array))
-            .compose(rows -> conn.query("RELEASE SAVEPOINT tidemark_images").execute().map(r -> {
-              Iterator<Row> it = rows.iterator();
-              List<JsonObject> out = new ArrayList<>();
-              for (String image : images) {
-                out.add(image == null ? null : only(PgJson.row(it.next()), new JsonObject(image).fieldNames()));
-              }
-              return out;
-            }), err -> conn.query("ROLLBACK TO SAVEPOINT tidemark_images").execute().map(r -> asCaptured(images))));
+    // one round trip: the three go out together and run in order; when the SELECT fails, the
+    // release fails too (the transaction is aborted), and rolling back to the savepoint restores it
+    Future<?> saved = conn.query("SAVEPOINT tidemark_images").execute();
+    Future<RowSet<Row>> selected = conn.preparedQuery(sql).execute(Tuple.of(array));
+    Future<?> released = conn.query("RELEASE SAVEPOINT tidemark_images").execute();
+    return Future.join(saved, selected, released).transform(x -> {
+      if (saved.failed()) {
+        return Future.failedFuture(saved.cause());
+      }
+      if (selected.failed() || released.failed()) {
+        return conn.query("ROLLBACK TO SAVEPOINT tidemark_images").execute().map(r -> asCaptured(images));
+      }
+      Iterator<Row> it = selected.result().iterator();
+      List<JsonObject> out = new ArrayList<>();
+      for (String image : images) {
+        out.add(image == null ? null : only(PgJson.row(it.next()), new JsonObject(image).fieldNames()));
+      }
+      return Future.succeededFuture(out);
+    });
   }
 
   /**

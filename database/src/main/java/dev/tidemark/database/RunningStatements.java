@@ -20,17 +20,9 @@ public final class RunningStatements {
 
   private RunningStatements() {}
 
-  public static void start(String requestId, SqlConnection conn) {
-    RUNNING.put(requestId, conn);
-  }
-
-  public static void finish(String requestId) {
-    RUNNING.remove(requestId);
-  }
-
   /** {@code work}, cancellable on {@code conn} by the call's request id until it completes. */
   public static <T> Future<T> running(String requestId, SqlConnection conn, Future<T> work) {
-    start(requestId, conn);
+    RUNNING.put(requestId, conn);
     return work.andThen(done -> RUNNING.remove(requestId, conn));
   }
 

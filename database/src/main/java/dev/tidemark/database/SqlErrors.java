@@ -3,6 +3,7 @@ package dev.tidemark.database;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.WaitedFor;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -69,7 +70,7 @@ public final class SqlErrors {
       JsonObject details = new JsonObject().put("sqlstate", pg.getSqlState());
       if (code == ErrorCode.TIMEOUT) {
         // it had a connection: the time went to the statement itself
-        details.put("waited_for", "statement");
+        details.put(WaitedFor.KEY, WaitedFor.STATEMENT.wire());
       }
       return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
           + why + ". " + code.hint(), details);
@@ -138,7 +139,7 @@ public final class SqlErrors {
   private static ToolException waitedForConnection() {
     return new ToolException(ErrorCode.UNAVAILABLE, "No database connection became free for this call in time (every connection"
         + " of its pool on this node was busy, or a new one could not be opened yet), so the call did not start: nothing was read"
-        + " or changed. Retry in a moment, or send fewer calls at once.", new JsonObject().put("waited_for", "connection"));
+        + " or changed. Retry in a moment, or send fewer calls at once.", WaitedFor.CONNECTION.details());
   }
 
   /** Serialization failures and deadlocks: a transaction that may succeed when it runs again. */

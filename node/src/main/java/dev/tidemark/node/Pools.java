@@ -5,8 +5,6 @@ import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
-import java.util.concurrent.TimeUnit;
 
 /** Connection pools to a served database, built from its config in one place. */
 public final class Pools {
@@ -37,8 +35,7 @@ public final class Pools {
     PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
     connect.setMetricsName(name);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(db.poolSize()).setName(name)
-            .setConnectionTimeout((int) Math.min(db.poolWaitMs(), Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
+        .with(db.poolOptions(name))
         .connectingTo(connect)
         .using(vertx)
         .build();

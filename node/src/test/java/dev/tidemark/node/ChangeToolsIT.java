@@ -368,6 +368,36 @@ class ChangeToolsIT {
   }
 
   @Test
+  void aChangeConnectionKeepsItsPreparedStatementsButNothingATriggerLeftOnItsSession() {
+    // the trigger records what its session holds when it fires, then leaves a setting and a
+    // session advisory lock behind: the next change on that connection must find neither
+    sql(infra, DB,
+        "DROP TABLE IF EXISTS public.ct_session_seen",
+        "CREATE TABLE public.ct_session_seen (id serial PRIMARY KEY, n int NOT NULL, pid int, leaked text, prepared int)",
+        "CREATE OR REPLACE FUNCTION public.ct_leak() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " NEW.pid := pg_backend_pid(); NEW.leaked := current_setting('ct.leak', true);"
+            + " NEW.prepared := (SELECT count(*) FROM pg_prepared_statements);"
+            + " PERFORM set_config('ct.leak', 'left behind', false); PERFORM pg_advisory_lock(4242);"
+            + " RETURN NEW; END $$",
+        "CREATE TRIGGER ct_leak BEFORE INSERT ON public.ct_session_seen FOR EACH ROW EXECUTE FUNCTION public.ct_leak()",
+        "GRANT SELECT, INSERT ON public.ct_session_seen TO tidemark_writer",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    for (int n = 0; n < 6; n++) {
+      assertEquals("commit", ok("insert_rows", new JsonObject().put("table", "ct_session_seen")
+          .put("rows", new JsonArray().add(new JsonObject().put("n", n))).put("idempotency_key", key())).getString("mode"));
+    }
+    assertEquals(6, count("SELECT count(*) FROM public.ct_session_seen WHERE leaked IS NULL OR leaked = ''"),
+        "a session setting a trigger made outlived its call: " + strings("SELECT leaked FROM public.ct_session_seen"));
+    assertEquals(0, count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"),
+        "a session advisory lock a trigger took outlived its call");
+    // a later call on a connection an earlier call used still has the statements Tidemark prepared there
+    assertTrue(count("SELECT count(*) FROM public.ct_session_seen s WHERE s.prepared > 0"
+        + " AND EXISTS (SELECT 1 FROM public.ct_session_seen e WHERE e.pid = s.pid AND e.n < s.n)") > 0,
+        "no change found the statements of an earlier one prepared: " + strings("SELECT pid || ':' || prepared FROM public.ct_session_seen ORDER BY n"));
+  }
+
+  @Test
   void aCommitThatLosesADeadlockIsRetriedAndCommitsOnce() throws Exception {
     long apple = count("SELECT id FROM public.ct_item WHERE name = 'apple'");
     long pear = count("SELECT id FROM public.ct_item WHERE name = 'pear'");

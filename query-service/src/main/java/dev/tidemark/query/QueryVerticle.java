@@ -77,7 +77,7 @@ public final class QueryVerticle extends VerticleBase {
     DatabaseConfig db = config.database();
     tracer = Traces.tracer(vertx);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
-      callers = new CallerPools(vertx, db, keys, true);
+      callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.READS);
       CursorCodec cursors = new CursorCodec(keys::ring);
       ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());

@@ -13,11 +13,6 @@ final class ChangeErrors {
 
   private ChangeErrors() {}
 
-  /** Serialization failures and deadlocks: the whole commit runs again, a bounded number of times. */
-  static boolean retriable(Throwable err) {
-    return SqlErrors.retriable(err);
-  }
-
   /** A unique violation on the idempotency row: a concurrent commit with the same key won; running again replays it. */
   static boolean concurrentSameKey(Throwable err) {
     return err instanceof PgException pg && "23505".equals(pg.getSqlState()) && "idempotency_pkey".equals(pg.getConstraint());
@@ -41,7 +36,7 @@ final class ChangeErrors {
     if (planAlreadyUsed(err)) {
       return Future.succeededFuture(planAlreadyCommitted());
     }
-    if (retriable(err)) {
+    if (SqlErrors.retriable(err)) {
       PgException pg = (PgException) err;
       return Future.succeededFuture(new ToolException(ErrorCode.CONFLICT, "The change conflicted with concurrent changes (SQLSTATE "
           + pg.getSqlState() + ") " + attempts + " times in a row; nothing was written. " + ErrorCode.CONFLICT.hint(),

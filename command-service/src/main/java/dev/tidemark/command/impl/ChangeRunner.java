@@ -20,7 +20,6 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
-import io.vertx.sqlclient.Transaction;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
 import java.util.Map;
@@ -53,16 +52,17 @@ public final class ChangeRunner {
         LEFT JOIN tidemark.idempotency k
           ON k.caller = $1 AND k.key = $2 AND k.created_at > now() - make_interval(hours => $3::int)""";
   private static final String RECORD_SQL = "SELECT tidemark.record_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
-  private static final String WHO_SQL = "SELECT current_user::text, pg_current_xact_id()::text";
+  private static final String WHO_SQL = "SELECT current_user::text";
   /**
    * The rows this transaction inserted, updated and deleted in tables that have plan triggers, as
    * PostgreSQL counts them: a statement that turned tidemark.plan off for part of its work (it is a
    * setting, and a caller's SQL can change it) captured fewer, and is refused.
    */
   private static final String COUNTED_SQL = """
-      SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::bigint
-        FROM pg_stat_xact_user_tables s
-       WHERE EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = s.relid AND t.tgname = 'tidemark_capture')""";
+      SELECT coalesce(sum(pg_stat_get_xact_tuples_inserted(t.tgrelid) + pg_stat_get_xact_tuples_updated(t.tgrelid)
+                          + pg_stat_get_xact_tuples_deleted(t.tgrelid)), 0)::bigint
+        FROM pg_trigger t
+       WHERE t.tgname = 'tidemark_capture'""";
   public static final String PRUNE_SQL = "DELETE FROM tidemark.idempotency WHERE created_at <= now() - make_interval(hours => $1::int)";
 
   private final Pool pool;
@@ -110,10 +110,7 @@ public final class ChangeRunner {
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, request, conn -> asCaller(conn, db, request)
-        .compose(v -> counted(conn))
-        .compose(before -> tool.applyReturning(conn, request.arguments()).compose(applied -> captured(conn, db, request, applied, before)))
-        .map(captured -> new Result<>(captured, false)))
+    return inTransaction(db, tool, request, conn -> change(conn, db, request, tool).map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
           long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
@@ -162,9 +159,7 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          return inTransaction(db, request, conn -> asCaller(conn, db, request)
-              .compose(v -> counted(conn))
-              .compose(before -> tool.applyReturning(conn, args).compose(applied -> captured(conn, db, request, applied, before)))
+          return inTransaction(db, tool, request, conn -> change(conn, db, request, tool)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
@@ -202,7 +197,7 @@ public final class ChangeRunner {
               }));
         })
         .recover(err -> {
-          if ((err instanceof KeyTaken || ChangeErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
+          if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
             return commit(request, tool, planId, key, attempt + 1);
           }
           return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
@@ -260,21 +255,60 @@ public final class ChangeRunner {
    * as the read tools do, so that nothing a statement set outlives the call. A cancellation of the
    * call stops its statement (see {@link RunningStatements}); the transaction then rolls back, and
    * a commit that PostgreSQL had already made is replayed from its idempotency key.
+   *
+   * <p>The BEGIN goes out with the work's first statements, and the reset right behind the COMMIT
+   * or ROLLBACK: the reply waits for the transaction's end, not for the reset, and the connection
+   * goes back to its pool once the reset is done.
    */
-  private <T> Future<T> inTransaction(CallerDb db, ToolRequest request, Function<SqlConnection, Future<Result<T>>> work) {
-    return SqlErrors.withConnection(db.pool(), conn -> conn.begin().compose(tx -> RunningStatements.running(request.requestId(), conn, work.apply(conn))
-            .compose(result -> finish(tx, result.commit()).map(v -> {
-                  if (result.commit()) {
-                    CrashPoint.afterCommit();
-                  }
-                  return result.value();
-                }),
-                err -> tx.rollback().otherwiseEmpty().compose(v -> Future.<T>failedFuture(err))))
-        .eventually(() -> CallerSessions.resetSession(conn)));
+  private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request, Function<SqlConnection, Future<Result<T>>> work) {
+    Pool from = tool.runsCallerSql() ? db.pool() : db.preparing();
+    return SqlErrors.connection(from).compose(conn -> {
+      Future<?> begun = conn.query("BEGIN").execute();
+      Future<Result<T>> worked;
+      try {
+        worked = work.apply(conn);
+      } catch (RuntimeException e) {
+        worked = Future.failedFuture(e);
+      }
+      Future<Result<T>> ran = worked;
+      return RunningStatements.running(request.requestId(), conn, Future.join(begun, ran)
+              .transform(x -> begun.failed() ? Future.<Result<T>>failedFuture(begun.cause()) : ran))
+          .transform(done -> {
+            boolean commit = done.succeeded() && done.result().commit();
+            Future<?> ended = conn.query(commit ? "COMMIT" : "ROLLBACK").execute();
+            db.reset(conn, from).onComplete(x -> conn.close());
+            if (done.failed()) {
+              return Future.<T>failedFuture(done.cause());
+            }
+            return ended.map(v -> {
+              if (commit) {
+                CrashPoint.afterCommit();
+              }
+              return done.result().value();
+            });
+          });
+    });
   }
 
-  private static Future<Void> finish(Transaction tx, boolean commit) {
-    return commit ? tx.commit() : tx.rollback();
+  /**
+   * The tool's change, as the caller, and what the database captured of it. The setup, the count
+   * before and the tool's first statement go out together (PostgreSQL runs them in that order);
+   * a setup that failed aborted the transaction, so the tool failed too: its error is the setup's.
+   */
+  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool) {
+    Future<String> xid = asCaller(conn, db, request);
+    Future<Long> before = counted(conn);
+    Future<ChangeTool.Applied> applying;
+    try {
+      applying = tool.applyReturning(conn, request.arguments());
+    } catch (RuntimeException e) {
+      applying = Future.failedFuture(e);
+    }
+    Future<ChangeTool.Applied> applied = applying;
+    return Future.join(xid, before, applied)
+        .transform(x -> xid.failed() ? Future.<ChangeTool.Applied>failedFuture(xid.cause())
+            : before.failed() ? Future.<ChangeTool.Applied>failedFuture(before.cause()) : applied)
+        .compose(done -> captured(conn, db, request, done, xid.result(), before.result()));
   }
 
   /**
@@ -283,10 +317,13 @@ public final class ChangeRunner {
    * decoding never sees a rolled-back plan, so a plan (and a commit, for its check) reads what its
    * own transaction did from the rows those triggers write.
    */
-  static final String SETUP = CallerSessions.SETUP + ", set_config('tidemark.plan', 'on', true)";
+  static final String SETUP = CallerSessions.SETUP + ", set_config('tidemark.plan', 'on', true), pg_current_xact_id()::text";
 
-  /** The statement timeout, the caller's signed identity, the call's trace context and the plan triggers, for this transaction only. */
-  private Future<Void> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
+  /**
+   * The statement timeout, the caller's signed identity, the call's trace context and the plan
+   * triggers, for this transaction only; the transaction's id, to which the server's MACs are bound.
+   */
+  private Future<String> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
     long timeout = database.statementTimeoutMs();
     String identity;
     try {
@@ -295,7 +332,17 @@ public final class ChangeRunner {
       // a failed future, not a throw: the transaction's rollback hangs on it
       return Future.failedFuture(e);
     }
-    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(timeout, identity, request)).mapEmpty();
+    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(timeout, identity, request))
+        .map(rows -> rows.iterator().next().getString(4));
+  }
+
+  /**
+   * The count of {@link #COUNTED_SQL} now. PostgreSQL's per-transaction counts may still hold
+   * earlier transactions of the connection that it has not reported yet, so a change compares the
+   * counts after it with the counts before it, in the same transaction.
+   */
+  private static Future<Long> counted(SqlConnection conn) {
+    return conn.preparedQuery(COUNTED_SQL).execute().map(rows -> rows.iterator().next().getLong(0));
   }
 
   /**
@@ -303,34 +350,30 @@ public final class ChangeRunner {
    * a statement that switched to another role it may use (set_config('role', ...)) is refused, so
    * that a change always ran as the caller's role alone. A tool that reports changed rows while
    * nothing was captured means the table has no capture triggers (the changelog role has not
-   * reached it).
+   * reached it). The role check, the captured changes and the count after go out together; the
+   * role is checked first.
    */
-  /**
-   * The count of {@link #COUNTED_SQL} now. PostgreSQL's per-transaction counts may still hold
-   * earlier transactions of the connection that it has not reported yet, so a change compares the
-   * counts after it with the counts before it, in the same transaction.
-   */
-  private static Future<Long> counted(SqlConnection conn) {
-    return conn.query(COUNTED_SQL).execute().map(rows -> rows.iterator().next().getLong(0));
-  }
-
-  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied, long before) {
+  private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied, String xid,
+      long before) {
     long affected = applied.affected();
-    return conn.query(WHO_SQL).execute().compose(who -> {
-      var row = who.iterator().next();
-      if (!request.caller().pgRole().equals(row.getString(0))) {
+    Future<String> who = conn.preparedQuery(WHO_SQL).execute().map(rows -> rows.iterator().next().getString(0));
+    Future<ChangeSet> read = ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid));
+    Future<Long> counted = counted(conn);
+    return Future.join(who, read, counted).transform(x -> {
+      if (who.succeeded() && !request.caller().pgRole().equals(who.result())) {
         return Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED,
             "The change switched its database role; a change runs only as your role. Nothing was written."));
       }
-      String xid = row.getString(1);
-      return ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid)).map(changes -> new Captured(xid, changes, applied));
-    }).compose(captured -> counted(conn).map(after -> {
+      return who.failed() ? Future.<Captured>failedFuture(who.cause()) : read.failed() ? Future.<Captured>failedFuture(read.cause())
+          : counted.failed() ? Future.<Captured>failedFuture(counted.cause()) : Future.succeededFuture(new Captured(xid, read.result(), applied));
+    }).map(captured -> {
+      long after = counted.result();
       if (after - before > captured.changes().rowChanges()) {
         throw new ToolException(ErrorCode.PERMISSION_DENIED, "The change turned off Tidemark's record of what it does (the setting"
             + " tidemark.plan), so it cannot be shown or checked. Nothing was written.");
       }
       return captured;
-    })).map(captured -> {
+    }).map(captured -> {
       if (affected > 0 && captured.changes().isEmpty()) {
         throw new ToolException(ErrorCode.UNAVAILABLE, "The change touched rows of a table whose changes are not captured yet, so"
             + " Tidemark cannot show or check what it does. The changelog role puts capture on every served table; retry shortly."

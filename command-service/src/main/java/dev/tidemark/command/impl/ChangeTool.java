@@ -24,6 +24,15 @@ public interface ChangeTool {
   }
 
   /**
+   * Whether the tool runs SQL a caller wrote (execute, transaction): it runs on connections reset
+   * whole after each call. The others run only statements Tidemark wrote, on connections that keep
+   * them prepared (CallerPools.Prepared#WRITES).
+   */
+  default boolean runsCallerSql() {
+    return false;
+  }
+
+  /**
    * What a change did as its statement reported it: the row count (as {@link #apply}), and the rows
    * of a RETURNING clause, null when the tool shows none; {@code truncated} when they were cut to the cap.
    */

@@ -82,7 +82,7 @@ public final class EventsVerticle extends VerticleBase {
     seek = new Seek(vertx, config, admin, found, deadLetters, store, slots);
     lag = new ConsumerLagProbe(vertx, store, admin);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
-      callers = new CallerPools(vertx, config.database(), keys, false);
+      callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.NONE);
       LeaseTokens tokens = new LeaseTokens(keys, store);
       leases = new Leases(vertx, node, config, slots, found, store, new ChangesSinceTool(config.database(), pool), callers, tokens);
       acks = new Acknowledgements(vertx, node, config, slots, tokens);

@@ -9,6 +9,7 @@ import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.contract.WaitedFor;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.tool.Grants;
@@ -70,7 +71,7 @@ public final class ServiceClient {
   /** A refusal that guarantees the call ran nothing, so another node may run it. */
   private static boolean waitedForConnection(ToolReply reply) {
     return reply.isError() && ErrorCode.UNAVAILABLE.code().equals(reply.error().getString("code"))
-        && "connection".equals(reply.error().getString("waited_for"));
+        && WaitedFor.CONNECTION.in(reply.error());
   }
 
   /** A call that long-polls ({@code watch}'s {@code wait_ms}, validated against its schema) may answer that much later. */
@@ -104,7 +105,7 @@ public final class ServiceClient {
     String service = tool.service().name().toLowerCase(Locale.ROOT);
     if (err instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
       return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service answered within " + sendTimeoutMs
-          + " ms. " + ErrorCode.UNAVAILABLE.hint(), new JsonObject().put("waited_for", "service"));
+          + " ms. " + ErrorCode.UNAVAILABLE.hint(), WaitedFor.SERVICE.details());
     }
     if (err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
       return new ToolException(ErrorCode.UNAVAILABLE, "No " + service + " service is running in the cluster. " + ErrorCode.UNAVAILABLE.hint());
