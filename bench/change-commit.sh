@@ -2,8 +2,9 @@
 # Benchmark, not a test: commits per second and p50/p99 of single-row insert_rows with
 # idempotency keys (direct commit, and plan + commit) at a concurrency, beside pgbench running the
 # same INSERT, against the embedded PostgreSQL the tests use. Needs pgbench on the PATH.
-# Usage: bench/change-commit.sh [concurrency] [seconds]
+# Usage: [INSTANCES=n] bench/change-commit.sh [concurrency] [seconds]
+# INSTANCES: node.command-instances of the node (0, the default: one per event loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -q -pl node -am test -Dtest=ChangeCommitBench -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dbench.concurrency="${1:-16}" -Dbench.seconds="${2:-10}" 2>&1 | grep '^\[bench\]'
+  -Dbench.concurrency="${1:-16}" -Dbench.seconds="${2:-10}" -Dbench.instances="${INSTANCES:-0}" 2>&1 | grep '^\[bench\]'

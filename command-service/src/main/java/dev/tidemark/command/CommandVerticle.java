@@ -47,11 +47,21 @@ public final class CommandVerticle extends VerticleBase {
   private MessageConsumer<JsonObject> cancels;
   private final ServiceDrain running = new ServiceDrain();
   private long pruneTimer = -1;
+  private final boolean prunes;
 
   public CommandVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
+    this(node, config, pool, true);
+  }
+
+  /**
+   * @param prunes whether this instance deletes expired idempotency keys (one instance per node
+   *     does; the others would repeat its work)
+   */
+  public CommandVerticle(NodeInfo node, TidemarkConfig config, Pool pool, boolean prunes) {
     this.node = node;
     this.config = config;
     this.pool = pool;
+    this.prunes = prunes;
   }
 
   @Override
@@ -65,7 +75,9 @@ public final class CommandVerticle extends VerticleBase {
           ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
           ToolCatalog.EXECUTE, new ExecuteTool(),
           ToolCatalog.TRANSACTION, new TransactionTool()));
-      pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
+      if (prunes) {
+        pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
+      }
       consumer = vertx.eventBus().consumer(Addresses.command(config.database().name()), this::onMessage);
       // a cancellation is published to every node of the database: the one that runs the call stops its statement
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),

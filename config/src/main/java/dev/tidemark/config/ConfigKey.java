@@ -11,6 +11,8 @@ import java.util.Locale;
 public enum ConfigKey {
   NODE_ID("node.id", "", "This node's id in logs, status and the cluster. Empty: the host name and a random suffix."),
   NODE_EVENT_LOOPS("node.event-loops", "0", "Event-loop threads of this node. 0: one per CPU core the JVM sees."),
+  NODE_QUERY_INSTANCES("node.query-instances", "0", "Instances of the read tools' service on a node with the query role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
+  NODE_COMMAND_INSTANCES("node.command-instances", "0", "Instances of the change tools' service on a node with the command role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
   NODE_DRAIN_TIMEOUT_MS("node.drain-timeout-ms", "15000", "Longest a stopping node waits for its calls in flight to finish before it ends them and leaves the cluster."),
   ROLES("roles", "gateway,query,command,changelog", "Comma-separated roles this node runs: gateway, query, command, changelog."),
 

@@ -65,6 +65,21 @@ public record TidemarkConfig(
         keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
   }
 
+  /**
+   * The same config for instance {@code index} of {@code of} instances of a role's service: its
+   * database's pool size is that instance's share of database.pool-size, so that the instances'
+   * caller pools together open no more connections than one instance's would.
+   */
+  public TidemarkConfig forInstance(int index, int of) {
+    if (of == 1) {
+      return this;
+    }
+    int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
+    DatabaseConfig db = database.withPoolSize(Math.max(1, share));
+    return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+  }
+
   @Override
   public String toString() {
     return "TidemarkConfig[nodeId=" + nodeId + ", roles=" + roles + ", http=" + http + ", ops=" + ops + ", database=" + database
@@ -156,6 +171,12 @@ public record TidemarkConfig(
 
     public DatabaseConfig {
       callerPasswords = Map.copyOf(callerPasswords);
+    }
+
+    /** The same database with pools of {@code size} connections. */
+    public DatabaseConfig withPoolSize(int size) {
+      return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
+          callerPasswords, sslMode, sslRootCert);
     }
 
     /**
@@ -282,7 +303,24 @@ public record TidemarkConfig(
       int joinWaitSeconds,
       String eventBusHost,
       int eventBusPort,
-      int eventLoops) {}
+      int eventLoops,
+      int queryInstances,
+      int commandInstances) {
+
+    /** The event loops of a node: node.event-loops, or one per core the JVM sees. */
+    public int loops() {
+      return eventLoops > 0 ? eventLoops : Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * How many instances of a role's service a node runs, from {@code configured} (0: one per
+     * event loop): never more than {@code poolSize}, since each instance's caller pools get a share
+     * of it ({@link TidemarkConfig#forInstance}) and a share holds at least one connection.
+     */
+    public int instances(int configured, int poolSize) {
+      return Math.max(1, Math.min(configured > 0 ? configured : loops(), poolSize));
+    }
+  }
 
   /** Builds the config from a value for every key; a missing key takes its default. */
   public static TidemarkConfig from(Map<ConfigKey, String> given) {
@@ -334,7 +372,9 @@ public record TidemarkConfig(
             v.nonNegativeInt(ConfigKey.CLUSTER_JOIN_WAIT_SECONDS),
             v.str(ConfigKey.CLUSTER_EVENT_BUS_HOST),
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
-            v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS)),
+            v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS),
+            v.nonNegativeInt(ConfigKey.NODE_QUERY_INSTANCES),
+            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         new CallLimits(

@@ -19,6 +19,21 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void aRoleRunsOneInstancePerEventLoopAtMostPoolSizeAndTheInstancesShareThePoolSize() {
+    TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "8"));
+    assertEquals(3, c.cluster().instances(c.cluster().queryInstances(), c.database().poolSize()));
+    TidemarkConfig four = TidemarkConfig.from(Map.of(ConfigKey.NODE_COMMAND_INSTANCES, "4", ConfigKey.DATABASE_POOL_SIZE, "2"));
+    assertEquals(2, four.cluster().instances(four.cluster().commandInstances(), four.database().poolSize()), "never more than pool-size");
+    // 8 connections over 3 instances: 3, 3 and 2, together what one instance would open
+    assertEquals(java.util.List.of(3, 3, 2), java.util.stream.IntStream.range(0, 3).mapToObj(i -> c.forInstance(i, 3).database().poolSize()).toList());
+    assertEquals(c, c.forInstance(0, 1));
+    assertEquals(c.database().withPoolSize(3), c.forInstance(0, 3).database());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.NODE_QUERY_INSTANCES, "-1")));
+    assertTrue(e.getMessage().contains("node.query-instances"), e.getMessage());
+  }
+
+  @Test
   void tracingExportsNothingByDefaultAndRefusesWhatItCannotUse() {
     TidemarkConfig.TracingConfig defaults = TidemarkConfig.from(Map.of()).tracing();
     assertEquals(new TidemarkConfig.TracingConfig("", 1.0, "tidemark"), defaults);

@@ -153,16 +153,25 @@ public final class TidemarkNode {
           .onFailure(err -> p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
     }
     if (roles.contains(Role.QUERY)) {
-      QueryVerticle query = new QueryVerticle(info, config, pool, StalenessCheck.changelog(pool));
-      drains.add(query::drain);
-      deployments.add(deployed.deploy(query, db));
+      // one instance per event loop by default (each with its share of the caller pools): a read's
+      // JVM work (binding, JSON, the reply) would otherwise all run on one loop
+      int instances = config.cluster().instances(config.cluster().queryInstances(), config.database().poolSize());
+      for (int i = 0; i < instances; i++) {
+        QueryVerticle query = new QueryVerticle(info, config.forInstance(i, instances), pool, StalenessCheck.changelog(pool));
+        drains.add(query::drain);
+        deployments.add(deployed.deploy(query, db));
+      }
       // the events tools run where reads do: an event is shown as the caller, as changes_since shows it
       deployments.add(deployed.deploy(new dev.tidemark.query.events.EventsVerticle(info, config, pool), db));
     }
     if (roles.contains(Role.COMMAND)) {
-      CommandVerticle command = new CommandVerticle(info, config, pool);
-      drains.add(command::drain);
-      deployments.add(deployed.deploy(command, db));
+      int instances = config.cluster().instances(config.cluster().commandInstances(), config.database().poolSize());
+      for (int i = 0; i < instances; i++) {
+        // the first prunes idempotency keys for the node
+        CommandVerticle command = new CommandVerticle(info, config.forInstance(i, instances), pool, i == 0);
+        drains.add(command::drain);
+        deployments.add(deployed.deploy(command, db));
+      }
     }
     if (roles.contains(Role.CHANGELOG)) {
       TopicVerticle topic = new TopicVerticle(info, config);

@@ -47,6 +47,7 @@ class ChangeCommitBench {
     TidemarkNode node = TestNodes.startAlone(infra, "gateway,command", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.DATABASE_POOL_SIZE, String.valueOf(concurrency),
+        ConfigKey.NODE_COMMAND_INSTANCES, System.getProperty("bench.instances", "0"),
         ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
     try {
       report("insert_rows, direct commit, command service over the event bus (no HTTP)", overBus(node, concurrency, seconds));

@@ -50,7 +50,7 @@ public final class ClusterSetup {
   }
 
   public static int eventLoops(ClusterConfig cluster) {
-    return cluster.eventLoops() > 0 ? cluster.eventLoops() : Runtime.getRuntime().availableProcessors();
+    return cluster.loops();
   }
 
   static Config hazelcast(ClusterConfig cluster) {
