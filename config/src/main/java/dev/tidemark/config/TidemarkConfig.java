@@ -313,13 +313,20 @@ public record TidemarkConfig(
     }
 
     /**
-     * How many instances of a role's service a node runs, from {@code configured} (0: one per
-     * event loop): never more than {@code poolSize}, since each instance's caller pools get a share
-     * of it ({@link TidemarkConfig#forInstance}) and a share holds at least one connection.
+     * How many instances of a role's service a node runs, from {@code configured}: never more than
+     * {@code poolSize}, since each instance's caller pools get a share of it ({@link
+     * TidemarkConfig#forInstance}) and a share holds at least one connection. 0 means one per event
+     * loop, as long as each share keeps {@link #CONNECTIONS_PER_INSTANCE} connections: calls go to
+     * the instances in turn, and a small share would make a call wait for a busy connection while
+     * another instance has idle ones.
      */
     public int instances(int configured, int poolSize) {
-      return Math.max(1, Math.min(configured > 0 ? configured : loops(), poolSize));
+      int wanted = configured > 0 ? configured : Math.min(loops(), poolSize / CONNECTIONS_PER_INSTANCE);
+      return Math.max(1, Math.min(wanted, poolSize));
     }
+
+    /** The fewest connections of each caller pool an instance gets when the number of instances is not configured. */
+    public static final int CONNECTIONS_PER_INSTANCE = 4;
   }
 
   /** Builds the config from a value for every key; a missing key takes its default. */

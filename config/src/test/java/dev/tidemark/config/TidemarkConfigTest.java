@@ -21,7 +21,11 @@ class TidemarkConfigTest {
   @Test
   void aRoleRunsOneInstancePerEventLoopAtMostPoolSizeAndTheInstancesShareThePoolSize() {
     TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "8"));
-    assertEquals(3, c.cluster().instances(c.cluster().queryInstances(), c.database().poolSize()));
+    assertEquals(2, c.cluster().instances(c.cluster().queryInstances(), c.database().poolSize()), "4 connections each at least");
+    TidemarkConfig wide = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "16"));
+    assertEquals(3, wide.cluster().instances(wide.cluster().queryInstances(), wide.database().poolSize()), "one per event loop");
+    TidemarkConfig small = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "3"));
+    assertEquals(1, small.cluster().instances(small.cluster().commandInstances(), small.database().poolSize()));
     TidemarkConfig four = TidemarkConfig.from(Map.of(ConfigKey.NODE_COMMAND_INSTANCES, "4", ConfigKey.DATABASE_POOL_SIZE, "2"));
     assertEquals(2, four.cluster().instances(four.cluster().commandInstances(), four.database().poolSize()), "never more than pool-size");
     // 8 connections over 3 instances: 3, 3 and 2, together what one instance would open

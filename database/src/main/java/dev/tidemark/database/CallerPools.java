@@ -42,6 +42,14 @@ public final class CallerPools {
     }
 
     /**
+     * Like {@link #reset}, after a call that failed with {@code failure} (null: it did not): a
+     * connection of the keeping pool whose statement was dropped under it is ended instead.
+     */
+    public Future<Void> reset(SqlConnection conn, Pool from, Throwable failure) {
+      return from != pool && CallerSessions.endsSession(failure) ? CallerSessions.endSession(conn) : reset(conn, from);
+    }
+
+    /**
      * The value of {@code tidemark.identity} for {@code caller} on {@code conn}: what
      * {@code tidemark.caller()} returns to row-level-security policies, signed and bound to the
      * connection's backend, so that a caller's SQL can neither forge it nor use it elsewhere.
@@ -117,6 +125,9 @@ public final class CallerPools {
     });
   }
 
+  /** The most statements a connection of {@link Prepared#WRITES} keeps prepared (the least recently used one goes first). */
+  static final int PREPARED_PER_CONNECTION = 64;
+
   private Pool build(String role, String password, Prepared kind) {
     PgConnectOptions connect = database.connectOptions(role, password, "tidemark-caller").setCachePreparedStatements(kind != Prepared.NONE);
     if (kind == Prepared.READS) {
@@ -131,9 +142,10 @@ public final class CallerPools {
       // the statements bind every value as a parameter, and PostgreSQL's default would plan the
       // catalog lookup (a custom plan costs less than its generic one there) again on every call
       connect.addProperty("plan_cache_mode", "force_generic_plan");
-      // the catalog lookup is longer than the 2,048 characters Vert.x keeps by default; the cache
-      // stays bounded by its size (an LRU of preparedStatementCacheMaxSize statements)
-      connect.setPreparedStatementCacheSqlFilter(sql -> true);
+      // Vert.x keeps statements up to 2,048 characters by default; the catalog lookup is longer, and
+      // is kept too. Longer statements built from a caller's arguments (many rows) are not.
+      connect.setPreparedStatementCacheSqlFilter(sql -> sql.length() <= 2048 || TableCatalog.isLookup(sql))
+          .setPreparedStatementCacheMaxSize(PREPARED_PER_CONNECTION);
     }
     // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
     String name = switch (kind) {

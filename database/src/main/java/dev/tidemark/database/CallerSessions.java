@@ -101,15 +101,35 @@ public final class CallerSessions {
 
   /**
    * Ends what a change on a connection of {@link CallerPools.Prepared#WRITES} could leave behind
-   * (its statements are Tidemark's, but triggers and functions they call are other people's code):
-   * DISCARD ALL without DEALLOCATE ALL and DISCARD PLANS, so that the prepared statements, all of
-   * them Tidemark's own, stay parsed and planned for the next call of the same role.
+   * (its statements are Tidemark's, but triggers and functions they fire are other people's code):
+   * DISCARD ALL without DEALLOCATE ALL and DISCARD PLANS, so that Tidemark's prepared statements
+   * stay parsed and planned for the next call of the same role. Such code can also reach those
+   * statements: it sees their names in {@code pg_prepared_statements}, and a PL/pgSQL {@code
+   * EXECUTE} can DEALLOCATE one and PREPARE other SQL under its name, which the next call would
+   * run in its place. A statement prepared through SQL is marked {@code from_sql} (Tidemark
+   * prepares only through the protocol), so a session that holds one ends itself here and its
+   * connection leaves the pool; one whose statement was only dropped fails its next statement with
+   * 26000, and {@link #endsSession} tells the caller to end it then.
    */
   public static Future<Void> resetKeepingStatements(SqlConnection conn) {
     return conn.query(RESET_KEEPING_STATEMENTS).execute().<Void>mapEmpty().otherwise((Void) null);
   }
 
   public static final String RESET_KEEPING_STATEMENTS = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *;"
-      + " SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
+      + " SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;"
+      + " SELECT pg_terminate_backend(pg_backend_pid()) FROM pg_prepared_statements WHERE from_sql LIMIT 1";
+
+  /**
+   * Whether {@code err} means a statement Tidemark prepared on the connection is gone (SQLSTATE
+   * 26000; see {@link #resetKeepingStatements}): the connection must not serve another call.
+   */
+  public static boolean endsSession(Throwable err) {
+    return err instanceof io.vertx.pgclient.PgException pg && "26000".equals(pg.getSqlState());
+  }
+
+  /** Ends the session of {@code conn} (its own backend), so that the pool drops the connection. */
+  public static Future<Void> endSession(SqlConnection conn) {
+    return conn.query("SELECT pg_terminate_backend(pg_backend_pid())").execute().<Void>mapEmpty().otherwise((Void) null);
+  }
 
 }

@@ -140,6 +140,11 @@ public final class TableCatalog {
 
   private TableCatalog() {}
 
+  /** Whether {@code sql} is one of the lookups this class sends (for the statement caches that keep them). */
+  static boolean isLookup(String sql) {
+    return TABLE_SQL.equals(sql) || SHAPE_SQL.equals(sql);
+  }
+
   /**
    * The table named {@code table} (name or schema.name), looked up in {@code schemas} in order.
    * NOT_FOUND when it does not exist, is not served, is Tidemark's own, or the role may not read it.

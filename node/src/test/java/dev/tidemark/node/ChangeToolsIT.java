@@ -398,6 +398,41 @@ class ChangeToolsIT {
   }
 
   @Test
+  void aSessionWhereATriggerPreparedOrDroppedStatementsServesNoFurtherCall() {
+    // a trigger sees Tidemark's statements in pg_prepared_statements and could put SQL of its own
+    // under one's name for the next call of the role to run: such a session must end with its call
+    sql(infra, DB,
+        "DROP TABLE IF EXISTS public.ct_plant_seen",
+        "CREATE TABLE public.ct_plant_seen (id serial PRIMARY KEY, n int NOT NULL, pid int, planted int)",
+        "CREATE OR REPLACE FUNCTION public.ct_plant() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " NEW.pid := pg_backend_pid(); NEW.planted := (SELECT count(*) FROM pg_prepared_statements WHERE from_sql);"
+            + " IF NEW.n = 0 THEN EXECUTE 'PREPARE ct_planted AS SELECT 1'; END IF;"
+            + " IF NEW.n = 100 THEN EXECUTE 'DEALLOCATE ALL'; END IF;"
+            + " RETURN NEW; END $$",
+        "CREATE TRIGGER ct_plant BEFORE INSERT ON public.ct_plant_seen FOR EACH ROW EXECUTE FUNCTION public.ct_plant()",
+        "GRANT SELECT, INSERT ON public.ct_plant_seen TO tidemark_writer",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    java.util.function.IntFunction<JsonObject> insert = n -> new JsonObject().put("table", "ct_plant_seen")
+        .put("rows", new JsonArray().add(new JsonObject().put("n", n))).put("idempotency_key", key());
+    assertEquals("commit", ok("insert_rows", insert.apply(0)).getString("mode"));
+    for (int n = 1; n <= 4; n++) {
+      assertEquals("commit", ok("insert_rows", insert.apply(n)).getString("mode"));
+    }
+    assertEquals(0, count("SELECT count(*) FROM public.ct_plant_seen WHERE n > 0 AND planted > 0"),
+        "a later call ran on the session where a statement was planted");
+    assertEquals(0, count("SELECT count(*) FROM public.ct_plant_seen s JOIN public.ct_plant_seen p ON p.n = 0 AND p.pid = s.pid"
+        + " WHERE s.n > 0"), "the session where a statement was planted served another call");
+    // a trigger that drops Tidemark's statements fails its own call, and only that one
+    JsonObject dropped = client.callTool("insert_rows", insert.apply(100));
+    assertEquals(Boolean.TRUE, dropped.getValue("isError"), dropped.encode());
+    for (int n = 101; n <= 104; n++) {
+      assertEquals("commit", ok("insert_rows", insert.apply(n)).getString("mode"));
+    }
+    assertEquals(0, count("SELECT count(*) FROM public.ct_plant_seen WHERE n = 100"));
+  }
+
+  @Test
   void aCommitThatLosesADeadlockIsRetriedAndCommitsOnce() throws Exception {
     long apple = count("SELECT id FROM public.ct_item WHERE name = 'apple'");
     long pear = count("SELECT id FROM public.ct_item WHERE name = 'pear'");

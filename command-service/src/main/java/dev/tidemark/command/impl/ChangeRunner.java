@@ -23,7 +23,7 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * Plan, then commit. A plan runs the change on a connection logged in as the caller's role, in a
@@ -110,7 +110,8 @@ public final class ChangeRunner {
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, tool, request, conn -> change(conn, db, request, tool).map(captured -> new Result<>(captured, false)))
+    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity)
+        .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
           long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
@@ -159,7 +160,7 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          return inTransaction(db, tool, request, conn -> change(conn, db, request, tool)
+          return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
@@ -260,13 +261,21 @@ public final class ChangeRunner {
    * or ROLLBACK: the reply waits for the transaction's end, not for the reset, and the connection
    * goes back to its pool once the reset is done.
    */
-  private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request, Function<SqlConnection, Future<Result<T>>> work) {
+  private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request,
+      BiFunction<SqlConnection, String, Future<Result<T>>> work) {
     Pool from = tool.runsCallerSql() ? db.pool() : db.preparing();
     return SqlErrors.connection(from).compose(conn -> {
+      String identity;
+      try {
+        identity = db.identity(conn, request.caller(), database.statementTimeoutMs());
+      } catch (RuntimeException e) {
+        // no key to sign with yet: nothing was sent, the connection goes back as it came
+        return conn.close().transform(x -> Future.<T>failedFuture(e));
+      }
       Future<?> begun = conn.query("BEGIN").execute();
       Future<Result<T>> worked;
       try {
-        worked = work.apply(conn);
+        worked = work.apply(conn, identity);
       } catch (RuntimeException e) {
         worked = Future.failedFuture(e);
       }
@@ -276,7 +285,7 @@ public final class ChangeRunner {
           .transform(done -> {
             boolean commit = done.succeeded() && done.result().commit();
             Future<?> ended = conn.query(commit ? "COMMIT" : "ROLLBACK").execute();
-            db.reset(conn, from).onComplete(x -> conn.close());
+            db.reset(conn, from, done.cause()).onComplete(x -> conn.close());
             if (done.failed()) {
               return Future.<T>failedFuture(done.cause());
             }
@@ -295,8 +304,8 @@ public final class ChangeRunner {
    * before and the tool's first statement go out together (PostgreSQL runs them in that order);
    * a setup that failed aborted the transaction, so the tool failed too: its error is the setup's.
    */
-  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool) {
-    Future<String> xid = asCaller(conn, db, request);
+  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity) {
+    Future<String> xid = asCaller(conn, request, identity);
     Future<Long> before = counted(conn);
     Future<ChangeTool.Applied> applying;
     try {
@@ -323,16 +332,8 @@ public final class ChangeRunner {
    * The statement timeout, the caller's signed identity, the call's trace context and the plan
    * triggers, for this transaction only; the transaction's id, to which the server's MACs are bound.
    */
-  private Future<String> asCaller(SqlConnection conn, CallerDb db, ToolRequest request) {
-    long timeout = database.statementTimeoutMs();
-    String identity;
-    try {
-      identity = db.identity(conn, request.caller(), timeout);
-    } catch (RuntimeException e) {
-      // a failed future, not a throw: the transaction's rollback hangs on it
-      return Future.failedFuture(e);
-    }
-    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(timeout, identity, request))
+  private Future<String> asCaller(SqlConnection conn, ToolRequest request, String identity) {
+    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(database.statementTimeoutMs(), identity, request))
         .map(rows -> rows.iterator().next().getString(4));
   }
 

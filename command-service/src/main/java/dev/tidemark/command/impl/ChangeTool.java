@@ -25,11 +25,12 @@ public interface ChangeTool {
 
   /**
    * Whether the tool runs SQL a caller wrote (execute, transaction): it runs on connections reset
-   * whole after each call. The others run only statements Tidemark wrote, on connections that keep
-   * them prepared (CallerPools.Prepared#WRITES).
+   * whole after each call. A tool that runs only statements Tidemark wrote says false, and runs on
+   * connections that keep them prepared (CallerPools.Prepared#WRITES); a tool that does not say is
+   * taken to run a caller's SQL.
    */
   default boolean runsCallerSql() {
-    return false;
+    return true;
   }
 
   /**

@@ -13,6 +13,11 @@ import io.vertx.sqlclient.SqlConnection;
 /** {@code delete_rows}: deletes one row by key, or the rows a filter matches, with every referential action that follows. */
 public final class DeleteRowsTool implements ChangeTool {
 
+  @Override
+  public boolean runsCallerSql() {
+    return false;  // its statement is built from the catalog, with every value bound
+  }
+
   private final DatabaseConfig database;
 
   public DeleteRowsTool(DatabaseConfig database) {

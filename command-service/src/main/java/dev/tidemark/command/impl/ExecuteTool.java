@@ -13,11 +13,6 @@ import java.nio.charset.StandardCharsets;
 /** {@code execute}: one INSERT, UPDATE, DELETE or MERGE that {@link WriteGuard} accepts. */
 public final class ExecuteTool implements ChangeTool {
 
-  @Override
-  public boolean runsCallerSql() {
-    return true;
-  }
-
   /** The most RETURNING rows a result shows; the rest are counted in the totals, not shown. */
   public static final int MAX_RETURNING_ROWS = 100;
   /** The most bytes of RETURNING row JSON a result shows, so that a plan or commit stays small enough for a model's context. */

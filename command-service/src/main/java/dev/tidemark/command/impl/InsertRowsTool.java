@@ -19,6 +19,11 @@ import java.util.Map;
 /** {@code insert_rows}: one INSERT of every row; a column a row leaves out takes its DEFAULT. */
 public final class InsertRowsTool implements ChangeTool {
 
+  @Override
+  public boolean runsCallerSql() {
+    return false;  // its statement is built from the catalog, with every value bound
+  }
+
   private final DatabaseConfig database;
 
   public InsertRowsTool(DatabaseConfig database) {

@@ -9,11 +9,6 @@ import io.vertx.sqlclient.SqlConnection;
 public final class TransactionTool implements ChangeTool {
 
   @Override
-  public boolean runsCallerSql() {
-    return true;
-  }
-
-  @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     JsonArray statements = args.getJsonArray("statements");
     Future<Long> chain = Future.succeededFuture(0L);

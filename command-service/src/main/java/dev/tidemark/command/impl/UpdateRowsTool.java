@@ -16,6 +16,11 @@ import java.util.List;
 /** {@code update_rows}: sets columns of one row by key, or of the rows a filter matches. */
 public final class UpdateRowsTool implements ChangeTool {
 
+  @Override
+  public boolean runsCallerSql() {
+    return false;  // its statement is built from the catalog, with every value bound
+  }
+
   private final DatabaseConfig database;
 
   public UpdateRowsTool(DatabaseConfig database) {
