@@ -143,8 +143,9 @@ public final class CallerPools {
       // catalog lookup (a custom plan costs less than its generic one there) again on every call
       connect.addProperty("plan_cache_mode", "force_generic_plan");
       // Vert.x keeps statements up to 2,048 characters by default; the catalog lookup is longer, and
-      // is kept too. Longer statements built from a caller's arguments (many rows) are not.
-      connect.setPreparedStatementCacheSqlFilter(sql -> sql.length() <= 2048 || TableCatalog.isLookup(sql))
+      // is kept too. Longer statements built from a caller's arguments (many rows) are not, nor are
+      // those whose rows take a table's row type (RowImages#decodes)
+      connect.setPreparedStatementCacheSqlFilter(sql -> (sql.length() <= 2048 || TableCatalog.isLookup(sql)) && !RowImages.decodes(sql))
           .setPreparedStatementCacheMaxSize(PREPARED_PER_CONNECTION);
     }
     // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)

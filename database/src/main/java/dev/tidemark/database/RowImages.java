@@ -74,13 +74,24 @@ public final class RowImages {
    * (a column's type changed since the change) leaves the transaction usable and is returned as it
    * was captured.
    */
+  private static final String DECODE = "SELECT r.* FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(image, n)";
+
+  /**
+   * Whether {@code sql} is a statement of {@link #decode}, whose rows have the table's row type:
+   * kept prepared, it would fail with "cached plan must not change result type" once a column is
+   * added, and the Vert.x client recognises that failure, to prepare the statement again, only by
+   * its English wording.
+   */
+  static boolean decodes(String sql) {
+    return sql.startsWith(DECODE);
+  }
+
   public static Future<List<JsonObject>> decode(SqlConnection conn, String relation, List<String> images) {
     List<String> present = images.stream().filter(i -> i != null).toList();
     if (present.isEmpty()) {
       return Future.succeededFuture(asCaptured(images));
     }
-    String sql = "SELECT r.* FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(image, n)"
-        + " CROSS JOIN LATERAL jsonb_populate_record(NULL::" + relation + ", e.image) AS r ORDER BY e.n";
+    String sql = DECODE + " CROSS JOIN LATERAL jsonb_populate_record(NULL::" + relation + ", e.image) AS r ORDER BY e.n";
     String array = "[" + String.join(",", present) + "]";
     // one round trip: the three go out together and run in order; when the SELECT fails, the
     // release fails too (the transaction is aborted), and rolling back to the savepoint restores it
