@@ -112,7 +112,9 @@ public final class CallerSessions {
    * 26000, and {@link #endsSession} tells the caller to end it then.
    */
   public static Future<Void> resetKeepingStatements(SqlConnection conn) {
-    return conn.query(RESET_KEEPING_STATEMENTS).execute().<Void>mapEmpty().otherwise((Void) null);
+    // a statement of the reset that fails skips the ones after it, the check among them: a session
+    // that could not be reset whole serves no further call either
+    return conn.query(RESET_KEEPING_STATEMENTS).execute().<Void>mapEmpty().recover(err -> endSession(conn));
   }
 
   public static final String RESET_KEEPING_STATEMENTS = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *;"
