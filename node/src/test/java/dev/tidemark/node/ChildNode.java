@@ -30,8 +30,11 @@ final class ChildNode implements AutoCloseable {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   final String name;
-  final int httpPort;
-  final int opsPort;
+  volatile int httpPort;
+  volatile int opsPort;
+  /** The port keys this node was given free ports for, which a failed first start may choose again. */
+  private final List<ConfigKey> chosenPorts = new ArrayList<>();
+  private int starts;
   private final Map<ConfigKey, String> config;
   private final List<String> jvmFlags;
   private final Path log;
@@ -55,6 +58,9 @@ final class ChildNode implements AutoCloseable {
 
   private int fixPort(ConfigKey key) {
     String v = config.getOrDefault(key, "0");
+    if ("0".equals(v)) {
+      chosenPorts.add(key);
+    }
     int port = "0".equals(v) ? FreePorts.allocate() : Integer.parseInt(v);
     config.put(key, String.valueOf(port));
     return port;
@@ -62,6 +68,7 @@ final class ChildNode implements AutoCloseable {
 
   /** Starts the JVM; returns at once (see {@link #awaitReady}). */
   ChildNode start() {
+    starts++;
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     cmd.addAll(jvmFlags);
@@ -79,7 +86,22 @@ final class ChildNode implements AutoCloseable {
 
   /** Waits until {@code /health/ready} answers 200; fails at once when the process ends, with the end of its log. */
   ChildNode awaitReady(Duration timeout) {
-    if (!Await.until(() -> !process.isAlive() || ready(), timeout) || !process.isAlive()) {
+    boolean up = Await.until(() -> !process.isAlive() || ready(), timeout) && process.isAlive();
+    if (!up && !process.isAlive() && starts == 1 && !chosenPorts.isEmpty() && logTail().contains("Address already in use")) {
+      // a port chosen free at creation was taken before the first start (an outgoing connection of
+      // another process may get it as its local port): choose the free ports again, once
+      for (ConfigKey key : chosenPorts) {
+        int port = FreePorts.allocate();
+        config.put(key, String.valueOf(port));
+        if (key == ConfigKey.HTTP_PORT) {
+          httpPort = port;
+        } else if (key == ConfigKey.OPS_PORT) {
+          opsPort = port;
+        }
+      }
+      return start().awaitReady(timeout);
+    }
+    if (!up) {
       throw new AssertionError(name + " is not ready after " + timeout + (process.isAlive() ? "" : " (exited " + process.exitValue() + ")")
           + "; the end of " + log + ":\n" + logTail());
     }
