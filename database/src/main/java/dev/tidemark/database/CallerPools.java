@@ -33,20 +33,17 @@ public final class CallerPools {
   public record CallerDb(Pool pool, Pool preparing, KeyRingSource keys) {
 
     /**
-     * Ends what a call could leave on {@code conn}, taken from {@code from}, one of this role's
-     * pools: all of it on {@code pool}; all but the prepared statements on a {@code preparing}
-     * pool of {@link Prepared#WRITES}, whose statements Tidemark wrote and keeps.
-     */
-    public Future<Void> reset(SqlConnection conn, Pool from) {
-      return from == pool ? CallerSessions.resetSession(conn) : CallerSessions.resetKeepingStatements(conn);
-    }
-
-    /**
-     * Like {@link #reset}, after a call that failed with {@code failure} (null: it did not): a
-     * connection of the keeping pool whose statement was dropped under it is ended instead.
+     * Ends what a call that failed with {@code failure} (null: it did not) could leave on {@code
+     * conn}, taken from {@code from}, one of this role's pools: all of it on {@code pool}; all but
+     * the prepared statements on a {@code preparing} pool of {@link Prepared#WRITES}, whose
+     * statements Tidemark wrote and keeps, where a connection whose statement was dropped under it
+     * is ended instead.
      */
     public Future<Void> reset(SqlConnection conn, Pool from, Throwable failure) {
-      return from != pool && CallerSessions.endsSession(failure) ? CallerSessions.endSession(conn) : reset(conn, from);
+      if (from == pool) {
+        return CallerSessions.resetSession(conn);
+      }
+      return CallerSessions.endsSession(failure) ? CallerSessions.endSession(conn) : CallerSessions.resetKeepingStatements(conn);
     }
 
     /**

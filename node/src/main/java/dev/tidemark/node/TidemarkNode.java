@@ -125,7 +125,7 @@ public final class TidemarkNode {
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready, metrics);
       AtomicInteger loop = new AtomicInteger();
       deployments.add(deployed.deploy(() -> new EventLoopProbe(loop.getAndIncrement()),
-          new DeploymentOptions().setInstances(ClusterSetup.eventLoops(config.cluster())), "EventLoopProbe"));
+          new DeploymentOptions().setInstances(config.cluster().loops()), "EventLoopProbe"));
       GatewayVerticle gw = gateway;
       return Future.all(deployments)
           .compose(x -> deployed.deploy(ops, null))
@@ -155,23 +155,21 @@ public final class TidemarkNode {
     if (roles.contains(Role.QUERY)) {
       // one instance per event loop by default (each with its share of the caller pools): a read's
       // JVM work (binding, JSON, the reply) would otherwise all run on one loop
-      int instances = config.cluster().instances(config.cluster().queryInstances(), config.database().poolSize());
-      for (int i = 0; i < instances; i++) {
-        QueryVerticle query = new QueryVerticle(info, config.forInstance(i, instances), pool, StalenessCheck.changelog(pool));
+      perInstance(config, config.cluster().queryInstances(), (share, first) -> {
+        QueryVerticle query = new QueryVerticle(info, share, pool, StalenessCheck.changelog(pool));
         drains.add(query::drain);
         deployments.add(deployed.deploy(query, db));
-      }
+      });
       // the events tools run where reads do: an event is shown as the caller, as changes_since shows it
       deployments.add(deployed.deploy(new dev.tidemark.query.events.EventsVerticle(info, config, pool), db));
     }
     if (roles.contains(Role.COMMAND)) {
-      int instances = config.cluster().instances(config.cluster().commandInstances(), config.database().poolSize());
-      for (int i = 0; i < instances; i++) {
+      perInstance(config, config.cluster().commandInstances(), (share, first) -> {
         // the first prunes idempotency keys for the node
-        CommandVerticle command = new CommandVerticle(info, config.forInstance(i, instances), pool, i == 0);
+        CommandVerticle command = new CommandVerticle(info, share, pool, first);
         drains.add(command::drain);
         deployments.add(deployed.deploy(command, db));
-      }
+      });
     }
     if (roles.contains(Role.CHANGELOG)) {
       TopicVerticle topic = new TopicVerticle(info, config);
@@ -196,6 +194,17 @@ public final class TidemarkNode {
       // once per node and database: a gateway hears of every change to notify the subscribers it holds,
       // and the query role hears of every schema change to drop the table shapes it cached
       deployments.add(deployed.deploy(new FanOutVerticle(info, config), db));
+    }
+  }
+
+  /**
+   * Calls {@code deploy} once per instance of a role's service ({@code configured} as the role's
+   * node.*-instances says), with that instance's share of the config and whether it is the first.
+   */
+  private static void perInstance(TidemarkConfig config, int configured, java.util.function.BiConsumer<TidemarkConfig, Boolean> deploy) {
+    int instances = config.cluster().instances(configured, config.database().poolSize());
+    for (int i = 0; i < instances; i++) {
+      deploy.accept(config.forInstance(i, instances), i == 0);
     }
   }
 

@@ -43,14 +43,10 @@ public final class ClusterSetup {
     // one event loop per core, not Vert.x's two: a tool call crosses the gateway's, the service's and
     // the connection's loops, and on few cores each extra loop adds hand-offs more than it adds work
     // done in parallel (measured in docs/performance.md)
-    VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(eventLoops(cluster))
+    VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(cluster.loops())
         .setMetricsOptions(NodeMetrics.vertxOptions());
     return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(registry)).withClusterManager(manager).buildClustered()
         .map(vertx -> new Clustered(vertx, manager));
-  }
-
-  public static int eventLoops(ClusterConfig cluster) {
-    return cluster.loops();
   }
 
   static Config hazelcast(ClusterConfig cluster) {
