@@ -7,7 +7,9 @@ import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.RunningStatements;
+import dev.tidemark.command.impl.RestoreRowsTool;
 import dev.tidemark.command.impl.TransactionTool;
+import dev.tidemark.command.impl.UndoTransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
@@ -74,7 +76,9 @@ public final class CommandVerticle extends VerticleBase {
           ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
           ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
           ToolCatalog.EXECUTE, new ExecuteTool(),
-          ToolCatalog.TRANSACTION, new TransactionTool()));
+          ToolCatalog.TRANSACTION, new TransactionTool(),
+          ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
+          ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool)));
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }

@@ -27,6 +27,8 @@ public final class ToolCatalog {
   public static final String DELETE_ROWS = "delete_rows";
   public static final String EXECUTE = "execute";
   public static final String TRANSACTION = "transaction";
+  public static final String RESTORE_ROWS = "restore_rows";
+  public static final String UNDO_TRANSACTION = "undo_transaction";
   public static final String EVENTS_NEXT = "events_next";
   public static final String EVENTS_ACK = "events_ack";
   public static final String EVENTS_NACK = "events_nack";
@@ -35,7 +37,7 @@ public final class ToolCatalog {
 
   private static final List<String> NAMES =
       List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE, WATCH,
-          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION,
+          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION, RESTORE_ROWS, UNDO_TRANSACTION,
           EVENTS_NEXT, EVENTS_ACK, EVENTS_NACK, EVENTS_STATUS, EVENTS_SEEK);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class DocsTest {
 
-  private static final Path ROOT = projectRoot();
+  static final Path ROOT = projectRoot();
   private static final Path DOCS = ROOT.resolve("docs");
 
   private static final Pattern LINK = Pattern.compile("\\[[^\\]]*\\]\\(([^)\\s]+)\\)");

@@ -32,7 +32,8 @@ final class ToolsPage {
       output schema and annotations; what `tools/list` returns is read from those files, and so is this page.
 
       The read tools are read-only. The change tools (`insert_rows`, `update_rows`, `delete_rows`,
-      `execute`, `transaction`) plan a change before they make it; [change-tools.md](../change-tools.md)
+      `execute`, `transaction`, and `restore_rows` and `undo_transaction`, which write rows back as the
+      changelog recorded them) plan a change before they make it; [change-tools.md](../change-tools.md)
       describes the plan/commit flow, plan ids, idempotency keys and their errors. A read-only caller
       does not see the change tools, and calling one by name is answered with JSON-RPC code -32602,
       as for any unknown tool.

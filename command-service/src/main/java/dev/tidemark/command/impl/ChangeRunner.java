@@ -17,6 +17,7 @@ import dev.tidemark.database.ValueFaults;
 import dev.tidemark.command.Canonical;
 import dev.tidemark.command.PlanCodec;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
@@ -110,7 +111,7 @@ public final class ChangeRunner {
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity)
+    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false)
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
@@ -119,12 +120,15 @@ public final class ChangeRunner {
               Canonical.inputHash(request.tool(), request.arguments()), changes.fingerprint(), expiresAt, changes.removes(),
               changes.totals()));
           JsonObject out = body(captured, "plan").put("plan_id", planId).put("expires_at", Instant.ofEpochMilli(expiresAt).toString());
-          if (changes.totals().getLong("inserted", 0L) > 0) {
+          if (changes.totals().getLong("inserted", 0L) > 0 && !out.containsKey("note")) {
             // a rollback never gives back a sequence value, and restoring one by hand would race other writers
+            // (a tool's own note says when its inserts draw none)
             out.put("note", SEQUENCE_NOTE);
           }
           String summary = request.tool() + ": plan, nothing written — the change " + changes.describe()
               + (changes.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
+              + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
+                  + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so committing needs overwrite: true" : "")
               + ". Commit with plan_id and an idempotency_key.";
           return ToolReply.ok(summary, out);
         });
@@ -160,7 +164,7 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity)
+          return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
@@ -304,12 +308,12 @@ public final class ChangeRunner {
    * before and the tool's first statement go out together (PostgreSQL runs them in that order);
    * a setup that failed aborted the transaction, so the tool failed too: its error is the setup's.
    */
-  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity) {
+  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity, boolean commit) {
     Future<String> xid = asCaller(conn, request, identity);
     Future<Long> before = counted(conn);
     Future<ChangeTool.Applied> applying;
     try {
-      applying = tool.applyReturning(conn, request.arguments());
+      applying = tool.applyReturning(conn, request.arguments(), commit);
     } catch (RuntimeException e) {
       applying = Future.failedFuture(e);
     }
@@ -396,6 +400,9 @@ public final class ChangeRunner {
       if (captured.applied().truncated()) {
         out.put("returning_truncated", true);
       }
+    }
+    if (captured.applied().report() != null) {
+      out.mergeIn(captured.applied().report());
     }
     return out;
   }

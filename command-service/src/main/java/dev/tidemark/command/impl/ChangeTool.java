@@ -24,6 +24,14 @@ public interface ChangeTool {
   }
 
   /**
+   * As {@link #applyReturning(SqlConnection, JsonObject)}, knowing whether this run is the commit
+   * (a tool that refuses at commit what its plan only reports says so here).
+   */
+  default Future<Applied> applyReturning(SqlConnection conn, JsonObject arguments, boolean commit) {
+    return applyReturning(conn, arguments);
+  }
+
+  /**
    * Whether the tool runs SQL a caller wrote (execute, transaction): it runs on connections reset
    * whole after each call. A tool that runs only statements Tidemark wrote says false, and runs on
    * connections that keep them prepared (CallerPools.Prepared#WRITES); a tool that does not say is
@@ -35,7 +43,13 @@ public interface ChangeTool {
 
   /**
    * What a change did as its statement reported it: the row count (as {@link #apply}), and the rows
-   * of a RETURNING clause, null when the tool shows none; {@code truncated} when they were cut to the cap.
+   * of a RETURNING clause, null when the tool shows none; {@code truncated} when they were cut to the cap;
+   * and fields of the tool's own for the result ({@code report}, null when it has none).
    */
-  record Applied(long affected, JsonArray returning, boolean truncated) {}
+  record Applied(long affected, JsonArray returning, boolean truncated, JsonObject report) {
+
+    public Applied(long affected, JsonArray returning, boolean truncated) {
+      this(affected, returning, truncated, null);
+    }
+  }
 }

@@ -93,8 +93,8 @@ public final class Prompts {
         "The user wants this change: " + change,
         "Make it with Tidemark's change tools, safely:",
         "1. Learn what you need with the read tools first (describe_table, get_row, list_rows).",
-        "2. Plan: call the change tool (insert_rows, update_rows, delete_rows, execute or transaction) without plan_id. "
-            + "Nothing is written.",
+        "2. Plan: call the change tool (insert_rows, update_rows, delete_rows, execute or transaction; restore_rows or "
+            + "undo_transaction to put rows back as changes_since shows they were) without plan_id. Nothing is written.",
         "3. Show the user the plan in plain words: the rows inserted, updated and deleted per table, including cascades, "
             + "and the samples of before and after.",
         "4. If confirmation_required is true, the change removes data: ask the user explicitly, and go on only after a "
@@ -102,7 +102,9 @@ public final class Prompts {
         "5. Commit: call the same tool with the same arguments, the plan_id, a new idempotency_key that you keep, and "
             + "confirm: true only if the user agreed.",
         "6. If the call times out or the connection breaks, retry with the same idempotency_key: the change is never "
-            + "applied twice. On PLAN_CHANGED or INVALID_PLAN, plan again and show the new plan. Never invent a plan_id.");
+            + "applied twice. On PLAN_CHANGED or INVALID_PLAN, plan again and show the new plan. Never invent a plan_id.",
+        "7. A restore whose plan lists changed_since would discard those later changes: show them, and send overwrite: true "
+            + "only if the user agrees.");
     return new JsonObject()
         .put("description", "Plan, show, confirm, commit.")
         .put("messages", new JsonArray().add(new JsonObject().put("role", "user")
