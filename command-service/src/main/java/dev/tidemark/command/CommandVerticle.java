@@ -4,6 +4,7 @@ import dev.tidemark.command.impl.ChangeRunner;
 import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
+import dev.tidemark.command.impl.MigrateTool;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.RunningStatements;
@@ -78,7 +79,8 @@ public final class CommandVerticle extends VerticleBase {
           ToolCatalog.EXECUTE, new ExecuteTool(),
           ToolCatalog.TRANSACTION, new TransactionTool(),
           ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
-          ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool)));
+          ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool),
+          ToolCatalog.MIGRATE, new MigrateTool(db)));
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }

@@ -105,6 +105,7 @@ public enum ConfigKey {
   TRACING_SERVICE_NAME("tracing.service-name", "tidemark", "The service.name of this node's spans; each node also names itself by node.id in service.instance.id."),
 
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required)."),
+  COMMAND_MIGRATE_ROLES("command.migrate-roles", "", "Comma-separated PostgreSQL roles whose read-write callers see and may call the migrate tool (schema changes). Empty: nobody may."),
 
   EVENTS_MAX_DELIVERIES("events.max-deliveries", "5", "Deliveries of an event, from 1 to 9, after which it is dead-lettered instead of delivered again; with Tidemark's own dead letters the share group's delivery limit is one above it (the broker allows 2 to 10)."),
   EVENTS_CONSUMERS_PER_NODE("events.consumers-per-node", "8", "Kafka share consumers one node keeps for one events consumer: each holds one lease at a time, so this bounds the leases a node holds at once per consumer."),

@@ -279,8 +279,12 @@ public record TidemarkConfig(
   }
 
   /** The changelog role's capture, relay and retention settings. */
-  /** The command role: plan ids, idempotency keys and who may commit without a plan. */
-  public record CommandConfig(long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles) {
+  /** The command role: plan ids, idempotency keys, who may commit without a plan and who may migrate. */
+  public record CommandConfig(long planTtlSeconds, long idempotencyRetentionHours, List<String> directCommitRoles, List<String> migrateRoles) {
+    public CommandConfig {
+      directCommitRoles = List.copyOf(directCommitRoles);
+      migrateRoles = List.copyOf(migrateRoles);
+    }
   }
 
   /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
@@ -400,7 +404,8 @@ public record TidemarkConfig(
         new CommandConfig(
             v.positiveLong(ConfigKey.PLAN_TTL_SECONDS),
             v.positiveLong(ConfigKey.IDEMPOTENCY_RETENTION_HOURS),
-            v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES)),
+            v.list(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES),
+            v.list(ConfigKey.COMMAND_MIGRATE_ROLES)),
         v.positiveLong(ConfigKey.KEYS_REFRESH_SECONDS),
         v.str(ConfigKey.AUTH_ANONYMOUS_ROLE),
         new LogConfig(v.oneOf(ConfigKey.LOG_FORMAT, "text", "json"), v.oneOf(ConfigKey.LOG_LEVEL, "error", "warn", "info", "debug", "trace")),

@@ -29,6 +29,8 @@ public final class ToolCatalog {
   public static final String TRANSACTION = "transaction";
   public static final String RESTORE_ROWS = "restore_rows";
   public static final String UNDO_TRANSACTION = "undo_transaction";
+  /** Shown only to callers whose role is in command.migrate-roles. */
+  public static final String MIGRATE = "migrate";
   public static final String EVENTS_NEXT = "events_next";
   public static final String EVENTS_ACK = "events_ack";
   public static final String EVENTS_NACK = "events_nack";
@@ -37,7 +39,7 @@ public final class ToolCatalog {
 
   private static final List<String> NAMES =
       List.of(STATUS, LIST_TABLES, DESCRIBE_TABLE, GET_ROW, LIST_ROWS, QUERY, EXPLAIN, CHANGES_SINCE, WATCH,
-          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION, RESTORE_ROWS, UNDO_TRANSACTION,
+          INSERT_ROWS, UPDATE_ROWS, DELETE_ROWS, EXECUTE, TRANSACTION, RESTORE_ROWS, UNDO_TRANSACTION, MIGRATE,
           EVENTS_NEXT, EVENTS_ACK, EVENTS_NACK, EVENTS_STATUS, EVENTS_SEEK);
   private static final Map<String, ToolDescriptor> TOOLS = load();
 

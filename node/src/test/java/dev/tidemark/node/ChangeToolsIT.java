@@ -104,15 +104,6 @@ class ChangeToolsIT {
     return ToolResults.error(client, tool, args, code);
   }
 
-  private static JsonObject perTable(JsonObject plan, String table) {
-    for (Object o : plan.getJsonArray("changes")) {
-      JsonObject t = (JsonObject) o;
-      if (t.getString("table").equals(table)) {
-        return t;
-      }
-    }
-    throw new AssertionError(table + " is not in " + plan.encode());
-  }
 
   private static JsonObject commitArgs(JsonObject args, JsonObject plan, String key) {
     return args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key);
@@ -151,7 +142,7 @@ class ChangeToolsIT {
         .put("sql", "WITH gone AS (DELETE FROM public.ct_line WHERE invoice_id = $1 RETURNING id) SELECT count(*) FROM gone")
         .put("params", new JsonArray().add(100)));
     assertEquals("plan", plan.getString("mode"));
-    assertEquals(2, perTable(plan, "public.ct_line").getInteger("deleted"));
+    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
     assertTrue(plan.getString("plan_id").startsWith("p3."));
     assertNotNull(plan.getString("expires_at"));
@@ -161,10 +152,10 @@ class ChangeToolsIT {
   @Test
   void aDeleteThatCascadesThreeTablesAwayReportsEveryRemovedRowWithBeforeImages() {
     JsonObject plan = ok("delete_rows", new JsonObject().put("table", "ct_region").put("key", 1));
-    assertEquals(1, perTable(plan, "public.ct_region").getInteger("deleted"));
-    assertEquals(2, perTable(plan, "public.ct_account").getInteger("deleted"));
-    assertEquals(2, perTable(plan, "public.ct_invoice").getInteger("deleted"));
-    assertEquals(3, perTable(plan, "public.ct_line").getInteger("deleted"), "three tables away from the row deleted");
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.ct_region").getInteger("deleted"));
+    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_account").getInteger("deleted"));
+    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_invoice").getInteger("deleted"));
+    assertEquals(3, ToolResults.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"), "three tables away from the row deleted");
     assertEquals(8, plan.getJsonObject("totals").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
     JsonObject sample = plan.getJsonArray("samples").stream().map(JsonObject.class::cast)
@@ -177,8 +168,8 @@ class ChangeToolsIT {
   @Test
   void anInsertWhoseTriggerDeletesRowsIsPlannedAsARemoval() {
     JsonObject plan = ok("insert_rows", new JsonObject().put("table", "ct_archive").put("rows", new JsonArray().add(new JsonObject().put("id", 0))));
-    assertEquals(1, perTable(plan, "public.ct_archive").getInteger("inserted"));
-    assertEquals(2, perTable(plan, "public.ct_item").getInteger("deleted"), "the trigger deletes the two items with qty 0");
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.ct_archive").getInteger("inserted"));
+    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_item").getInteger("deleted"), "the trigger deletes the two items with qty 0");
     assertEquals(true, plan.getBoolean("confirmation_required"));
     assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
   }
@@ -188,7 +179,7 @@ class ChangeToolsIT {
     JsonObject plan = ok("transaction", new JsonObject().put("statements", new JsonArray()
         .add(new JsonObject().put("sql", "INSERT INTO public.ct_item (id, name) VALUES (50, 'fig')"))
         .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = $1 WHERE id = 50").put("params", new JsonArray().add(9)))));
-    JsonObject items = perTable(plan, "public.ct_item");
+    JsonObject items = ToolResults.ofTable(plan, "changes", "public.ct_item");
     assertEquals(1, items.getInteger("inserted"));
     assertEquals(1, items.getInteger("updated"));
     assertEquals(false, plan.getBoolean("confirmation_required"));

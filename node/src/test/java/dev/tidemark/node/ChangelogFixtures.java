@@ -108,6 +108,19 @@ final class ChangelogFixtures {
     }
   }
 
+  /** The first column of every row {@code sql} returns, as text, read as Tidemark's login. */
+  static java.util.List<String> strings(SharedInfra infra, String db, String sql) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    try (Connection c = jdbc(infra, db); var r = c.createStatement().executeQuery(sql)) {
+      while (r.next()) {
+        out.add(r.getString(1));
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   static void sql(SharedInfra infra, String db, String... statements) {
     try (Connection c = jdbc(infra, db); var st = c.createStatement()) {
       for (String s : statements) {

@@ -94,6 +94,15 @@ class DocsTest {
     assertTrue(unknown.isEmpty(), "docs/reference/errors.md lists codes that ErrorCode lacks: " + unknown);
   }
 
+  /** The first JSON example of docs page {@code page} after the text {@code after}, for a test that checks what it shows. */
+  static io.vertx.core.json.JsonObject jsonExample(String page, String after) {
+    String text = read(DOCS.resolve(page));
+    int at = text.indexOf(after);
+    assertTrue(at >= 0, page + " has no " + after);
+    int start = text.indexOf("```json", at) + "```json".length();
+    return new io.vertx.core.json.JsonObject(text.substring(start, text.indexOf("```", start)));
+  }
+
   @Test
   void toolsPageHasASectionForEveryToolNamingEachOfItsArguments() {
     List<String> lines = read(DOCS.resolve("reference/tools.md")).lines().toList();

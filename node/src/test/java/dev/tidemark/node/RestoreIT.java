@@ -11,8 +11,6 @@ import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -116,38 +114,14 @@ class RestoreIT {
   }
 
   private List<String> rows(String sql) {
-    List<String> out = new ArrayList<>();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
-      while (r.next()) {
-        out.add(r.getString(1));
-      }
-      return out;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    return ChangelogFixtures.strings(infra, DB, sql);
   }
 
   /** The plan result docs/change-tools.md shows in its example of undo_transaction. */
   private static JsonObject documentedUndoPlan() {
-    try {
-      String page = java.nio.file.Files.readString(DocsTest.ROOT.resolve("docs/change-tools.md"));
-      int marker = page.indexOf("<!-- RestoreIT checks this result's changes and totals -->");
-      assertTrue(marker > 0, "docs/change-tools.md has the undo_transaction example");
-      int start = page.indexOf("```json", marker) + "```json".length();
-      return new JsonObject(page.substring(start, page.indexOf("```", start)));
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return DocsTest.jsonExample("change-tools.md", "<!-- RestoreIT checks this result's changes and totals -->");
   }
 
-  private static JsonObject perTable(JsonObject result, String table) {
-    for (Object o : result.getJsonArray("changes")) {
-      if (((JsonObject) o).getString("table").equals(table)) {
-        return (JsonObject) o;
-      }
-    }
-    throw new AssertionError(table + " is not in " + result.encode());
-  }
 
   // ---- restore_rows ----
 
@@ -160,7 +134,7 @@ class RestoreIT {
 
     JsonObject plan = ok("restore_rows", args);
     assertEquals("plan", plan.getString("mode"));
-    assertEquals(1, perTable(plan, "public.rs_customer").getInteger("inserted"), plan::encode);
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
     assertEquals(new JsonArray(), plan.getJsonArray("changed_since"));
     assertFalse(plan.getBoolean("confirmation_required"));
     assertEquals(List.of(), rows("SELECT name FROM public.rs_customer WHERE id = 2"), "a plan writes nothing");
@@ -185,7 +159,7 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("table", "public.rs_customer").put("key", new JsonObject().put("id", 1)).put("before", position);
 
     JsonObject plan = ok("restore_rows", args);
-    assertEquals(1, perTable(plan, "public.rs_customer").getInteger("updated"));
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("updated"));
     JsonArray since = plan.getJsonArray("changed_since");
     assertEquals(1, since.size(), plan::encode);
     assertEquals(new JsonArray().add(1), since.getJsonObject(0).getJsonArray("key"));
@@ -226,7 +200,7 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("table", "rs_customer").put("key", new JsonArray().add(3))
         .put("before", only(changes, "rs_customer", "INSERT").getString("position"));
     JsonObject plan = ok("restore_rows", args);
-    assertEquals(1, perTable(plan, "public.rs_customer").getInteger("deleted"));
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("deleted"));
     assertTrue(plan.getBoolean("confirmation_required"));
     error("restore_rows", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", UUID.randomUUID().toString()),
         "DECISION_REQUIRED");
@@ -244,8 +218,8 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("transaction", transaction);
 
     JsonObject plan = ok("undo_transaction", args);
-    assertEquals(1, perTable(plan, "public.rs_customer").getInteger("inserted"), plan::encode);
-    assertEquals(2, perTable(plan, "public.rs_order").getInteger("inserted"), plan::encode);
+    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
+    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.rs_order").getInteger("inserted"), plan::encode);
     assertEquals(new JsonObject().put("inserted", 3).put("updated", 0).put("deleted", 0), plan.getJsonObject("totals"));
     JsonObject documented = documentedUndoPlan();
     assertEquals(documented.getJsonArray("changes"), plan.getJsonArray("changes"), "docs/change-tools.md shows this plan");

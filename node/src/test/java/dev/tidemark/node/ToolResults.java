@@ -26,4 +26,14 @@ final class ToolResults {
     assertEquals(code, e.getString("code"), e::encode);
     return e;
   }
+
+  /** The entry of the result's array {@code field} whose {@code table} is {@code table} (a change tool's changes, a migration's tables). */
+  static JsonObject ofTable(JsonObject result, String field, String table) {
+    for (Object o : result.getJsonArray(field)) {
+      if (((JsonObject) o).getString("table").equals(table)) {
+        return (JsonObject) o;
+      }
+    }
+    throw new AssertionError(table + " is not in " + field + " of " + result.encode());
+  }
 }

@@ -33,7 +33,8 @@ final class ToolsPage {
 
       The read tools are read-only. The change tools (`insert_rows`, `update_rows`, `delete_rows`,
       `execute`, `transaction`, and `restore_rows` and `undo_transaction`, which write rows back as the
-      changelog recorded them) plan a change before they make it; [change-tools.md](../change-tools.md)
+      changelog recorded them, and `migrate`, for schema changes, which only the roles of
+      `command.migrate-roles` see) plan a change before they make it; [change-tools.md](../change-tools.md)
       describes the plan/commit flow, plan ids, idempotency keys and their errors. A read-only caller
       does not see the change tools, and calling one by name is answered with JSON-RPC code -32602,
       as for any unknown tool.

@@ -5,6 +5,7 @@ import dev.tidemark.database.RunningStatements;
 import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
+import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
@@ -96,6 +97,11 @@ public final class ChangeRunner {
     String planId = args.getString("plan_id");
     String key = args.getString("idempotency_key");
     boolean direct = planId == null && key != null && config.directCommitRoles().contains(request.caller().pgRole());
+    if (ToolCatalog.MIGRATE.equals(request.tool()) && !config.migrateRoles().contains(request.caller().pgRole())) {
+      // the gateway shows migrate only to these roles; a request that reached this node anyway is refused here too
+      return Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED, "Your role may not change the schema through"
+          + " Tidemark (command.migrate-roles does not name it). Nothing was written."));
+    }
     if (planId == null && !direct) {
       return plan(request, tool).recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture));
     }
@@ -117,7 +123,7 @@ public final class ChangeRunner {
           ChangeSet changes = captured.changes();
           long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
           String planId = plans.encode(new PlanCodec.Plan(request.caller().id(), request.tool(),
-              Canonical.inputHash(request.tool(), request.arguments()), changes.fingerprint(), expiresAt, changes.removes(),
+              Canonical.inputHash(request.tool(), request.arguments()), captured.fingerprint(), expiresAt, captured.removes(),
               changes.totals()));
           JsonObject out = body(captured, "plan").put("plan_id", planId).put("expires_at", Instant.ofEpochMilli(expiresAt).toString());
           if (changes.totals().getLong("inserted", 0L) > 0 && !out.containsKey("note")) {
@@ -125,8 +131,8 @@ public final class ChangeRunner {
             // (a tool's own note says when its inserts draw none)
             out.put("note", SEQUENCE_NOTE);
           }
-          String summary = request.tool() + ": plan, nothing written — the change " + changes.describe()
-              + (changes.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
+          String summary = request.tool() + ": plan, nothing written — the change " + captured.describe()
+              + (captured.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
               + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
                   + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so committing needs overwrite: true" : "")
               + ". Commit with plan_id and an idempotency_key.";
@@ -158,7 +164,10 @@ public final class ChangeRunner {
           PlanCodec.Plan plan = planId == null ? null
               : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
           if (plan != null && plan.removes() && !confirmed) {
-            throw decisionRequired(request.tool(), ChangeSet.describeTotals(plan.totals()), plan.totals());
+            String what = ChangeSet.describeTotals(plan.totals());
+            // a migration removes columns and tables, not rows its plan counted
+            throw decisionRequired(request.tool(), plan.totals().isEmpty() || what.equals(ChangeSet.NO_ROWS)
+                ? "removes what its plan lists in lost" : what, plan.totals());
           }
           if (Boolean.TRUE.equals(row.getBoolean("plan_used"))) {
             throw ChangeErrors.planAlreadyCommitted();
@@ -167,20 +176,20 @@ public final class ChangeRunner {
           return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
-                if (plan != null && !plan.fingerprint().equals(changes.fingerprint())) {
+                if (plan != null && !plan.fingerprint().equals(captured.fingerprint())) {
                   throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
                       + " now touch other rows); nothing was written. Plan the change again, show it to the user, and commit the new plan.",
                       new JsonObject().put("argument", "plan_id"));
                 }
-                if (plan == null && changes.removes()) {
-                  throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + changes.describe()
+                if (plan == null && captured.removes()) {
+                  throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + captured.describe()
                       + "), so it cannot be committed without a plan: plan it (call without idempotency_key), show the plan to the user,"
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
-                      new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + changes.describe() + "."));
+                      new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + captured.describe() + "."));
                 }
                 // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
                 JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
-                String summary = request.tool() + ": committed — the change " + changes.describe() + ".";
+                String summary = request.tool() + ": committed — the change " + captured.describe() + ".";
                 String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
                 String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
                 StringBuilder message = new StringBuilder("record|").append(captured.xid());
@@ -239,7 +248,23 @@ public final class ChangeRunner {
   private record Result<T>(T value, boolean commit) {}
 
   /** What a transaction captured, its id, to which the server's MACs are bound, and what the tool's statement reported. */
-  private record Captured(String xid, ChangeSet changes, ChangeTool.Applied applied) {}
+  private record Captured(String xid, ChangeSet changes, ChangeTool.Applied applied) {
+
+    /** The captured rows' fingerprint, with the tool's own where it depends on more (a migration on the schema). */
+    String fingerprint() {
+      ChangeTool.Report r = applied.report();
+      return r == null || r.fingerprint() == null ? changes.fingerprint() : Canonical.hash(changes.fingerprint() + "\n" + r.fingerprint());
+    }
+
+    boolean removes() {
+      return changes.removes() || applied.report() != null && applied.report().removes();
+    }
+
+    String describe() {
+      ChangeTool.Report r = applied.report();
+      return r == null || r.describe() == null ? changes.describe() : r.describe();
+    }
+  }
 
   /**
    * What a plan says about values drawn from sequences: the rolled-back plan used them up, so the
@@ -394,7 +419,7 @@ public final class ChangeRunner {
     if ("plan".equals(mode)) {
       out.put("samples", changes.samples());
     }
-    out.put("confirmation_required", changes.removes());
+    out.put("confirmation_required", captured.removes());
     if (captured.applied().returning() != null) {
       out.put("returning", captured.applied().returning());
       if (captured.applied().truncated()) {
@@ -402,7 +427,7 @@ public final class ChangeRunner {
       }
     }
     if (captured.applied().report() != null) {
-      out.mergeIn(captured.applied().report());
+      out.mergeIn(captured.applied().report().fields());
     }
     return out;
   }

@@ -267,12 +267,15 @@ public final class ChangeSet {
   }
 
   /** The same line from stored totals, for a confirmation asked without re-running the change. */
+  /** What {@link #describeTotals} says of a change that changes no rows. */
+  static final String NO_ROWS = "changes no rows";
+
   static String describeTotals(JsonObject totals) {
     List<String> ops = new ArrayList<>();
     addCount(ops, "inserts", totals.getInteger("inserted", 0));
     addCount(ops, "updates", totals.getInteger("updated", 0));
     addCount(ops, "deletes", totals.getInteger("deleted", 0));
-    return ops.isEmpty() ? "changes no rows" : String.join(", ", ops);
+    return ops.isEmpty() ? NO_ROWS : String.join(", ", ops);
   }
 
   private static void addCount(List<String> ops, String verb, int n) {

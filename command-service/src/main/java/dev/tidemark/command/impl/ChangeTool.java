@@ -44,12 +44,26 @@ public interface ChangeTool {
   /**
    * What a change did as its statement reported it: the row count (as {@link #apply}), and the rows
    * of a RETURNING clause, null when the tool shows none; {@code truncated} when they were cut to the cap;
-   * and fields of the tool's own for the result ({@code report}, null when it has none).
+   * and what the tool says beyond the rows it changed ({@code report}, null when nothing).
    */
-  record Applied(long affected, JsonArray returning, boolean truncated, JsonObject report) {
+  record Applied(long affected, JsonArray returning, boolean truncated, Report report) {
 
     public Applied(long affected, JsonArray returning, boolean truncated) {
       this(affected, returning, truncated, null);
+    }
+  }
+
+  /**
+   * What a tool reports beyond the rows its change captured: fields of its own for the result;
+   * whether it removes something the captured rows do not show (so committing needs consent); a
+   * fingerprint of the state it depends on beyond those rows (a plan whose fingerprint differs at
+   * commit is PLAN_CHANGED), null when none; and a description of what it does, null to describe
+   * the captured rows.
+   */
+  record Report(JsonObject fields, boolean removes, String fingerprint, String describe) {
+
+    public static Report of(JsonObject fields) {
+      return new Report(fields, false, null, null);
     }
   }
 }

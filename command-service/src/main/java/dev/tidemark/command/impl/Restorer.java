@@ -238,7 +238,7 @@ final class Restorer {
               + " restores over them, and the commit needs overwrite: true for that.");
     }
     if (groups.isEmpty()) {
-      return Future.succeededFuture(new ChangeTool.Applied(0, null, false, report));
+      return Future.succeededFuture(new ChangeTool.Applied(0, null, false, ChangeTool.Report.of(report)));
     }
     List<String> parts = new ArrayList<>();
     List<String> counts = new ArrayList<>();
@@ -262,7 +262,7 @@ final class Restorer {
     }
     String sql = "WITH " + String.join(", ", parts) + " SELECT " + String.join(" + ", counts);
     return conn.preparedQuery(sql).execute(params)
-        .map(rs -> new ChangeTool.Applied(rs.iterator().next().getLong(0), null, false, report));
+        .map(rs -> new ChangeTool.Applied(rs.iterator().next().getLong(0), null, false, ChangeTool.Report.of(report)));
   }
 
   private static String assignments(List<String> columns) {

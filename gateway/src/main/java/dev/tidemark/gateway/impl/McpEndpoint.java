@@ -119,7 +119,7 @@ public final class McpEndpoint {
     this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
 
     this.requestStates = new RequestStates(vertx);
-    Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions));
+    Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
     this.scopes = new ScopeGate(grants, challenges);
     ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,

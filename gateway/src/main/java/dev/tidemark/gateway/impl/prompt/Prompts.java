@@ -10,11 +10,12 @@ public final class Prompts {
   static final String EXPLORE = "explore-database";
   static final String SAFE_CHANGE = "safe-change";
   static final String BACKGROUND_WORKER = "background-worker";
+  static final String SAFE_MIGRATION = "safe-migration";
 
   private Prompts() {}
 
   public static List<JsonObject> list() {
-    return List.of(safeChange(), backgroundWorker(), new JsonObject()
+    return List.of(safeChange(), safeMigration(), backgroundWorker(), new JsonObject()
         .put("name", EXPLORE)
         .put("title", "Explore the database")
         .put("description", "Learn the tables, how they relate and what looks wrong, changing nothing.")
@@ -30,6 +31,41 @@ public final class Prompts {
         .put("description", "Plan a change, show the plan to the user, get their consent, then commit it exactly once.")
         .put("arguments", new JsonArray().add(new JsonObject().put("name", "change")
             .put("description", "What should change, in plain words.").put("required", true)));
+  }
+
+  private static JsonObject safeMigration() {
+    return new JsonObject()
+        .put("name", SAFE_MIGRATION)
+        .put("title", "Change the schema safely")
+        .put("description", "Plan a schema change with migrate, show what it adds and removes, get consent for what is lost, then apply it once.")
+        .put("arguments", new JsonArray().add(new JsonObject().put("name", "change")
+            .put("description", "The schema change, in plain words (a new column, an index, a table to drop).").put("required", true)));
+  }
+
+  private static JsonObject safeMigrationMessages(JsonObject arguments) {
+    if (!(arguments.getValue("change") instanceof String change) || change.isBlank()) {
+      throw new IllegalArgumentException("change is required: say what should change in the schema");
+    }
+    String text = String.join("\n",
+        "The user wants this schema change: " + change,
+        "Make it with Tidemark's migrate tool, safely:",
+        "1. Learn the tables it touches with describe_table, and who uses them: their foreign keys in and out.",
+        "2. Write the DDL as a list of statements (CREATE TABLE, ALTER TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, COMMENT ON), "
+            + "one statement each. Prefer additive steps: add a nullable column or a new table before removing an old one, "
+            + "so that programs reading the old shape keep working.",
+        "3. Plan: call migrate with the statements and without plan_id. The statements run and are rolled back; nothing changes.",
+        "4. Show the user, table by table, the definition before and after and the rows of each table. If lost is not empty, "
+            + "say plainly what is removed for good (a dropped table or column, with the rows that held values) and ask for "
+            + "explicit consent.",
+        "5. Commit: call migrate again with the same statements, the plan_id, a new idempotency_key that you keep, and "
+            + "confirm: true only if the user agreed to what is lost. Every statement is applied, or none.",
+        "6. If the call times out or the connection breaks, retry with the same idempotency_key: the migration never runs twice. "
+            + "On PLAN_CHANGED, the schema or the rows moved on: plan again and show the new plan. On CONFLICT, a busy table "
+            + "kept its lock: retry later.");
+    return new JsonObject()
+        .put("description", "Plan, show what is lost, confirm, apply once.")
+        .put("messages", new JsonArray().add(new JsonObject().put("role", "user")
+            .put("content", new JsonObject().put("type", "text").put("text", text))));
   }
 
   private static JsonObject backgroundWorker() {
@@ -115,6 +151,9 @@ public final class Prompts {
   public static JsonObject get(String name, JsonObject arguments) {
     if (SAFE_CHANGE.equals(name)) {
       return safeChangeMessages(arguments);
+    }
+    if (SAFE_MIGRATION.equals(name)) {
+      return safeMigrationMessages(arguments);
     }
     if (BACKGROUND_WORKER.equals(name)) {
       return backgroundWorkerMessages(arguments);

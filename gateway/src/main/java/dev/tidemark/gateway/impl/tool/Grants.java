@@ -24,12 +24,20 @@ public final class Grants {
   public enum Verdict { CALL, UNKNOWN, NEEDS_SCOPE }
 
   private final Map<String, List<String>> ceilings;
+  private final Set<String> migrateRoles;
+
+  /** Grants under which nobody may migrate. */
+  public Grants(Map<String, List<String>> ceilings, Collection<String> tools) {
+    this(ceilings, tools, List.of());
+  }
 
   /**
    * @param ceilings each role's tools ("*": every one); a role not named has no ceiling
    * @param tools every tool this gateway serves, so that a misspelt ceiling stops the start
+   * @param migrateRoles the roles whose callers may use migrate ({@code command.migrate-roles}); for
+   *     every other caller it is unknown, whatever the ceiling says
    */
-  public Grants(Map<String, List<String>> ceilings, Collection<String> tools) {
+  public Grants(Map<String, List<String>> ceilings, Collection<String> tools, Collection<String> migrateRoles) {
     Set<String> unknown = new TreeSet<>();
     ceilings.values().forEach(list -> list.stream().filter(t -> !t.equals("*") && !tools.contains(t)).forEach(unknown::add));
     if (!unknown.isEmpty()) {
@@ -37,10 +45,14 @@ public final class Grants {
           + ") names tools this server does not have: " + unknown + "; the tools are " + tools);
     }
     this.ceilings = Map.copyOf(ceilings);
+    this.migrateRoles = Set.copyOf(migrateRoles);
   }
 
-  /** Whether {@code role}'s ceiling holds {@code tool}. */
+  /** Whether {@code role}'s ceiling holds {@code tool} (and, for migrate, whether the role may migrate at all). */
   public boolean withinCeiling(String role, String tool) {
+    if (ToolCatalog.MIGRATE.equals(tool) && !migrateRoles.contains(role)) {
+      return false;
+    }
     List<String> allowed = ceilings.get(role);
     return allowed == null || allowed.contains("*") || allowed.contains(tool);
   }

@@ -47,6 +47,16 @@ class GrantsTest {
   }
 
   @Test
+  void migrateIsUnknownToEveryRoleOutsideTheMigrateRolesWhateverTheCeiling() {
+    Grants migrating = new Grants(Map.of("writer", List.of("*")), List.of("status", "migrate"), List.of("owner"));
+    assertEquals(Grants.Verdict.UNKNOWN, migrating.verdict(token("writer", Access.READ_WRITE), "migrate"));
+    assertEquals(Grants.Verdict.UNKNOWN, migrating.verdict(token("other", Access.READ_WRITE), "migrate"));
+    assertEquals(Grants.Verdict.CALL, migrating.verdict(token("owner", Access.READ_WRITE), "migrate"));
+    assertEquals(Grants.Verdict.UNKNOWN, migrating.verdict(token("owner", Access.READ_ONLY), "migrate"), "a read-only token never migrates");
+    assertEquals(Grants.Verdict.UNKNOWN, grants.verdict(token("writer", Access.READ_WRITE), "migrate"), "nobody migrates by default");
+  }
+
+  @Test
   void aCeilingNamingAToolTheServerLacksStopsTheStartNamingIt() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> new Grants(Map.of("reader", List.of("qurey")), TOOLS));

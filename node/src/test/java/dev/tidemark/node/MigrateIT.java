@@ -1,0 +1,228 @@
+package dev.tidemark.node;
+
+import static dev.tidemark.node.ChangelogFixtures.sql;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The migrate tool through one node with every role, against a real PostgreSQL and Kafka: DDL
+ * planned (run and rolled back), committed whole or not at all, what it loses counted and
+ * consented to, and capture and the catalog following the new schema.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MigrateIT {
+
+  static final String DB = "migrate_it";
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private McpHttpClient client;
+
+  @BeforeAll
+  void start(SharedInfra infra) {
+    this.infra = infra;
+    ChangelogFixtures.prepare(infra, DB);
+    sql(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
+        ConfigKey.DATABASE_URL, infra.postgres().url(DB),
+        ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer",
+        ConfigKey.CHANGELOG_RELAY_POLL_MS, "200",
+        ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1"));
+    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+    client.initialize();
+  }
+
+  @AfterAll
+  void stop() {
+    if (client != null) {
+      client.close();
+    }
+    TestNodes.stop(node);
+  }
+
+  @BeforeEach
+  void fresh() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.item, public.mg_copy, public.mg_new CASCADE");
+    commit(migration("CREATE TABLE public.item (id int PRIMARY KEY, name text, price int)"));
+    sql(infra, DB, "INSERT INTO public.item VALUES (1, 'apple', 3), (2, 'pear', NULL), (3, NULL, NULL)");
+  }
+
+  // ---- helpers ----
+
+  private static JsonObject migration(String... statements) {
+    return new JsonObject().put("statements", new JsonArray(List.of((Object[]) statements)));
+  }
+
+  private JsonObject plan(JsonObject args) {
+    JsonObject plan = ToolResults.ok(client, "migrate", args);
+    assertEquals("plan", plan.getString("mode"), plan::encode);
+    return plan;
+  }
+
+  private JsonObject commit(JsonObject args) {
+    JsonObject plan = plan(args);
+    return ToolResults.ok(client, "migrate", args.copy().put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", UUID.randomUUID().toString()));
+  }
+
+  private JsonObject error(JsonObject args, String code) {
+    return ToolResults.error(client, "migrate", args, code);
+  }
+
+  private List<String> rows(String sql) {
+    return ChangelogFixtures.strings(infra, DB, sql);
+  }
+
+  private List<String> columns(String table) {
+    return rows("SELECT attname FROM pg_attribute WHERE attrelid = '" + table + "'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum");
+  }
+
+  /** The arguments docs/change-tools.md shows in its example of migrate. */
+  private static JsonObject documentedExample() {
+    return DocsTest.jsonExample("change-tools.md", "## Planned schema migrations");
+  }
+
+
+  // ---- plan and commit ----
+
+  @Test
+  void aPlanRunsTheDdlAndRollsItBackAndTheCommitAppliesItOnce() {
+    JsonObject args = documentedExample();
+    JsonObject plan = plan(args);
+    JsonObject item = ToolResults.ofTable(plan, "tables", "public.item");
+    assertEquals("altered", item.getString("action"));
+    assertEquals(3, item.getInteger("rows"));
+    assertFalse(item.getJsonObject("before").encode().contains("qty"), item::encode);
+    assertTrue(item.getJsonObject("after").getJsonArray("columns").contains(new JsonObject().put("name", "qty").put("type", "integer")
+        .put("nullable", false).put("default", "0")), item::encode);
+    assertTrue(item.getJsonObject("after").getJsonArray("indexes").encode().contains("item_name"), item::encode);
+    assertEquals(new JsonArray(), plan.getJsonArray("lost"));
+    assertFalse(plan.getBoolean("confirmation_required"));
+    assertEquals(List.of("id", "name", "price"), columns("public.item"), "a plan changes nothing");
+
+    String key = UUID.randomUUID().toString();
+    JsonObject commit = args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key);
+    assertEquals("commit", ToolResults.ok(client, "migrate", commit).getString("mode"));
+    assertEquals(List.of("id", "name", "price", "qty"), columns("public.item"));
+    JsonObject replay = ToolResults.ok(client, "migrate", commit);
+    assertTrue(replay.getBoolean("replayed"), replay::encode);
+    assertEquals(List.of("1"), rows("SELECT count(*) FROM pg_indexes WHERE indexname = 'item_name'"));
+  }
+
+  @Test
+  void theSafeMigrationPromptWalksThroughPlanConsentAndCommit() {
+    String text = client.rpc("prompts/get", new JsonObject().put("name", "safe-migration")
+            .put("arguments", new JsonObject().put("change", "add a qty column to item")))
+        .getJsonObject("result").getJsonArray("messages").getJsonObject(0).getJsonObject("content").getString("text");
+    assertTrue(text.contains("add a qty column to item") && text.contains("migrate") && text.contains("lost")
+        && text.contains("idempotency_key") && text.contains("confirm: true"), text);
+    assertEquals(-32602, client.rpc("prompts/get", new JsonObject().put("name", "safe-migration")).getJsonObject("error").getInteger("code"));
+  }
+
+  @Test
+  void whatADropRemovesIsCountedAndNeedsConsent() {
+    JsonObject args = migration("ALTER TABLE public.item DROP COLUMN price");
+    JsonObject plan = plan(args);
+    assertEquals(new JsonArray().add(new JsonObject().put("table", "public.item").put("column", "price").put("rows", 1)),
+        plan.getJsonArray("lost"), plan::encode);
+    assertTrue(plan.getBoolean("confirmation_required"));
+    JsonObject refused = error(args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", UUID.randomUUID().toString()),
+        "DECISION_REQUIRED");
+    assertTrue(refused.getString("message").contains("lost"), refused::encode);
+    assertEquals(List.of("id", "name", "price"), columns("public.item"));
+    ToolResults.ok(client, "migrate", args.copy().put("plan_id", plan.getString("plan_id")).put("confirm", true)
+        .put("idempotency_key", UUID.randomUUID().toString()));
+    assertEquals(List.of("id", "name"), columns("public.item"));
+
+    JsonObject dropTable = plan(migration("DROP TABLE public.item"));
+    assertEquals(new JsonArray().add(new JsonObject().put("table", "public.item").put("rows", 3)), dropTable.getJsonArray("lost"));
+    assertEquals("dropped", ToolResults.ofTable(dropTable, "tables", "public.item").getString("action"));
+    assertEquals(3, ToolResults.ofTable(dropTable, "tables", "public.item").getInteger("rows"));
+  }
+
+  @Test
+  void aStatementThatFailsLeavesEveryStatementUndone() {
+    JsonObject failed = error(migration("ALTER TABLE public.item ADD COLUMN a int", "ALTER TABLE public.item ADD COLUMN id int"),
+        "INVALID_ARGUMENTS");
+    assertEquals("statements/1", failed.getString("argument"), failed::encode);
+    assertEquals("42701", failed.getString("sqlstate"));
+    assertEquals(List.of("id", "name", "price"), columns("public.item"));
+  }
+
+  @Test
+  void aSchemaChangedSinceThePlanIsPlanChanged() {
+    JsonObject args = migration("ALTER TABLE public.item ADD COLUMN note text");
+    JsonObject plan = plan(args);
+    sql(infra, DB, "ALTER TABLE public.item ADD COLUMN other int");
+    error(args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", UUID.randomUUID().toString()), "PLAN_CHANGED");
+    assertEquals(List.of("id", "name", "price", "other"), columns("public.item"));
+  }
+
+  @Test
+  void captureAndTheCatalogFollowTheNewSchema() {
+    commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
+    JsonObject insert = new JsonObject().put("table", "mg_new").put("rows", new JsonArray().add(new JsonObject().put("id", 1).put("label", "x")));
+    // capture reaches the new table (at once with the event trigger, or at the next reconcile): then its rows can be planned
+    ChangelogFixtures.await("the new table to be captured", Duration.ofSeconds(30), () -> {
+      JsonObject result = client.callTool("insert_rows", insert);
+      return result.getValue("isError") == null;
+    });
+    JsonObject described = ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item"));
+    commit(migration("ALTER TABLE public.item ADD COLUMN color text"));
+    ChangelogFixtures.await("describe_table to show the new column", Duration.ofSeconds(30), () ->
+        ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item")).encode().contains("\"color\""));
+    assertFalse(described.encode().contains("\"color\""));
+  }
+
+  // ---- bad input ----
+
+  @Test
+  void statementsOutsideAMigrationAreRefusedAndChangeNothing() {
+    for (String s : List.of("INSERT INTO public.item VALUES (9, 'x', 1)", "SELECT 1", "DROP DATABASE migrate_it",
+        "CREATE ROLE mg_intruder", "GRANT ALL ON public.item TO PUBLIC", "DO $$ BEGIN END $$", "CREATE TEMP TABLE t (id int)")) {
+      JsonObject refused = error(migration(s), "INVALID_ARGUMENTS");
+      assertEquals("statements/0", refused.getString("argument"), () -> s + ": " + refused.encode());
+    }
+    JsonObject trigger = error(migration("ALTER TABLE public.item DISABLE TRIGGER ALL"), "INVALID_ARGUMENTS");
+    assertEquals("outside_migration", trigger.getString("reason"), trigger::encode);
+    JsonObject filled = error(migration("CREATE TABLE public.mg_copy AS SELECT * FROM public.item"), "INVALID_ARGUMENTS");
+    assertTrue(filled.getString("message").contains("with rows"), filled::encode);
+    assertEquals(List.of(), rows("SELECT relname FROM pg_class WHERE relname IN ('mg_copy', 't')"));
+    assertEquals(List.of("3"), rows("SELECT count(*) FROM public.item"));
+    assertEquals(List.of("O"), rows("SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'public.item'::regclass AND tgname = 'tidemark_capture'"));
+  }
+
+  @Test
+  void onlyTheConfiguredRolesSeeMigrate() {
+    JsonArray writerTools = client.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
+    assertTrue(writerTools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
+    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
+      reader.initialize();
+      JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
+      assertFalse(tools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
+      JsonObject response = reader.rpc("tools/call", new JsonObject().put("name", "migrate")
+          .put("arguments", migration("DROP TABLE public.item")));
+      assertEquals(-32602, response.getJsonObject("error").getInteger("code"), response::encode);
+    }
+    assertEquals(List.of("3"), rows("SELECT count(*) FROM public.item"));
+  }
+}
