@@ -14,8 +14,10 @@ import java.util.Set;
 
 /**
  * Canonical JSON (object keys sorted, no spaces) and hashes of it. The canonical input of a change
- * is the tool and its arguments without {@code plan_id}, {@code confirm} and {@code idempotency_key}:
- * two calls that mean the same change hash the same, whatever order their keys came in.
+ * is the tool and its arguments without {@code plan_id}, {@code confirm} and {@code idempotency_key},
+ * and of {@code caused_by} only the event (consumer and event id: its lease token differs on every
+ * delivery, and the reaction to a redelivered event is the same change): two calls that mean the
+ * same change hash the same, whatever order their keys came in.
  */
 public final class Canonical {
 
@@ -30,7 +32,9 @@ public final class Canonical {
   public static String inputHash(String tool, JsonObject arguments) {
     JsonObject change = new JsonObject();
     arguments.forEach(e -> {
-      if (!FLOW_ARGUMENTS.contains(e.getKey())) {
+      if ("caused_by".equals(e.getKey()) && e.getValue() instanceof JsonObject cause) {
+        change.put(e.getKey(), new JsonObject().put("consumer", cause.getValue("consumer")).put("event_id", cause.getValue("event_id")));
+      } else if (!FLOW_ARGUMENTS.contains(e.getKey())) {
         change.put(e.getKey(), e.getValue());
       }
     });

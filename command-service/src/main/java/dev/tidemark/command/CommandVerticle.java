@@ -1,5 +1,6 @@
 package dev.tidemark.command;
 
+import dev.tidemark.command.impl.Causes;
 import dev.tidemark.command.impl.ChangeRunner;
 import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
@@ -80,7 +81,7 @@ public final class CommandVerticle extends VerticleBase {
           ToolCatalog.TRANSACTION, new TransactionTool(),
           ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
           ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool),
-          ToolCatalog.MIGRATE, new MigrateTool(db)));
+          ToolCatalog.MIGRATE, new MigrateTool(db)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }

@@ -29,4 +29,16 @@ class CanonicalTest {
     assertNotEquals(Canonical.inputHash("delete_rows", args), Canonical.inputHash("update_rows", args));
     assertNotEquals(Canonical.inputHash("delete_rows", args), Canonical.inputHash("delete_rows", args.copy().put("key", "1")));
   }
+
+  @Test
+  void aReactionHashesTheSameOnEveryDeliveryOfItsEventButNotForAnotherEvent() {
+    JsonObject first = new JsonObject().put("table", "t").put("rows", new JsonArray().add(new JsonObject().put("id", 1)))
+        .put("caused_by", new JsonObject().put("consumer", "c").put("event_id", "5-9").put("lease_token", "one").put("ack", true));
+    JsonObject redelivered = first.copy();
+    redelivered.getJsonObject("caused_by").put("lease_token", "two").remove("ack");
+    assertEquals(Canonical.inputHash("insert_rows", first), Canonical.inputHash("insert_rows", redelivered));
+    JsonObject other = first.copy();
+    other.getJsonObject("caused_by").put("event_id", "5-10");
+    assertNotEquals(Canonical.inputHash("insert_rows", first), Canonical.inputHash("insert_rows", other));
+  }
 }

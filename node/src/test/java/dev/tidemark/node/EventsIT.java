@@ -53,6 +53,8 @@ class EventsIT {
     sql(infra, DB,
         "CREATE TABLE IF NOT EXISTS public.ev_orders (id int PRIMARY KEY, v int, secret text)",
         "CREATE TABLE IF NOT EXISTS public.ev_other (id int PRIMARY KEY)",
+        "CREATE TABLE IF NOT EXISTS public.ev_reaction (id int PRIMARY KEY, consumer text NOT NULL)",
+        "GRANT SELECT, INSERT ON public.ev_reaction TO tidemark_writer",
         "REVOKE ALL ON public.ev_orders FROM tidemark_reader",
         "GRANT SELECT (id, v) ON public.ev_orders TO tidemark_reader",
         "GRANT SELECT ON public.ev_orders, public.ev_other TO tidemark_writer");
@@ -206,6 +208,87 @@ class EventsIT {
     JsonObject again = await(writer, leased.args(), leased.id(), e -> e.getInteger("delivery_count") >= 2);
     ToolResults.error(writer, "events_ack", ackArgs("lapser", first), "LEASE_EXPIRED");
     ToolResults.ok(writer, "events_ack", ackArgs("lapser", again));
+  }
+
+  // ---- reactions bound to their events (caused_by) ----
+
+  private static JsonObject reaction(String consumer, int id, JsonObject event) {
+    return new JsonObject().put("table", "ev_reaction").put("rows", new JsonArray().add(new JsonObject().put("id", id).put("consumer", consumer)))
+        .put("caused_by", new JsonObject().put("consumer", consumer).put("event_id", event.getString("event_id"))
+            .put("lease_token", event.getString("lease_token")));
+  }
+
+  private JsonObject planAndCommit(JsonObject args) {
+    JsonObject plan = ToolResults.ok(writer, "insert_rows", args);
+    assertEquals("plan", plan.getString("mode"), plan::encode);
+    return ToolResults.ok(writer, "insert_rows", args.copy().put("plan_id", plan.getString("plan_id")));
+  }
+
+  private long reactions(int id) {
+    return Long.parseLong(ChangelogFixtures.strings(infra, DB, "SELECT count(*) FROM public.ev_reaction WHERE id = " + id).get(0));
+  }
+
+  @Test
+  void aWorkerKilledBetweenCommitAndAckGetsTheEventAgainAndItsReactionReplays() {
+    Leased leased = leaseNew(writer, "reactor", 2);
+    JsonObject committed = planAndCommit(reaction("reactor", leased.id(), leased.event()));
+    assertEquals("commit", committed.getString("mode"));
+    assertFalse(committed.getBoolean("replayed"));
+    assertEquals(1, reactions(leased.id()));
+    // the worker dies here, before its ack: the lease lapses and the event comes again, to whoever leases next
+    JsonObject again = await(writer, leased.args(), leased.id(), e -> e.getInteger("delivery_count") >= 2);
+    assertEquals(leased.event().getString("event_id"), again.getString("event_id"));
+    JsonObject redo = reaction("reactor", leased.id(), again);
+    redo.getJsonObject("caused_by").put("ack", true);
+    JsonObject replayed = ToolResults.ok(writer, "insert_rows", redo);
+    assertTrue(replayed.getBoolean("replayed"), replayed::encode);
+    assertEquals(true, replayed.getBoolean("acknowledged"), replayed::encode);
+    assertEquals(1, reactions(leased.id()), "the reaction was applied once");
+    assertTrue(seenFor(writer, leased.args(), leased.id(), 2500).isEmpty(), "acknowledged with the replay: never again");
+
+    // the changelog records which event the reaction answered
+    ChangelogFixtures.awaitDecoded(infra, DB);
+    JsonObject page = ToolResults.ok(writer, "changes_since", new JsonObject().put("tables", new JsonArray().add("ev_reaction")).put("limit", 1000));
+    JsonObject change = page.getJsonArray("changes").stream().map(JsonObject.class::cast)
+        .filter(c -> c.getJsonObject("after").getInteger("id") == leased.id()).findFirst().orElseThrow(() -> new AssertionError(page.encode()));
+    assertEquals(new JsonObject().put("consumer", "reactor").put("event_id", leased.event().getString("event_id")),
+        change.getJsonObject("caused_by"), change::encode);
+  }
+
+  @Test
+  void aReactionWhoseLeaseLapsedIsLeaseExpiredAndWritesNothing() {
+    Leased leased = leaseNew(writer, "late-reactor", 2);
+    JsonObject args = reaction("late-reactor", leased.id(), leased.event());
+    JsonObject plan = ToolResults.ok(writer, "insert_rows", args);
+    JsonObject again = await(writer, leased.args(), leased.id(), e -> e.getInteger("delivery_count") >= 2);
+    JsonObject refused = ToolResults.error(writer, "insert_rows", args.copy().put("plan_id", plan.getString("plan_id")), "LEASE_EXPIRED");
+    assertEquals("caused_by", refused.getString("argument"), refused::encode);
+    assertEquals(0, reactions(leased.id()));
+    ToolResults.ok(writer, "events_ack", ackArgs("late-reactor", again));
+  }
+
+  @Test
+  void aCommitCanAcknowledgeItsEventAndForgedCausesAreRefused() {
+    Leased leased = leaseNew(writer, "acking-reactor", 10);
+    JsonObject args = reaction("acking-reactor", leased.id(), leased.event());
+    JsonObject forged = args.copy();
+    forged.getJsonObject("caused_by").put("lease_token", "forged");
+    JsonObject plan = ToolResults.ok(writer, "insert_rows", forged);
+    ToolResults.error(writer, "insert_rows", forged.copy().put("plan_id", plan.getString("plan_id")), "INVALID_LEASE");
+    ToolResults.error(writer, "insert_rows", args.copy().put("idempotency_key", "mine"), "INVALID_ARGUMENTS");
+    ToolResults.error(writer, "insert_rows", new JsonObject().put("table", "ev_reaction").put("rows", args.getJsonArray("rows"))
+        .put("idempotency_key", "event:acking-reactor:" + leased.event().getString("event_id")).put("plan_id", plan.getString("plan_id")),
+        "INVALID_ARGUMENTS");
+    JsonObject badId = args.copy();
+    badId.getJsonObject("caused_by").put("event_id", "not-an-id");
+    ToolResults.error(writer, "insert_rows", badId, "INVALID_ARGUMENTS");
+    assertEquals(0, reactions(leased.id()), "nothing was written");
+
+    args.getJsonObject("caused_by").put("ack", true);
+    JsonObject committed = planAndCommit(args);
+    assertEquals(true, committed.getBoolean("acknowledged"), committed::encode);
+    assertEquals(1, reactions(leased.id()));
+    assertTrue(seenFor(writer, leased.args(), leased.id(), 2500).isEmpty(), "acknowledged with the commit: never again");
   }
 
   @Test

@@ -73,19 +73,21 @@ public final class ChangeRunner {
   private final CommandConfig config;
   private final PlanCodec plans;
   private final Map<String, ChangeTool> tools;
+  private final Causes causes;
 
   /**
    * @param pool Tidemark's login: idempotency lookups and the classification of failures
    * @param callers the connections of each caller role, on which every change runs
    */
   public ChangeRunner(Pool pool, CallerPools callers, DatabaseConfig database, CommandConfig config, PlanCodec plans,
-      Map<String, ChangeTool> tools) {
+      Map<String, ChangeTool> tools, Causes causes) {
     this.pool = pool;
     this.callers = callers;
     this.database = database;
     this.config = config;
     this.plans = plans;
     this.tools = tools;
+    this.causes = causes;
   }
 
   public Future<ToolReply> run(ToolRequest request) {
@@ -95,7 +97,12 @@ public final class ChangeRunner {
     }
     JsonObject args = request.arguments();
     String planId = args.getString("plan_id");
-    String key = args.getString("idempotency_key");
+    String key;
+    try {
+      key = Causes.key(args);  // a reaction's key comes from its event
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
     boolean direct = planId == null && key != null && config.directCommitRoles().contains(request.caller().pgRole());
     if (ToolCatalog.MIGRATE.equals(request.tool()) && !config.migrateRoles().contains(request.caller().pgRole())) {
       // the gateway shows migrate only to these roles; a request that reached this node anyway is refused here too
@@ -103,7 +110,13 @@ public final class ChangeRunner {
           + " Tidemark (command.migrate-roles does not name it). Nothing was written."));
     }
     if (planId == null && !direct) {
-      return plan(request, tool).recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture));
+      // the reaction to a redelivered event, planned again, is its first reaction's outcome: the change was made
+      Future<ToolReply> replayed = args.containsKey("caused_by")
+          ? lookup(request, key, null).compose(row -> Future.succeededFuture(replay(request, row)))
+              .compose(reply -> reply == null ? Future.succeededFuture(null) : acknowledged(request, reply))
+          : Future.succeededFuture(null);
+      return replayed.compose(reply -> reply != null ? Future.succeededFuture(reply) : plan(request, tool))
+          .recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture));
     }
     if (key == null) {
       return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "A commit (a call with plan_id) needs an idempotency_key:"
@@ -149,17 +162,12 @@ public final class ChangeRunner {
     boolean confirmed = Boolean.TRUE.equals(args.getBoolean("confirm"));
     int retentionHours = (int) Math.min(config.idempotencyRetentionHours(), Integer.MAX_VALUE);
     String planHash = planId == null ? null : PlanCodec.planHash(planId);
-    return pool.preparedQuery(LOOKUP_SQL).execute(Tuple.of(caller.id(), key, retentionHours, planHash))
-        .compose(stored -> {
-          var row = stored.iterator().next();
-          if (row.getString("input_hash") != null) {
-            if (!inputHash.equals(row.getString("input_hash"))) {
-              throw new ToolException(ErrorCode.IDEMPOTENCY_CONFLICT, "This idempotency_key was used for a commit with other arguments;"
-                  + " use a new key for a new change. Nothing was written.", new JsonObject().put("argument", "idempotency_key"));
-            }
-            JsonObject outcome = (JsonObject) row.getValue("outcome");
-            return Future.succeededFuture(ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of"
-                + " this idempotency_key; nothing was changed again)", storedResult(outcome).put("replayed", true)));
+    return lookup(request, key, planHash)
+        .compose(row -> {
+          ToolReply replayed = replay(request, row);
+          if (replayed != null) {
+            // a redelivered event's reaction: the stored outcome, and the event acknowledged now if asked
+            return acknowledged(request, replayed);
           }
           PlanCodec.Plan plan = planId == null ? null
               : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
@@ -173,7 +181,9 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
+          // a reaction commits only while its event's lease is held: else someone else may be reacting to it
+          Future<Void> leased = args.containsKey("caused_by") ? causes.held(request) : Future.succeededFuture();
+          return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (plan != null && !plan.fingerprint().equals(captured.fingerprint())) {
@@ -208,7 +218,8 @@ public final class ChangeRunner {
                   // a concurrent commit took the key first and committed: running again replays it
                   default -> throw new KeyTaken();
                 });
-              }));
+              })))
+              .compose(reply -> acknowledged(request, reply));
         })
         .recover(err -> {
           if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
@@ -216,6 +227,49 @@ public final class ChangeRunner {
           }
           return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
         });
+  }
+
+  /** The outcome stored under the caller's {@code key}, and whether the plan was committed under any key, in one row. */
+  private Future<io.vertx.sqlclient.Row> lookup(ToolRequest request, String key, String planHash) {
+    int retentionHours = (int) Math.min(config.idempotencyRetentionHours(), Integer.MAX_VALUE);
+    return pool.preparedQuery(LOOKUP_SQL).execute(Tuple.of(request.caller().id(), key, retentionHours, planHash))
+        .map(rows -> rows.iterator().next());
+  }
+
+  /**
+   * The stored outcome of the lookup's {@code row} as a replayed reply; null when nothing is
+   * stored; IDEMPOTENCY_CONFLICT when the key was used for other arguments.
+   */
+  private static ToolReply replay(ToolRequest request, io.vertx.sqlclient.Row row) {
+    if (row.getString("input_hash") == null) {
+      return null;
+    }
+    if (!Canonical.inputHash(request.tool(), request.arguments()).equals(row.getString("input_hash"))) {
+      throw new ToolException(ErrorCode.IDEMPOTENCY_CONFLICT, "This idempotency_key was used for a commit with other arguments;"
+          + " use a new key for a new change. Nothing was written.", new JsonObject().put("argument", "idempotency_key"));
+    }
+    JsonObject outcome = (JsonObject) row.getValue("outcome");
+    return ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of this idempotency_key; nothing was changed"
+        + " again)", storedResult(outcome).put("replayed", true));
+  }
+
+  /**
+   * {@code reply}, with the event of {@code caused_by} acknowledged first when it asks for it
+   * ({@code ack: true}): {@code acknowledged}, and {@code ack_error} when the acknowledgement failed
+   * (the change stays committed; the event comes again, and its reaction replays).
+   */
+  private Future<ToolReply> acknowledged(ToolRequest request, ToolReply reply) {
+    JsonObject cause = request.arguments().getJsonObject("caused_by");
+    if (cause == null || !Boolean.TRUE.equals(cause.getBoolean("ack"))) {
+      return Future.succeededFuture(reply);
+    }
+    return causes.acknowledge(request).map(failure -> {
+      reply.structured().put("acknowledged", failure == null);
+      if (failure != null) {
+        reply.structured().put("ack_error", failure);
+      }
+      return reply;
+    });
   }
 
   /**

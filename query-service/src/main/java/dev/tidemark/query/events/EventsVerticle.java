@@ -1,6 +1,7 @@
 package dev.tidemark.query.events;
 
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
@@ -111,7 +112,7 @@ public final class EventsVerticle extends VerticleBase {
   private Future<ToolReply> run(ToolRequest request) {
     return switch (request.tool()) {
       case ToolCatalog.EVENTS_NEXT -> leases.next(request);
-      case ToolCatalog.EVENTS_ACK, ToolCatalog.EVENTS_NACK -> acks.route(request);
+      case ToolCatalog.EVENTS_ACK, ToolCatalog.EVENTS_NACK, Actions.LEASE_HELD -> acks.route(request);
       case ToolCatalog.EVENTS_STATUS -> status.status(request);
       case ToolCatalog.EVENTS_SEEK -> seek.seek(request);
       default -> Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no events tool named " + request.tool() + "."));

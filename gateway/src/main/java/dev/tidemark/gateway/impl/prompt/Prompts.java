@@ -106,8 +106,9 @@ public final class Prompts {
             + " and tables " + names.encode() + " (always the same tables: they are fixed when the consumer is first used). "
             + "Each event has an event_id, a lease_token, a delivery_count and the change (table, op, key, before, after).",
         "2. For each event: " + todo + ". Make every action safe to repeat: delivery is at least once, so the same event "
-            + "can come again (delivery_count above 1). When you change data, use the change tools with an idempotency_key "
-            + "made from the event_id, so a repeat never applies twice.",
+            + "can come again (delivery_count above 1). When you change data, pass the change tools caused_by with the "
+            + "consumer, the event_id and the lease_token instead of an idempotency_key: the key is the event's, so a repeat "
+            + "never applies twice (it answers replayed), and a change whose lease ran out is refused with LEASE_EXPIRED.",
         "3. Acknowledge: call events_ack with the events you finished and their lease_token before the lease runs out. "
             + "On LEASE_EXPIRED, do not redo anything yet: the events come again with a higher delivery_count.",
         "4. Hand back: call events_nack for an event you could not handle now; it comes again later. After the consumer's "

@@ -26,7 +26,7 @@ class PromptsTest {
     String text = text(Prompts.get("background-worker", new JsonObject()
         .put("consumer", "billing").put("tables", "orders, customers").put("task", "send the invoice")));
     assertTrue(text.contains("\"billing\"") && text.contains("[\"orders\",\"customers\"]"), text);
-    for (String step : new String[] {"events_next", "events_ack", "events_nack", "events_status", "LEASE_EXPIRED", "idempotency_key",
+    for (String step : new String[] {"events_next", "events_ack", "events_nack", "events_status", "LEASE_EXPIRED", "idempotency_key", "caused_by",
         "send the invoice"}) {
       assertTrue(text.contains(step), step + " in " + text);
     }

@@ -85,6 +85,9 @@ public final class Acknowledgements {
   }
 
   private Future<ToolReply> resolve(ToolRequest request, JsonObject claims) {
+    if (Actions.LEASE_HELD.equals(request.tool())) {
+      return held(request, claims);
+    }
     boolean ack = ToolCatalog.EVENTS_ACK.equals(request.tool());
     JsonArray eventIds = request.arguments().getJsonArray("event_ids");
     Group group = pool.group(claims.getString("g"));
@@ -141,6 +144,27 @@ public final class Acknowledgements {
       pool.retire(group, slot);
       return Future.failedFuture(err instanceof KafkaException ? expired() : err);
     });
+  }
+
+  /**
+   * Whether the caller still holds the lease on the event (one of {@code event_ids}) that a change
+   * reacts to: the command role asks before it commits the change. An event acknowledged or handed
+   * back already is no longer held.
+   */
+  private Future<ToolReply> held(ToolRequest request, JsonObject claims) {
+    String id = String.valueOf(request.arguments().getJsonArray("event_ids").getValue(0));
+    Group group = pool.group(claims.getString("g"));
+    ShareSlot slot = pool.find(group, claims.getString("s"));
+    ShareSlot.Lease lease = slot == null ? null : slot.lease;
+    if (lease == null || lease.batch != claims.getLong("b") || System.currentTimeMillis() >= lease.expiresAtMs
+        || lease.resolved.contains(id)) {
+      return Future.failedFuture(expired());
+    }
+    if (!lease.records.containsKey(id)) {
+      return Future.failedFuture(new ToolException(ErrorCode.INVALID_LEASE, "Event " + id + " is not in this lease; nothing changed. "
+          + ErrorCode.INVALID_LEASE.hint(), new JsonObject().put("argument", "event_id")));
+    }
+    return Future.succeededFuture(ToolReply.ok("held", new JsonObject().put("held", true)));
   }
 
   private static ToolReply resolved(boolean ack, int n) {
