@@ -73,15 +73,7 @@ public final class CommandVerticle extends VerticleBase {
     DatabaseConfig db = config.database();
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.WRITES);
-      runner = new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
-          ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
-          ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
-          ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
-          ToolCatalog.EXECUTE, new ExecuteTool(),
-          ToolCatalog.TRANSACTION, new TransactionTool(),
-          ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
-          ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool),
-          ToolCatalog.MIGRATE, new MigrateTool(db)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
+      runner = runner(vertx, config, pool, callers, keys);
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }
@@ -91,6 +83,20 @@ public final class CommandVerticle extends VerticleBase {
           msg -> RunningStatements.cancel(msg.body().getString("request_id", "")));
       return Future.all(consumer.completion(), cancels.completion());
     });
+  }
+
+  /** The change tools of one database, run as their callers on {@code callers}; the command role's, and an approval's. */
+  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys) {
+    DatabaseConfig db = config.database();
+    return new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
+        ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
+        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
+        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
+        ToolCatalog.EXECUTE, new ExecuteTool(),
+        ToolCatalog.TRANSACTION, new TransactionTool(),
+        ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
+        ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool),
+        ToolCatalog.MIGRATE, new MigrateTool(db)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
   }
 
   @Override

@@ -164,19 +164,26 @@ public record TidemarkConfig(
       long catalogCacheMs,
       Map<String, String> callerPasswords,
       String sslMode,
-      String sslRootCert) {
+      String sslRootCert,
+      List<String> approvalTables) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
 
     public DatabaseConfig {
       callerPasswords = Map.copyOf(callerPasswords);
+      approvalTables = List.copyOf(approvalTables);
+    }
+
+    /** Whether a change to {@code table} (schema.name) needs a person's approval (database.approval-tables). */
+    public boolean needsApproval(String table) {
+      return approvalTables.stream().anyMatch(t -> t.equals(table) || !t.contains(".") && table.endsWith("." + t));
     }
 
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert);
+          callerPasswords, sslMode, sslRootCert, approvalTables);
     }
 
     /**
@@ -509,7 +516,8 @@ public record TidemarkConfig(
           nonNegativeLong(ConfigKey.DATABASE_CATALOG_CACHE_MS),
           callerPasswords(),
           sslMode(),
-          readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT));
+          readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
+          list(ConfigKey.DATABASE_APPROVAL_TABLES));
     }
 
     /**

@@ -3,7 +3,7 @@ package dev.tidemark.command.impl;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.EventCause;
+import dev.tidemark.contract.ChangeCause;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -48,8 +48,8 @@ public final class Causes {
     Object given = args.getValue("caused_by");
     String key = args.getString("idempotency_key");
     if (given == null) {
-      if (key != null && key.startsWith(EventCause.KEY_PREFIX)) {
-        throw invalid("idempotency_key", "An idempotency_key starting with '" + EventCause.KEY_PREFIX + "' is derived from caused_by;"
+      if (key != null && key.startsWith(ChangeCause.KEY_PREFIX)) {
+        throw invalid("idempotency_key", "An idempotency_key starting with '" + ChangeCause.KEY_PREFIX + "' is derived from caused_by;"
             + " choose another key, or send caused_by for a reaction to an event.");
       }
       return key;
@@ -74,7 +74,7 @@ public final class Causes {
         throw invalid("caused_by/" + field, "caused_by has consumer, event_id, lease_token and ack only.");
       }
     }
-    return EventCause.key(cause.getString("consumer"), cause.getString("event_id"));
+    return ChangeCause.key(cause.getString("consumer"), cause.getString("event_id"));
   }
 
   /** Succeeds when the caller still holds the event's lease; LEASE_EXPIRED or INVALID_LEASE, as events_ack would answer, otherwise. */

@@ -74,6 +74,7 @@ public final class ChangeRunner {
   private final PlanCodec plans;
   private final Map<String, ChangeTool> tools;
   private final Causes causes;
+  private final ProposalStore proposals;
 
   /**
    * @param pool Tidemark's login: idempotency lookups and the classification of failures
@@ -88,6 +89,7 @@ public final class ChangeRunner {
     this.plans = plans;
     this.tools = tools;
     this.causes = causes;
+    this.proposals = new ProposalStore(pool);
   }
 
   public Future<ToolReply> run(ToolRequest request) {
@@ -123,8 +125,25 @@ public final class ChangeRunner {
           + " choose one for this change and send the same one on every retry. Nothing was written.",
           new JsonObject().put("argument", "idempotency_key")));
     }
-    return commit(request, tool, planId, key, 1);
+    return commit(request, tool, planId, key, 1, null);
   }
+
+  /**
+   * Applies a proposal a person approved, as its proposer: the change runs again and commits only
+   * when the rows it touches are still as they were proposed (PLAN_CHANGED otherwise), under the
+   * proposer's idempotency key, so that the proposer's retry replays it and an approval sent twice
+   * applies it once.
+   */
+  public Future<ToolReply> applyApproved(ToolRequest request, Approved approved) {
+    ChangeTool tool = tools.get(request.tool());
+    if (tool == null) {
+      return Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This version has no change tool named " + request.tool() + "."));
+    }
+    return commit(request, tool, null, approved.idempotencyKey(), 1, approved);
+  }
+
+  /** A proposal a person approved: its id, the proposer's idempotency key, and the fingerprint of the rows it was proposed for. */
+  public record Approved(String id, String idempotencyKey, String fingerprint) {}
 
   // ---- plan ----
 
@@ -146,6 +165,8 @@ public final class ChangeRunner {
           }
           String summary = request.tool() + ": plan, nothing written — the change " + captured.describe()
               + (captured.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
+              + (protectedTables(captured).isEmpty() ? "" : "; it touches " + String.join(", ", protectedTables(captured))
+                  + ", whose changes need a person's approval, so committing it makes a proposal")
               + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
                   + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so committing needs overwrite: true" : "")
               + ". Commit with plan_id and an idempotency_key.";
@@ -155,7 +176,7 @@ public final class ChangeRunner {
 
   // ---- commit ----
 
-  private Future<ToolReply> commit(ToolRequest request, ChangeTool tool, String planId, String key, int attempt) {
+  private Future<ToolReply> commit(ToolRequest request, ChangeTool tool, String planId, String key, int attempt, Approved approved) {
     Caller caller = request.caller();
     JsonObject args = request.arguments();
     String inputHash = Canonical.inputHash(request.tool(), args);
@@ -181,27 +202,42 @@ public final class ChangeRunner {
             throw ChangeErrors.planAlreadyCommitted();
           }
           CallerDb db = callers.forCaller(caller);
-          // a reaction commits only while its event's lease is held: else someone else may be reacting to it
-          Future<Void> leased = args.containsKey("caused_by") ? causes.held(request) : Future.succeededFuture();
+          // a reaction commits only while its event's lease is held: else someone else may be reacting to it (a
+          // person's approval comes later, and binds the change to the rows it was proposed for instead)
+          Future<Void> leased = args.containsKey("caused_by") && approved == null ? causes.held(request) : Future.succeededFuture();
+          java.util.concurrent.atomic.AtomicReference<JsonObject> proposal = new java.util.concurrent.atomic.AtomicReference<>();
           return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
+                if (approved != null && !approved.fingerprint().equals(captured.fingerprint())) {
+                  throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the proposal touched changed since it was proposed (or the"
+                      + " change would now touch other rows), so it was not applied; nothing was written. Propose the change again.",
+                      new JsonObject().put("argument", "proposal"));
+                }
                 if (plan != null && !plan.fingerprint().equals(captured.fingerprint())) {
                   throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
                       + " now touch other rows); nothing was written. Plan the change again, show it to the user, and commit the new plan.",
                       new JsonObject().put("argument", "plan_id"));
                 }
-                if (plan == null && captured.removes()) {
+                if (plan == null && approved == null && captured.removes()) {
                   throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + captured.describe()
                       + "), so it cannot be committed without a plan: plan it (call without idempotency_key), show the plan to the user,"
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
                       new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + captured.describe() + "."));
                 }
+                if (approved == null && !protectedTables(captured).isEmpty()) {
+                  // rolled back: the change waits for a person, who applies it as this caller (tidemark proposals)
+                  proposal.set(new JsonObject().put("fingerprint", captured.fingerprint()).put("tables", new JsonArray(protectedTables(captured)))
+                      .put("plan", body(captured, "plan")).put("describe", captured.describe()));
+                  return Future.succeededFuture(new Result<ToolReply>(null, false));
+                }
                 // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
                 JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
                 String summary = request.tool() + ": committed — the change " + captured.describe() + ".";
                 String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
-                String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, planId, request.tool(), outcome};
+                // an applied proposal names itself where a plan id goes: the attribution, and changes_since, show it
+                String recordedPlan = approved != null ? dev.tidemark.contract.ChangeCause.PROPOSAL_PREFIX + approved.id() : planId;
+                String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, recordedPlan, request.tool(), outcome};
                 StringBuilder message = new StringBuilder("record|").append(captured.xid());
                 for (String f : fields) {
                   message.append('|').append(KeyRing.sha256Hex(f));
@@ -219,14 +255,25 @@ public final class ChangeRunner {
                   default -> throw new KeyTaken();
                 });
               })))
-              .compose(reply -> acknowledged(request, reply));
+              .compose(reply -> reply == null ? proposals.propose(request, key, inputHash, proposal.get()) : acknowledged(request, reply));
         })
         .recover(err -> {
           if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
-            return commit(request, tool, planId, key, attempt + 1);
+            return commit(request, tool, planId, key, attempt + 1, approved);
           }
           return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
         });
+  }
+
+  /** The tables of database.approval-tables that a change touched (its rows, or a migration's tables). */
+  private java.util.List<String> protectedTables(Captured captured) {
+    java.util.Set<String> touched = new java.util.TreeSet<>();
+    captured.changes().perTable().forEach(t -> touched.add(((JsonObject) t).getString("table")));
+    ChangeTool.Report report = captured.applied().report();
+    if (report != null && report.fields().getValue("tables") instanceof JsonArray tables) {
+      tables.forEach(t -> touched.add(((JsonObject) t).getString("table")));
+    }
+    return touched.stream().filter(database::needsApproval).toList();
   }
 
   /** The outcome stored under the caller's {@code key}, and whether the plan was committed under any key, in one row. */

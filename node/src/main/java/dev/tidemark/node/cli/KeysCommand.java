@@ -22,15 +22,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "keys", mixinStandardHelpOptions = true, description = "Lists and rotates the key ring.",
     subcommands = {KeysCommand.ListKeys.class, KeysCommand.Rotate.class})
-final class KeysCommand implements Runnable {
-
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(spec.commandLine().getOut());
-  }
+final class KeysCommand extends CommandGroup {
 
   static class Common {
     @CommandLine.Spec

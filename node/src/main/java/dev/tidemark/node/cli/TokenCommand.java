@@ -20,15 +20,7 @@ import picocli.CommandLine.Option;
 /** {@code tidemark token}: bearer tokens, kept hashed in Tidemark's schema; a new token is shown once. */
 @Command(name = "token", mixinStandardHelpOptions = true, description = "Creates, lists and revokes bearer tokens.",
     subcommands = {TokenCommand.Create.class, TokenCommand.ListTokens.class, TokenCommand.Revoke.class})
-final class TokenCommand implements Runnable {
-
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(spec.commandLine().getOut());
-  }
+final class TokenCommand extends CommandGroup {
 
   /** Options every token command shares. */
   static class Common {

@@ -42,7 +42,8 @@ class MigratorIT {
       await(Future.all(first, second));
       List<Integer> applied = new java.util.ArrayList<>(first.result());
       applied.addAll(second.result());
-      assertEquals(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9), applied.stream().sorted().toList(), "each version applied by exactly one of them");
+      assertEquals(java.util.stream.IntStream.rangeClosed(1, Migrator.latestVersion()).boxed().toList(), applied.stream().sorted().toList(),
+          "each version applied by exactly one of them");
       assertEquals(List.of(), await(Migrator.migrate(a)), "running it again changes nothing");
       long versions = await(a.query("SELECT count(*) FROM tidemark.schema_version").execute()).iterator().next().getLong(0);
       assertEquals(Migrator.latestVersion(), versions);

@@ -5,7 +5,7 @@ import dev.tidemark.database.SqlText;
 import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.EventCause;
+import dev.tidemark.contract.ChangeCause;
 import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
@@ -100,7 +100,7 @@ public final class ChangesSinceTool implements ReadTool {
                   WHEN t.key_columns <@ r.cols THEN c.key END AS key,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.before) e WHERE e.key = ANY(r.cols)) AS before,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.after) e WHERE e.key = ANY(r.cols)) AS after,
-             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool, at.idempotency_key AS cause_key,
+             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool, at.idempotency_key AS cause_key, at.plan_id AS plan_of,
              cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
                AS row_security,
              t.key_columns, format('%%I.%%I', ns.nspname, cls.relname) AS relation,
@@ -330,9 +330,13 @@ public final class ChangesSinceTool implements ReadTool {
     if (r.getString("tool") != null) {
       c.put("tool", r.getString("tool"));
     }
-    JsonObject cause = EventCause.of(r.getString("cause_key"));
+    JsonObject cause = ChangeCause.of(r.getString("cause_key"));
     if (cause != null) {
       c.put("caused_by", cause);
+    }
+    String plan = r.getString("plan_of");
+    if (plan != null && plan.startsWith(ChangeCause.PROPOSAL_PREFIX)) {
+      c.put("proposal", plan.substring(ChangeCause.PROPOSAL_PREFIX.length()));
     }
     return c;
   }

@@ -3,16 +3,22 @@ package dev.tidemark.contract;
 import io.vertx.core.json.JsonObject;
 
 /**
- * The event a change reacted to ({@code caused_by}), as it travels with the change: in the
+ * What caused a change, as it travels with the change's signed attribution. The event a change
+ * reacted to ({@code caused_by}): in the
  * idempotency key the command role derives from it, which the change's signed attribution records,
  * and from there in what changes_since shows. The key's prefix is reserved: a caller's own key may
  * not take it, so only a checked reaction is shown as caused by an event.
  */
-public final class EventCause {
+public final class ChangeCause {
 
   public static final String KEY_PREFIX = "event:";
+  /**
+   * Where an approved proposal's change records its plan id ({@code proposal:<id>}), so that its
+   * attribution, and changes_since, name the proposal; no plan id a caller sends looks like it.
+   */
+  public static final String PROPOSAL_PREFIX = "proposal:";
 
-  private EventCause() {}
+  private ChangeCause() {}
 
   /** The idempotency key of the reaction to {@code eventId} of {@code consumer}. */
   public static String key(String consumer, String eventId) {

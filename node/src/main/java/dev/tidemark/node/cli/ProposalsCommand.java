@@ -1,0 +1,142 @@
+package dev.tidemark.node.cli;
+
+import dev.tidemark.command.Proposals;
+import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.contract.ToolException;
+import dev.tidemark.node.Pools;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code tidemark proposals}: people decide on the changes agents proposed to tables of
+ * database.approval-tables. It needs the database's login, which no agent has.
+ */
+@Command(name = "proposals", mixinStandardHelpOptions = true, description = "Lists, shows, approves and rejects proposed changes to"
+    + " protected tables (database.approval-tables).",
+    subcommands = {ProposalsCommand.ListProposals.class, ProposalsCommand.Show.class, ProposalsCommand.Approve.class,
+        ProposalsCommand.Reject.class})
+final class ProposalsCommand extends CommandGroup {
+
+  /** Options every proposals command shares. */
+  static class Common {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
+    Path config;
+
+    @Option(names = "--database", paramLabel = "NAME", description = "The served database; default: the default database.")
+    String database;
+
+    /** Runs {@code work} against the database's proposals; a refusal prints its message and exits 1. */
+    int with(Function<Proposals, Future<String>> work) throws Exception {
+      TidemarkConfig all = ServeCommand.load(spec, config, null);
+      TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
+      Vertx vertx = Vertx.vertx();
+      try {
+        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
+            .get(120, TimeUnit.SECONDS);
+        spec.commandLine().getOut().println(out);
+        return 0;
+      } catch (java.util.concurrent.ExecutionException e) {
+        Throwable cause = e.getCause();
+        spec.commandLine().getErr().println("tidemark proposals: " + (cause instanceof ToolException te ? te.getMessage() : cause.toString()));
+        return 1;
+      } finally {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      }
+    }
+
+    /** Who decides: --by, else the operating system's user. */
+    static String person(String by) {
+      return by != null && !by.isBlank() ? by : "person:" + System.getProperty("user.name", "unknown");
+    }
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists proposals, newest first, one JSON object per line.")
+  static final class ListProposals extends Common implements Callable<Integer> {
+    @Option(names = "--status", paramLabel = "STATUS", description = "Only pending, applied, rejected or failed ones.")
+    String status;
+
+    @Override
+    public Integer call() throws Exception {
+      if (status != null && !java.util.List.of("pending", "applied", "rejected", "failed").contains(status)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--status: pending, applied, rejected or failed");
+      }
+      return with(p -> p.list(status).map(list -> {
+        StringBuilder out = new StringBuilder();
+        for (Object o : list) {
+          JsonObject row = (JsonObject) o;
+          JsonObject line = new JsonObject();
+          for (String f : new String[] {"proposal_id", "status", "caller", "tool", "tables", "created_at", "decided_by", "reason"}) {
+            if (row.containsKey(f)) {
+              line.put(f, row.getValue(f));
+            }
+          }
+          out.append(out.isEmpty() ? "" : "\n").append(line.encode());
+        }
+        return out.isEmpty() ? "No proposals." : out.toString();
+      }));
+    }
+  }
+
+  @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows a proposal: who proposed what, the plan (rows per"
+      + " table, samples) and every step so far.")
+  static final class Show extends Common implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Override
+    public Integer call() throws Exception {
+      return with(p -> p.show(id).map(JsonObject::encodePrettily));
+    }
+  }
+
+  @Command(name = "approve", mixinStandardHelpOptions = true, description = "Approves a pending proposal and applies it at once, as its"
+      + " proposer, exactly as proposed: it fails (and says why) when the rows it touches changed since.")
+  static final class Approve extends Common implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Option(names = "--by", paramLabel = "NAME", description = "Who approves, for the audit (default: person:<the OS user>).")
+    String by;
+
+    @Override
+    public Integer call() throws Exception {
+      int[] code = {0};
+      int exit = with(p -> p.approve(id, person(by)).map(shown -> {
+        code[0] = "applied".equals(shown.getString("status")) ? 0 : 1;
+        return "Proposal " + id + " " + shown.getString("status") + ("failed".equals(shown.getString("status"))
+            ? ": " + shown.getString("reason") : shown.getJsonObject("outcome") == null ? "" : ": " + shown.getJsonObject("outcome")
+            .getString("summary"));
+      }));
+      return exit != 0 ? exit : code[0];
+    }
+  }
+
+  @Command(name = "reject", mixinStandardHelpOptions = true, description = "Rejects a pending proposal: nothing of it is applied.")
+  static final class Reject extends Common implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Option(names = "--by", paramLabel = "NAME", description = "Who rejects, for the audit (default: person:<the OS user>).")
+    String by;
+
+    @Option(names = "--reason", paramLabel = "TEXT", description = "Why, for the proposer.")
+    String reason;
+
+    @Override
+    public Integer call() throws Exception {
+      return with(p -> p.reject(id, person(by), reason).map(shown -> "Proposal " + id + " rejected."));
+    }
+  }
+}

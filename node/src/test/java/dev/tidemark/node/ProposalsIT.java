@@ -1,0 +1,222 @@
+package dev.tidemark.node;
+
+import static dev.tidemark.node.ChangelogFixtures.sql;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tidemark.config.ConfigKey;
+import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Approvals for protected tables: a committed plan that touches a table of
+ * database.approval-tables becomes a proposal, which a person lists, shows, approves or rejects
+ * with {@code tidemark proposals}; an approved proposal is applied as its proposer, by the command
+ * line itself, so it needs no running node.
+ */
+@ExtendWith(InfraExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ProposalsIT {
+
+  static final String DB = "proposals_it";
+
+  private SharedInfra infra;
+  private TidemarkNode node;
+  private McpHttpClient client;
+  private Map<ConfigKey, String> settings;
+  @TempDir
+  Path dir;
+
+  @BeforeAll
+  void start(SharedInfra infra) {
+    this.infra = infra;
+    ChangelogFixtures.prepare(infra, DB);
+    sql(infra, DB,
+        "DROP TABLE IF EXISTS public.pr_salary, public.pr_note CASCADE",
+        "CREATE TABLE public.pr_salary (id int PRIMARY KEY, amount int NOT NULL)",
+        "CREATE TABLE public.pr_note (id int PRIMARY KEY, body text)",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.pr_salary, public.pr_note TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    settings = new EnumMap<>(ConfigKey.class);
+    settings.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
+    settings.put(ConfigKey.DATABASE_APPROVAL_TABLES, "pr_salary");
+    settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
+    settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
+    client = connect(node);
+  }
+
+  @AfterAll
+  void stop() {
+    if (client != null) {
+      client.close();
+    }
+    TestNodes.stop(node);
+  }
+
+  @BeforeEach
+  void seed() {
+    sql(infra, DB, "TRUNCATE public.pr_salary, public.pr_note", "INSERT INTO public.pr_salary VALUES (1, 100), (2, 200)");
+  }
+
+  private static McpHttpClient connect(TidemarkNode node) {
+    McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+    c.initialize();
+    return c;
+  }
+
+  private Cli.Run proposals(String... args) throws Exception {
+    int port = dev.tidemark.devstack.FreePorts.allocate();
+    Map<ConfigKey, String> values = TestNodes.config(infra, TestNodes.clusterName(), port, "127.0.0.1:" + port, "command");
+    values.putAll(settings);
+    JsonObject yaml = new JsonObject(); // JSON is YAML
+    values.forEach((k, v) -> yaml.put(k.key(), v));
+    Path file = dir.resolve("tidemark.yaml");
+    Files.writeString(file, yaml.encodePrettily());
+    String[] all = new String[args.length + 3];
+    all[0] = "proposals";
+    System.arraycopy(args, 0, all, 1, args.length);
+    all[args.length + 1] = "--config";
+    all[args.length + 2] = file.toString();
+    return Cli.run(all);
+  }
+
+  private List<String> amounts() {
+    return ChangelogFixtures.strings(infra, DB, "SELECT id || ':' || amount FROM public.pr_salary ORDER BY id");
+  }
+
+  /** Plans and commits {@code args} with update_rows; returns the commit's result. */
+  private JsonObject commit(McpHttpClient c, JsonObject args, String key) {
+    JsonObject plan = ToolResults.ok(c, "update_rows", args);
+    assertEquals("plan", plan.getString("mode"));
+    return ToolResults.ok(c, "update_rows", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key));
+  }
+
+  private static JsonObject raise(int id, int amount) {
+    return new JsonObject().put("table", "pr_salary").put("key", id).put("set", new JsonObject().put("amount", amount));
+  }
+
+  private JsonObject proposalOf(McpHttpClient c, String id) {
+    return ToolResults.ok(c, "status", new JsonObject().put("proposal", id)).getJsonObject("proposal");
+  }
+
+  @Test
+  void aChangeToAProtectedTableWaitsForAPersonAndIsAppliedAsItsProposer() throws Exception {
+    JsonObject plan = ToolResults.ok(client, "update_rows", raise(1, 150));
+    assertTrue(ToolResults.ok(client, "update_rows", raise(1, 150)).getString("plan_id") != null);
+    String key = UUID.randomUUID().toString();
+    JsonObject proposed = ToolResults.ok(client, "update_rows", raise(1, 150).put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", key));
+    assertEquals("proposed", proposed.getString("mode"), proposed::encode);
+    String id = proposed.getString("proposal_id");
+    assertEquals(List.of("1:100", "2:200"), amounts(), "nothing is written before a person approves");
+    assertEquals("pending", proposalOf(client, id).getString("status"));
+    JsonObject again = ToolResults.ok(client, "update_rows", raise(1, 150).put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", key));
+    assertEquals(id, again.getString("proposal_id"), "a retry finds the same proposal");
+
+    Cli.Run listed = proposals("list", "--status", "pending");
+    assertEquals(0, listed.code(), listed.err());
+    assertTrue(listed.out().contains(id) && listed.out().contains("public.pr_salary"), listed.out());
+    Cli.Run shown = proposals("show", id);
+    JsonObject detail = new JsonObject(shown.out());
+    assertEquals("update_rows", detail.getString("tool"));
+    assertEquals(1, detail.getJsonObject("plan").getJsonObject("totals").getInteger("updated"));
+
+    Cli.Run approved = proposals("approve", id, "--by", "ada");
+    assertEquals(0, approved.code(), approved.out() + approved.err());
+    assertTrue(approved.out().contains("applied"), approved.out());
+    assertEquals(List.of("1:150", "2:200"), amounts());
+    JsonObject followed = proposalOf(client, id);
+    assertEquals("applied", followed.getString("status"));
+    assertEquals("ada", followed.getString("decided_by"));
+
+    JsonObject replay = ToolResults.ok(client, "update_rows", raise(1, 150).put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", key));
+    assertEquals(true, replay.getBoolean("replayed"), replay::encode);
+    assertEquals("commit", replay.getString("mode"), "the proposer's retry replays the applied change");
+
+    ChangelogFixtures.awaitDecoded(infra, DB);
+    JsonArray changes = ToolResults.ok(client, "changes_since", new JsonObject().put("tables", new JsonArray().add("pr_salary"))
+        .put("limit", 1000)).getJsonArray("changes");
+    assertTrue(changes.stream().map(JsonObject.class::cast).anyMatch(c -> id.equals(c.getString("proposal"))
+        && "update_rows".equals(c.getString("tool"))), changes::encode);
+
+    JsonArray audit = new JsonObject(proposals("show", id).out()).getJsonArray("audit");
+    assertEquals(List.of("proposed", "approved", "applied"), audit.stream().map(a -> ((JsonObject) a).getString("action")).toList());
+    Cli.Run twice = proposals("approve", id);
+    assertEquals(1, twice.code(), "a decided proposal is not approved again");
+  }
+
+  @Test
+  void aChangeElsewhereCommitsAtOnceAndARejectedProposalIsNeverApplied() throws Exception {
+    JsonObject note = new JsonObject().put("table", "pr_note").put("rows", new JsonArray().add(new JsonObject().put("id", 1).put("body", "x")));
+    JsonObject plan = ToolResults.ok(client, "insert_rows", note);
+    assertEquals("commit", ToolResults.ok(client, "insert_rows", note.copy().put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", UUID.randomUUID().toString())).getString("mode"), "an unprotected table commits as always");
+
+    String id = commit(client, raise(2, 1), UUID.randomUUID().toString()).getString("proposal_id");
+    Cli.Run rejected = proposals("reject", id, "--by", "bob", "--reason", "too low");
+    assertEquals(0, rejected.code(), rejected.err());
+    JsonObject followed = proposalOf(client, id);
+    assertEquals("rejected", followed.getString("status"));
+    assertEquals("too low", followed.getString("reason"));
+    assertEquals(1, proposals("approve", id).code(), "a rejected proposal cannot be approved");
+    assertEquals(List.of("1:100", "2:200"), amounts());
+  }
+
+  @Test
+  void aProposalWhoseRowsMovedOnFailsAndTellsItsProposerWhy() throws Exception {
+    String id = commit(client, raise(1, 300), UUID.randomUUID().toString()).getString("proposal_id");
+    sql(infra, DB, "UPDATE public.pr_salary SET amount = 110 WHERE id = 1");
+    Cli.Run approved = proposals("approve", id);
+    assertEquals(1, approved.code(), approved.out());
+    JsonObject followed = proposalOf(client, id);
+    assertEquals("failed", followed.getString("status"));
+    assertTrue(followed.getString("reason").startsWith("PLAN_CHANGED"), followed::encode);
+    assertEquals(List.of("1:110", "2:200"), amounts(), "applied exactly as planned or not at all");
+  }
+
+  @Test
+  void aProposalApprovedWhileItsProposersNodeIsDownIsAppliedAndTheProposerFollowsItOnAnotherNode() throws Exception {
+    TidemarkNode first = TestNodes.startAlone(infra, "gateway,query,command", settings);
+    String id;
+    try (McpHttpClient c = connect(first)) {
+      id = commit(c, raise(2, 250), UUID.randomUUID().toString()).getString("proposal_id");
+    }
+    TestNodes.stop(first);
+    Cli.Run approved = proposals("approve", id, "--by", "carol");
+    assertEquals(0, approved.code(), approved.out() + approved.err());
+    assertEquals(List.of("1:100", "2:250"), amounts());
+    assertEquals("applied", proposalOf(client, id).getString("status"), "the proposer follows it through any node");
+  }
+
+  @Test
+  void badIdsAndForeignProposalsAreRefused() throws Exception {
+    assertEquals(1, proposals("approve", "prop_nope").code());
+    assertEquals(2, proposals("list", "--status", "maybe").code());
+    ToolResults.error(client, "status", new JsonObject().put("proposal", "prop_nope"), "NOT_FOUND");
+    String id = commit(client, raise(1, 1), UUID.randomUUID().toString()).getString("proposal_id");
+    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
+      reader.initialize();
+      ToolResults.error(reader, "status", new JsonObject().put("proposal", id), "NOT_FOUND");
+    }
+    assertEquals(List.of("1:100", "2:200"), amounts());
+  }
+}
