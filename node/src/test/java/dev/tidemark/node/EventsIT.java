@@ -285,6 +285,9 @@ class EventsIT {
     assertEquals(0, reactions(leased.id()), "nothing was written");
 
     args.getJsonObject("caused_by").put("ack", true);
+    JsonObject documented = DocsTest.jsonExample("change-tools.md", "## Reactions bound to their events");
+    assertEquals(documented.getJsonObject("caused_by").fieldNames(), args.getJsonObject("caused_by").fieldNames(),
+        "docs/change-tools.md shows the reaction's caused_by");
     JsonObject committed = planAndCommit(args);
     assertEquals(true, committed.getBoolean("acknowledged"), committed::encode);
     assertEquals(1, reactions(leased.id()));

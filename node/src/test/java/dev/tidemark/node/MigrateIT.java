@@ -178,8 +178,15 @@ class MigrateIT {
   }
 
   @Test
-  void captureAndTheCatalogFollowTheNewSchema() {
-    commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
+  void captureAndTheCatalogFollowTheNewSchema() throws Exception {
+    try (McpHttpClient listener = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
+      listener.initialize();
+      try (dev.tidemark.testsupport.SseStream stream = dev.tidemark.testsupport.SseStream.open(io.vertx.core.http.HttpMethod.GET,
+          TestNodes.mcpUrl(node), GatewayClusterIT.streamHeaders(listener, null), null)) {
+        commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
+        assertTrue(stream.await("notifications/resources/list_changed", 15_000) != null, "a migration sends list_changed");
+      }
+    }
     JsonObject insert = new JsonObject().put("table", "mg_new").put("rows", new JsonArray().add(new JsonObject().put("id", 1).put("label", "x")));
     // capture reaches the new table (at once with the event trigger, or at the next reconcile): then its rows can be planned
     ChangelogFixtures.await("the new table to be captured", Duration.ofSeconds(30), () -> {

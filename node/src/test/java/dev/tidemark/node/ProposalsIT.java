@@ -124,6 +124,10 @@ class ProposalsIT {
     JsonObject proposed = ToolResults.ok(client, "update_rows", raise(1, 150).put("plan_id", plan.getString("plan_id"))
         .put("idempotency_key", key));
     assertEquals("proposed", proposed.getString("mode"), proposed::encode);
+    JsonObject documented = DocsTest.jsonExample("change-tools.md", "## Approvals for protected tables");
+    assertEquals(documented.fieldNames(), proposed.fieldNames(), "docs/change-tools.md shows this answer");
+    assertEquals(documented.getString("mode"), proposed.getString("mode"));
+    assertEquals(documented.getJsonArray("changes").getJsonObject(0).fieldNames(), proposed.getJsonArray("changes").getJsonObject(0).fieldNames());
     String id = proposed.getString("proposal_id");
     assertEquals(List.of("1:100", "2:200"), amounts(), "nothing is written before a person approves");
     assertEquals("pending", proposalOf(client, id).getString("status"));
@@ -205,6 +209,15 @@ class ProposalsIT {
     assertEquals(0, approved.code(), approved.out() + approved.err());
     assertEquals(List.of("1:100", "2:250"), amounts());
     assertEquals("applied", proposalOf(client, id).getString("status"), "the proposer follows it through any node");
+  }
+
+  @Test
+  void noToolApprovesAProposal() {
+    JsonArray tools = client.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
+    assertTrue(tools.stream().map(t -> ((JsonObject) t).getString("name")).noneMatch(n -> n.contains("approve") || n.contains("proposal")),
+        "only a person with the database's login decides, on the command line");
+    JsonObject response = client.rpc("tools/call", new JsonObject().put("name", "approve_proposal").put("arguments", new JsonObject()));
+    assertEquals(-32602, response.getJsonObject("error").getInteger("code"), response::encode);
   }
 
   @Test
