@@ -26,6 +26,8 @@ import java.util.List;
 public final class Proposals {
 
   private static final String[] PENDING = {"pending"};
+  private static final String[] CLAIMABLE = {"pending", "applying"};
+  private static final String[] APPLYING = {"applying"};
 
   private final Vertx vertx;
   private final TidemarkConfig config;
@@ -65,12 +67,9 @@ public final class Proposals {
    * are as they were proposed, failed (with the reason, for the proposer) when they moved on.
    */
   public Future<JsonObject> approve(String id, String by) {
-    return store.find(id).compose(p -> {
-      if (!"pending".equals(p.getString("status"))) {
-        return Future.failedFuture(decided(id, p.getString("status")));
-      }
-      return store.note(id, by, "approved", null).compose(x -> apply(p, by)).compose(x -> show(id));
-    });
+    // claimed before it is applied, so that no rejection lands between; one left applying (a crash) is approved again
+    return store.find(id).compose(p -> store.decide(id, "applying", by, null, null, CLAIMABLE, "approved", null)
+        .compose(claimed -> claimed ? apply(p, by).compose(x -> show(id)) : Future.failedFuture(decided(id, p.getString("status")))));
   }
 
   private Future<Void> apply(JsonObject p, String by) {
@@ -83,11 +82,14 @@ public final class Proposals {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);
       return CommandVerticle.runner(vertx, config, pool, callers, keys).applyApproved(request, approved)
           .transform(done -> {
+            String pid = p.getString("proposal_id");
+            boolean retriable = done.failed() && (!(done.cause() instanceof ToolException te) || te.code().retriable());
+            // a failure that may pass (a database that did not answer) leaves it pending, to be approved again
             Future<Boolean> recorded = done.succeeded()
-                ? store.decide(p.getString("proposal_id"), "applied", by, null, new JsonObject().put("summary", done.result().summary())
-                    .put("result", done.result().structured()), PENDING, "applied", null)
-                : store.decide(p.getString("proposal_id"), "failed", by, reason(done.cause()), null, PENDING, "failed",
-                    new JsonObject().put("error", reason(done.cause())));
+                ? store.decide(pid, "applied", by, null, new JsonObject().put("summary", done.result().summary())
+                    .put("result", done.result().structured()), APPLYING, "applied", null)
+                : store.decide(pid, retriable ? "pending" : "failed", by, reason(done.cause()), null, APPLYING, "failed",
+                    new JsonObject().put("error", reason(done.cause())).put("retriable", retriable));
             return recorded.eventually(callers::close).mapEmpty();
           });
     });

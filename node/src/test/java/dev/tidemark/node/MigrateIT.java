@@ -41,7 +41,9 @@ class MigrateIT {
   void start(SharedInfra infra) {
     this.infra = infra;
     ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    sql(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mg_other') THEN CREATE ROLE mg_other; END IF; END $$",
+        "GRANT mg_other TO tidemark_writer");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer",
@@ -153,6 +155,11 @@ class MigrateIT {
         .put("idempotency_key", UUID.randomUUID().toString()));
     assertEquals(List.of("id", "name"), columns("public.item"));
 
+    JsonObject rewrite = plan(migration("ALTER TABLE public.item ALTER COLUMN id TYPE bigint"));
+    assertEquals(new JsonArray().add(new JsonObject().put("table", "public.item").put("rows", 3).put("rewritten", true)),
+        rewrite.getJsonArray("lost"), "a rewrite of every row needs consent: " + rewrite.encode());
+    assertTrue(rewrite.getBoolean("confirmation_required"));
+
     JsonObject dropTable = plan(migration("DROP TABLE public.item"));
     assertEquals(new JsonArray().add(new JsonObject().put("table", "public.item").put("rows", 3)), dropTable.getJsonArray("lost"));
     assertEquals("dropped", ToolResults.ofTable(dropTable, "tables", "public.item").getString("action"));
@@ -209,10 +216,23 @@ class MigrateIT {
       JsonObject refused = error(migration(s), "INVALID_ARGUMENTS");
       assertEquals("statements/0", refused.getString("argument"), () -> s + ": " + refused.encode());
     }
+    // comments as PostgreSQL reads them: nested, and a line comment ends at a carriage return
+    for (String hidden : List.of("/* /* */ CREATE TABLE x () */ GRANT SELECT ON public.item TO PUBLIC",
+        "-- x\rDELETE FROM public.item /*\nCREATE TABLE y () */")) {
+      error(migration(hidden), "INVALID_ARGUMENTS");
+    }
+    JsonObject query = error(migration("CREATE TABLE public.mg_copy AS WITH d AS (DELETE FROM public.item RETURNING 1) SELECT 1 AS one"
+        + " WHERE false"), "INVALID_ARGUMENTS");
+    assertTrue(query.getString("message").contains("runs a query"), query::encode);
+    JsonObject switched = error(migration("ALTER TABLE public.item ADD COLUMN who text DEFAULT set_config('role', 'mg_other', true)"),
+        "PERMISSION_DENIED");
+    assertEquals("statements/0", switched.getString("argument"), switched::encode);
+    JsonObject rls = error(migration("ALTER TABLE public.item ENABLE ROW LEVEL SECURITY"), "INVALID_ARGUMENTS");
+    assertEquals("outside_migration", rls.getString("reason"), rls::encode);
     JsonObject trigger = error(migration("ALTER TABLE public.item DISABLE TRIGGER ALL"), "INVALID_ARGUMENTS");
     assertEquals("outside_migration", trigger.getString("reason"), trigger::encode);
     JsonObject filled = error(migration("CREATE TABLE public.mg_copy AS SELECT * FROM public.item"), "INVALID_ARGUMENTS");
-    assertTrue(filled.getString("message").contains("with rows"), filled::encode);
+    assertTrue(filled.getString("message").contains("runs a query"), filled::encode);
     assertEquals(List.of(), rows("SELECT relname FROM pg_class WHERE relname IN ('mg_copy', 't')"));
     assertEquals(List.of("3"), rows("SELECT count(*) FROM public.item"));
     assertEquals(List.of("O"), rows("SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'public.item'::regclass AND tgname = 'tidemark_capture'"));

@@ -265,7 +265,7 @@ class RestoreIT {
   @Test
   void badInputIsRefusedWithItsOwnCodeAndChangesNothing() {
     List<JsonObject> changes = changesOf(() -> sql(infra, DB, "UPDATE public.rs_customer SET name = 'z' WHERE id = 2",
-        "UPDATE public.rs_note SET body = 'other'", "TRUNCATE public.rs_note"));
+        "UPDATE public.rs_note SET body = 'other'", "TRUNCATE public.rs_order"));
     String position = only(changes, "rs_customer", "UPDATE").getString("position");
 
     JsonObject view = error("restore_rows", new JsonObject().put("table", "rs_view").put("key", 2).put("before", position),
@@ -283,14 +283,21 @@ class RestoreIT {
     assertTrue(partial.getString("message").contains("SELECT on the whole table"), partial::encode);
     error("undo_transaction", new JsonObject().put("transaction", "12; DROP TABLE x"), "INVALID_ARGUMENTS");
     error("undo_transaction", new JsonObject().put("transaction", "1"), "NOT_FOUND");
+    sql(infra, DB, "CREATE TABLE IF NOT EXISTS public.rs_gone (id int PRIMARY KEY)");
+    List<JsonObject> withDdl = changesOf(() -> sql(infra, DB,
+        "BEGIN; UPDATE public.rs_customer SET name = 'zz' WHERE id = 2; DROP TABLE public.rs_gone; COMMIT"));
+    JsonObject ddl = error("undo_transaction", new JsonObject().put("transaction", only(withDdl, "rs_customer", "UPDATE")
+        .getString("transaction")), "INVALID_ARGUMENTS");
+    assertEquals("DDL", ddl.getString("op"), ddl::encode);
+    sql(infra, DB, "UPDATE public.rs_customer SET name = 'z' WHERE id = 2");
     JsonObject truncated = error("undo_transaction", new JsonObject()
-        .put("transaction", only(changes, "rs_note", "TRUNCATE").getString("transaction")), "INVALID_ARGUMENTS");
+        .put("transaction", only(changes, "rs_order", "TRUNCATE").getString("transaction")), "INVALID_ARGUMENTS");
     assertEquals("TRUNCATE", truncated.getString("op"), truncated::encode);
 
     sql(infra, DB, "UPDATE tidemark.changelog_state SET pruned_commit = (SELECT max(position) + 1 FROM tidemark.changelog_commit)");
     error("restore_rows", new JsonObject().put("table", "rs_customer").put("key", 2).put("before", position), "CURSOR_EXPIRED");
     assertEquals(List.of("z"), rows("SELECT name FROM public.rs_customer WHERE id = 2"));
-    assertEquals(List.of("0"), rows("SELECT count(*) FROM public.rs_note"));
+    assertEquals(List.of("0"), rows("SELECT count(*) FROM public.rs_order"));
   }
 
   @Test

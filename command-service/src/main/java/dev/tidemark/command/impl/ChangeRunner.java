@@ -139,6 +139,10 @@ public final class ChangeRunner {
     if (tool == null) {
       return Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This version has no change tool named " + request.tool() + "."));
     }
+    if (ToolCatalog.MIGRATE.equals(request.tool()) && !config.migrateRoles().contains(request.caller().pgRole())) {
+      return Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED, "The proposer's role may no longer change the schema"
+          + " through Tidemark (command.migrate-roles does not name it). Nothing was written."));
+    }
     return commit(request, tool, null, approved.idempotencyKey(), 1, approved);
   }
 
@@ -168,7 +172,8 @@ public final class ChangeRunner {
               + (protectedTables(captured).isEmpty() ? "" : "; it touches " + String.join(", ", protectedTables(captured))
                   + ", whose changes need a person's approval, so committing it makes a proposal")
               + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
-                  + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so committing needs overwrite: true" : "")
+                  + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so it commits only when planned with"
+                  + " overwrite: true" : "")
               + ". Commit with plan_id and an idempotency_key.";
           return ToolReply.ok(summary, out);
         });
@@ -255,7 +260,9 @@ public final class ChangeRunner {
                   default -> throw new KeyTaken();
                 });
               })))
-              .compose(reply -> reply == null ? proposals.propose(request, key, inputHash, proposal.get()) : acknowledged(request, reply));
+              .compose(reply -> (reply == null ? proposals.propose(request, key, inputHash, proposal.get()) : Future.succeededFuture(reply))
+                  // a reaction that became a proposal handled its event too: the approval decides when it is applied
+                  .compose(done -> acknowledged(request, done)));
         })
         .recover(err -> {
           if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
@@ -271,7 +278,13 @@ public final class ChangeRunner {
     captured.changes().perTable().forEach(t -> touched.add(((JsonObject) t).getString("table")));
     ChangeTool.Report report = captured.applied().report();
     if (report != null && report.fields().getValue("tables") instanceof JsonArray tables) {
-      tables.forEach(t -> touched.add(((JsonObject) t).getString("table")));
+      // a renamed table is checked under both names: renaming a protected table needs the approval its changes need
+      tables.forEach(t -> {
+        touched.add(((JsonObject) t).getString("table"));
+        if (((JsonObject) t).getString("renamed_from") != null) {
+          touched.add(((JsonObject) t).getString("renamed_from"));
+        }
+      });
     }
     return touched.stream().filter(database::needsApproval).toList();
   }

@@ -84,6 +84,9 @@ final class History {
                   FROM tidemark.changelog c LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
                  WHERE c.xid = $1::text::xid8) END AS changes,
              (SELECT max(x.xid) FROM tidemark.changelog_commit x) >= $1::text::xid8 AS recorded_later,
+             (SELECT min(x.xid) FROM tidemark.changelog_commit x) > $1::text::xid8 AS before_kept,
+             (SELECT array_agg(DISTINCT c.relid::int8) FROM tidemark.changelog c WHERE c.xid = $1::text::xid8 AND c.relid IS NOT NULL)
+               AS relids,
              CASE WHEN k.position IS NULL THEN pg_xact_status($1::text::xid8) END AS status
         FROM tidemark.changelog_state s CROSS JOIN n
         LEFT JOIN tidemark.changelog_commit k ON k.xid = $1::text::xid8""";
@@ -144,20 +147,33 @@ final class History {
   }
 
   /**
+   * One transaction as the changelog holds it: the tables it changed (which the caller's right to is
+   * checked on before anything else is said of it), and then either its rows to put back or why it
+   * cannot be undone.
+   */
+  record Transaction(java.util.Set<Long> relids, ToolException refusal, List<RowRestore> rows) {}
+
+  /**
    * Every row transaction {@code xid} changed, as it was before the transaction, in the order the
    * transaction first touched them; with the changes recorded after it.
    */
-  Future<List<RowRestore>> transaction(String xid) {
+  Future<Transaction> transaction(String xid) {
     return pool.preparedQuery(TRANSACTION_SQL).execute(Tuple.of(xid, MAX_ROWS + 1)).compose(rows -> {
       Row r = rows.iterator().next();
       if (r.getLong("position") == null) {
         return Future.failedFuture(notRecorded(xid, r.getLong("pruned_commit"), r.getString("status"),
-            Boolean.TRUE.equals(r.getBoolean("recorded_later"))));
+            Boolean.TRUE.equals(r.getBoolean("recorded_later")), Boolean.TRUE.equals(r.getBoolean("before_kept"))));
+      }
+      java.util.Set<Long> tables = new java.util.TreeSet<>();
+      if (r.getValue("relids") != null) {
+        for (Long relid : r.getArrayOfLongs("relids")) {
+          tables.add(relid);
+        }
       }
       if (r.getLong("rows") > MAX_ROWS) {
-        return Future.failedFuture(new ToolException(ErrorCode.LIMIT_EXCEEDED, "Transaction " + xid + " changed more than " + MAX_ROWS
-            + " rows; undo_transaction puts back at most " + MAX_ROWS + ". Restore the rows you need with restore_rows. Nothing was written.",
-            new JsonObject().put("argument", "transaction").put("limit", MAX_ROWS)));
+        return Future.succeededFuture(new Transaction(tables, new ToolException(ErrorCode.LIMIT_EXCEEDED, "Transaction " + xid
+            + " changed more than " + MAX_ROWS + " rows; undo_transaction puts back at most " + MAX_ROWS + ". Restore the rows you need"
+            + " with restore_rows. Nothing was written.", new JsonObject().put("argument", "transaction").put("limit", MAX_ROWS)), null));
       }
       long position = r.getLong("position");
       // one entry per row: a row the transaction changed several times (or deleted and inserted again) is put back once
@@ -165,12 +181,13 @@ final class History {
       Map<String, Long> relids = new LinkedHashMap<>();
       for (Object o : (JsonArray) r.getValue("changes")) {
         Change c = Change.of((JsonObject) o);
-        long relid = ((JsonObject) o).getLong("relid");
         if ("TRUNCATE".equals(c.op()) || "DDL".equals(c.op())) {
-          return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "Transaction " + xid + ("DDL".equals(c.op())
-              ? " changed the schema" : " truncated a table") + ", which the changelog holds no rows of, so it cannot be undone from it."
-              + " Nothing was written.", new JsonObject().put("argument", "transaction").put("op", c.op())));
+          return Future.succeededFuture(new Transaction(tables, new ToolException(ErrorCode.INVALID_ARGUMENTS, "Transaction " + xid
+              + ("DDL".equals(c.op()) ? " changed the schema" : " truncated a table") + ", which the changelog holds no rows of, so it"
+              + " cannot be undone from it. Nothing was written.", new JsonObject().put("argument", "transaction").put("op", c.op())),
+              null));
         }
+        long relid = ((JsonObject) o).getLong("relid");
         // an update that changed its key came from the key of its before-image; an insert may follow a delete of its key
         Object beforeKey = ((JsonObject) o).getValue("before_key");
         String from = rowId(relid, c.before() != null && beforeKey instanceof JsonArray k ? k : c.key());
@@ -211,7 +228,7 @@ final class History {
           out.add(new RowRestore(relids.get(k), keyOfRowId(k), chain[0], chain[1],
               laterByRow.getOrDefault(k, List.of())));
         }
-        return out;
+        return new Transaction(tables, null, out);
       });
     });
   }
@@ -225,8 +242,8 @@ final class History {
     return new JsonArray(rowId.substring(rowId.indexOf(':') + 1));
   }
 
-  private static ToolException notRecorded(String xid, long prunedCommit, String status, boolean recordedLater) {
-    if (status == null && prunedCommit > 0) {
+  private static ToolException notRecorded(String xid, long prunedCommit, String status, boolean recordedLater, boolean beforeKept) {
+    if (prunedCommit > 0 && (status == null || "committed".equals(status) && beforeKept)) {
       return expired("transaction", "Transaction " + xid + " is older than the changes Tidemark keeps.");
     }
     String why = switch (status == null ? "" : status) {

@@ -17,7 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * {@code migrate}: DDL statements, in order, in the change's transaction, as the caller's role.
@@ -36,16 +35,17 @@ public final class MigrateTool implements ChangeTool {
   /** How long each statement waits for its locks: a DDL lock queued behind a long transaction would stall every writer behind it. */
   static final long LOCK_TIMEOUT_MS = 5_000;
 
-  private static final Pattern COMMENTS = Pattern.compile("(?s)\\A(\\s+|--[^\\n]*(\\n|\\z)|/\\*.*?\\*/)*");
   /** The kinds of statement a migration runs, by their leading keywords. */
   private static final List<String> KINDS = List.of("create table", "create unlogged table", "alter table", "drop table",
-      "create index", "create unique index", "alter index", "drop index", "comment on");
+      "create index", "create unique index", "alter index", "drop index", "comment on table", "comment on column",
+      "comment on index", "comment on constraint");
 
   private static final String SNAPSHOT_SQL = """
       SELECT
         (SELECT coalesce(json_agg(json_build_object(
                   'oid', c.oid::int8, 'table', n.nspname || '.' || c.relname, 'sql', format('%I.%I', n.nspname, c.relname),
-                  'replica_identity', c.relreplident::text,
+                  'replica_identity', c.relreplident::text, 'filenode', pg_relation_filenode(c.oid)::int8,
+                  'guarded', concat_ws(':', c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity),
                   'columns', (SELECT coalesce(json_agg(json_build_object('attnum', a.attnum, 'name', a.attname::text,
                                   'type', format_type(a.atttypid, a.atttypmod), 'nullable', NOT a.attnotnull,
                                   'default', pg_get_expr(d.adbin, d.adrelid)) ORDER BY a.attnum), '[]')
@@ -66,7 +66,12 @@ public final class MigrateTool implements ChangeTool {
           (SELECT string_agg(concat_ws(':', s.oid, s.nspname, s.nspowner, s.nspacl), ',' ORDER BY s.oid) FROM pg_namespace s),
           (SELECT string_agg(concat_ws(':', p.oid, p.proname, p.proowner, p.proacl, p.prosecdef, md5(p.prosrc)), ',' ORDER BY p.oid)
              FROM pg_proc p WHERE p.oid >= 16384),
-          (SELECT string_agg(concat_ws(':', p.oid, p.polname, p.polrelid), ',' ORDER BY p.oid) FROM pg_policy p),
+          (SELECT string_agg(concat_ws(':', p.oid, p.polname, p.polrelid, p.polcmd, p.polroles, pg_get_expr(p.polqual, p.polrelid),
+                                        pg_get_expr(p.polwithcheck, p.polrelid)), ',' ORDER BY p.oid) FROM pg_policy p),
+          (SELECT count(*) FROM pg_class t WHERE t.relnamespace = pg_my_temp_schema()),
+          (SELECT string_agg(concat_ws(':', v.oid, v.relname, v.relkind, v.relowner, v.relacl), ',' ORDER BY v.oid)
+             FROM pg_class v JOIN pg_namespace vn ON vn.oid = v.relnamespace
+            WHERE v.relkind IN ('v', 'm', 'f') AND vn.nspname = ANY($1::text[])),
           (SELECT string_agg(concat_ws(':', e.oid, e.evtenabled), ',' ORDER BY e.oid) FROM pg_event_trigger e),
           (SELECT string_agg(x.oid::text, ',' ORDER BY x.oid) FROM pg_extension x),
           (SELECT string_agg(concat_ws(':', c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relnatts, c.relreplident,
@@ -102,15 +107,78 @@ public final class MigrateTool implements ChangeTool {
             new JsonObject().put("argument", "statements/" + i)));
       }
     }
-    return conn.query("SET LOCAL lock_timeout = " + LOCK_TIMEOUT_MS + "; SAVEPOINT tidemark_migrate").execute()
+    return conn.query("SET LOCAL lock_timeout = " + LOCK_TIMEOUT_MS).execute()
+        .compose(x -> probe(conn, statements, 0))
+        .compose(x -> conn.query("SAVEPOINT tidemark_migrate").execute())
         .compose(x -> snapshot(conn))
         .compose(before -> run(conn, statements, 0).compose(x -> snapshot(conn)).compose(after -> report(conn, statements, before, after)));
   }
 
   /** Whether {@code sql}'s leading keywords name a kind of statement migrate runs. */
   static boolean isMigration(String sql) {
-    String rest = COMMENTS.matcher(sql).replaceFirst("").toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+    String rest = leading(sql).toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
     return KINDS.stream().anyMatch(k -> rest.startsWith(k + " "));
+  }
+
+  /**
+   * {@code sql} from its first token on, past whitespace and comments as PostgreSQL reads them:
+   * a line comment ends at a line feed or a carriage return, and block comments nest.
+   */
+  static String leading(String sql) {
+    int i = 0;
+    int n = sql.length();
+    while (i < n) {
+      char c = sql.charAt(i);
+      if (Character.isWhitespace(c)) {
+        i++;
+      } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+        while (i < n && sql.charAt(i) != '\n' && sql.charAt(i) != '\r') {
+          i++;
+        }
+      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+        int depth = 0;
+        do {
+          if (sql.startsWith("/*", i)) {
+            depth++;
+            i += 2;
+          } else if (sql.startsWith("*/", i)) {
+            depth--;
+            i += 2;
+          } else {
+            i++;
+          }
+        } while (depth > 0 && i < n);
+        if (depth > 0) {
+          return "";  // an unterminated comment: nothing runs
+        }
+      } else {
+        break;
+      }
+    }
+    return sql.substring(i);
+  }
+
+  /**
+   * Refuses a statement that carries a query (CREATE TABLE ... AS, whose query could change rows
+   * no plan shows), as PostgreSQL classifies it: it can EXPLAIN such a statement, and refuses to
+   * EXPLAIN any other DDL with a syntax error. Each probe runs in a savepoint, since a refused
+   * EXPLAIN aborts the transaction.
+   */
+  private static Future<Void> probe(SqlConnection conn, JsonArray statements, int from) {
+    if (from == statements.size()) {
+      return Future.succeededFuture();
+    }
+    String at = "statements/" + from;
+    return conn.query("SAVEPOINT tidemark_probe").execute()
+        .compose(x -> conn.preparedQuery("EXPLAIN " + statements.getString(from)).execute())
+        .transform(explained -> {
+          if (explained.failed() && explained.cause() instanceof PgException pg && "42601".equals(pg.getSqlState())) {
+            return conn.query("ROLLBACK TO SAVEPOINT tidemark_probe").execute().compose(x -> probe(conn, statements, from + 1));
+          }
+          return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "The statement in " + at + " runs a query (such"
+              + " as CREATE TABLE ... AS): migrate changes the schema only. Create the table empty, then fill it with insert_rows or"
+              + " execute, which plan and show the rows. Nothing was written.", new JsonObject().put("argument", at)));
+        });
   }
 
   private Future<Snapshot> snapshot(SqlConnection conn) {
@@ -133,7 +201,11 @@ public final class MigrateTool implements ChangeTool {
     String at = "statements/" + from;
     return conn.preparedQuery(statements.getString(from)).execute()
         .recover(err -> Future.failedFuture(failed(err, at)))
-        .compose(x -> run(conn, statements, from + 1));
+        // a statement runs as the caller's role alone: an expression in it (a default, a check) that switched role is refused
+        .compose(x -> conn.query("SELECT current_user = session_user").execute())
+        .compose(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)) ? run(conn, statements, from + 1)
+            : Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED, "The statement in " + at + " switched its database"
+                + " role; a migration runs only as your role. Nothing was written.", new JsonObject().put("argument", at))));
   }
 
   private static Throwable failed(Throwable err, String at) {
@@ -170,6 +242,9 @@ public final class MigrateTool implements ChangeTool {
         dropped.add(was.getString("table"));
         continue;
       }
+      if (!was.getString("guarded").equals(now.getString("guarded"))) {
+        return Future.failedFuture(outside("the owner, the grants or the row-level security of " + was.getString("table")));
+      }
       if (!was.getString("replica_identity").equals(now.getString("replica_identity"))) {
         return Future.failedFuture(outside("the replica identity of " + was.getString("table") + ", which Tidemark's capture needs"));
       }
@@ -182,9 +257,18 @@ public final class MigrateTool implements ChangeTool {
       if (nowTriggers.size() != was.getJsonArray("triggers").size()) {
         return Future.failedFuture(outside("the triggers of " + was.getString("table")));
       }
-      if (!definition(was).equals(definition(now)) || !was.getString("table").equals(now.getString("table"))) {
-        tables.add(new JsonObject().put("table", now.getString("table")).put("action", "altered").put("before", definition(was))
-            .put("after", definition(now)).put("sql", now.getString("sql")));
+      boolean rewritten = !was.getLong("filenode").equals(now.getLong("filenode"));
+      if (rewritten || !definition(was).equals(definition(now)) || !was.getString("table").equals(now.getString("table"))) {
+        JsonObject altered = new JsonObject().put("table", now.getString("table")).put("action", "altered").put("before", definition(was))
+            .put("after", definition(now)).put("sql", now.getString("sql"));
+        if (!was.getString("table").equals(now.getString("table"))) {
+          altered.put("renamed_from", was.getString("table"));
+        }
+        tables.add(altered);
+        if (rewritten) {
+          // every row was written anew (a type change, a volatile default, USING): what it held may be gone, and no change shows it
+          lost.add(new JsonObject().put("table", now.getString("table")).put("rewritten", true).put("sql", was.getString("sql")));
+        }
         for (Object o : was.getJsonArray("columns")) {
           JsonObject column = (JsonObject) o;
           if (now.getJsonArray("columns").stream().noneMatch(c -> ((JsonObject) c).getInteger("attnum").equals(column.getInteger("attnum")))) {
@@ -225,7 +309,15 @@ public final class MigrateTool implements ChangeTool {
           .compose(y -> countLost(conn, lost, 0))
           .compose(y -> rowsOf(conn, tables, "dropped"))
           .compose(y -> run(conn, statements, 0))
-          .map(y -> lost);
+          .compose(y -> snapshot(conn))
+          .map(again -> {
+            // the locks of the first run were let go: what runs now must do what was counted
+            if (!again.protectedDigest().equals(after.protectedDigest()) || !definitions(again).equals(definitions(after))) {
+              throw new ToolException(ErrorCode.CONFLICT, "The schema changed while the migration was being planned; nothing was written."
+                  + " Plan it again.", new JsonObject().put("argument", "statements"));
+            }
+            return lost;
+          });
     }).map(counted -> {
       JsonArray shownTables = new JsonArray();
       tables.forEach(t -> {
@@ -272,12 +364,19 @@ public final class MigrateTool implements ChangeTool {
       return Future.succeededFuture();
     }
     JsonObject l = lost.get(from);
-    String counted = l.containsKey("column") ? "count(" + SqlText.quoteIdent(l.getString("column")) + ")" : "count(*)";
+    String counted = l.containsKey("column") ? "count(" + SqlText.quoteIdent(l.getString("column")) + ")" : "count(*)";  // a table dropped or rewritten: every row
     return conn.preparedQuery("SELECT " + counted + " FROM " + l.getString("sql")).execute()
         .compose(rows -> {
           l.put("rows", rows.iterator().next().getLong(0));
           return countLost(conn, lost, from + 1);
         });
+  }
+
+  /** Every served table's name and definition, by oid. */
+  private static Map<Long, String> definitions(Snapshot snapshot) {
+    Map<Long, String> out = new LinkedHashMap<>();
+    snapshot.tables().forEach((oid, t) -> out.put(oid, t.getString("table") + definition(t).encode()));
+    return out;
   }
 
   private static JsonObject definition(JsonObject table) {

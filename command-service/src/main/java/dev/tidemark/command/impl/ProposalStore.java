@@ -38,8 +38,10 @@ public final class ProposalStore {
 
   private static final String DECIDE_SQL = """
       WITH d AS (
-        UPDATE tidemark.proposal SET status = $2, decided_at = coalesce(decided_at, now()), decided_by = coalesce(decided_by, $3),
-                                     reason = $4, outcome = $5::jsonb
+        UPDATE tidemark.proposal SET status = $2,
+               decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce(decided_at, now()) END,
+               decided_by = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce(decided_by, $3) END,
+               reason = $4, outcome = $5::jsonb
          WHERE id = $1 AND status = ANY($6::text[])
         RETURNING id)
       INSERT INTO tidemark.proposal_audit (proposal_id, actor, action, detail) SELECT id, $3, $7, $8::jsonb FROM d RETURNING proposal_id""";
@@ -61,7 +63,13 @@ public final class ProposalStore {
         .addString(proposal.getString("fingerprint"))
         .addValue(proposal.getJsonArray("tables").stream().map(String::valueOf).toArray(String[]::new))
         .addValue(proposal.getJsonObject("plan"));
-    return pool.preparedQuery(PROPOSE_SQL).execute(values).map(rows -> {
+    // a concurrent proposal under the same key commits while this one waits: its row is visible to the statement run again
+    return pool.preparedQuery(PROPOSE_SQL).execute(values)
+        .compose(rows -> rows.size() > 0 ? Future.succeededFuture(rows) : pool.preparedQuery(PROPOSE_SQL).execute(values))
+        .map(rows -> {
+      if (rows.size() == 0) {
+        throw new ToolException(ErrorCode.CONFLICT, "A concurrent commit with this idempotency_key is being proposed; retry.");
+      }
       Row r = rows.iterator().next();
       if (!inputHash.equals(r.getString("input_hash"))) {
         throw new ToolException(ErrorCode.IDEMPOTENCY_CONFLICT, "This idempotency_key was used for a proposal with other arguments;"

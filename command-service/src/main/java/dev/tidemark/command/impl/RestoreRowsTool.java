@@ -53,8 +53,10 @@ public final class RestoreRowsTool extends RestoreTool {
     return TableCatalog.resolve(conn, database.schemas(), args.getString("table"))
         .compose(table -> !"table".equals(table.kind()) && !"partitioned_table".equals(table.kind())
             ? Future.failedFuture(History.notCaptured(table.qualified()))  // a view's or a foreign table's rows are never captured
-            : key(conn, table, args.getValue("key"))
-            .compose(key -> history.row(table.oid(), table.qualified(), key, before)))
+            // the caller's right to the whole table first: only then is anything said of the row's history
+            : restorer.check(conn, java.util.Set.of(table.oid()))
+                .compose(x -> key(conn, table, args.getValue("key")))
+                .compose(key -> history.row(table.oid(), table.qualified(), key, before)))
         .compose(row -> restorer.restore(conn, List.of(row), overwrite, commit));
   }
 

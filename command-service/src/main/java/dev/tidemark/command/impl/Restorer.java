@@ -76,6 +76,14 @@ final class Restorer {
     });
   }
 
+  /**
+   * Succeeds when the caller may have rows of every table of {@code relids} restored: SELECT on the
+   * whole table, no row-level security, a primary key, and the table still served.
+   */
+  Future<Void> check(SqlConnection conn, Set<Long> relids) {
+    return relids.isEmpty() ? Future.succeededFuture() : tables(conn, relids).mapEmpty();
+  }
+
   /** A row as it is now, beside what is to be written back. */
   private record Live(RowRestore row, JsonObject at, boolean present, boolean asExpected, boolean asDesired) {
 
@@ -227,15 +235,15 @@ final class Restorer {
     if (commit && !overwrite && !changedSince.isEmpty()) {
       return Future.failedFuture(new ToolException(ErrorCode.PLAN_CHANGED, changedSince.size() + (changedSince.size() == 1 ? " row" : " rows")
           + " changed again after the change being undone (see changed_since), so restoring would discard those later changes."
-          + " Show them to the user; commit with overwrite: true to restore over them, or leave those rows. Nothing was written.",
+          + " Show them to the user; to restore over them, plan again with overwrite: true and commit that plan. Nothing was written.",
           new JsonObject().put("argument", "overwrite").put("changed_since", changedSince)));
     }
     JsonObject report = new JsonObject().put("changed_since", changedSince);
     if (!commit) {
       report.put("note", changedSince.isEmpty()
           ? "Rows come back with the values the changelog recorded, identity and serial values included."
-          : changedSince.size() + (changedSince.size() == 1 ? " row" : " rows") + " changed again since (changed_since): the plan"
-              + " restores over them, and the commit needs overwrite: true for that.");
+          : changedSince.size() + (changedSince.size() == 1 ? " row" : " rows") + " changed again since (changed_since): this plan"
+              + " restores over them, and commits only when planned with overwrite: true.");
     }
     if (groups.isEmpty()) {
       return Future.succeededFuture(new ChangeTool.Applied(0, null, false, ChangeTool.Report.of(report)));

@@ -32,6 +32,8 @@ public final class UndoTransactionTool extends RestoreTool {
           + " reports it in each change: digits only. Nothing was written.", new JsonObject().put("argument", "transaction")));
     }
     boolean overwrite = Boolean.TRUE.equals(args.getBoolean("overwrite"));
-    return history.transaction(xid).compose(rows -> restorer.restore(conn, rows, overwrite, commit));
+    // the caller's right to every table the transaction changed first: only then is anything more said of it
+    return history.transaction(xid).compose(t -> restorer.check(conn, t.relids())
+        .compose(x -> t.refusal() != null ? Future.failedFuture(t.refusal()) : restorer.restore(conn, t.rows(), overwrite, commit)));
   }
 }

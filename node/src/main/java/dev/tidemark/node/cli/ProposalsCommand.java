@@ -64,13 +64,13 @@ final class ProposalsCommand extends CommandGroup {
 
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists proposals, newest first, one JSON object per line.")
   static final class ListProposals extends Common implements Callable<Integer> {
-    @Option(names = "--status", paramLabel = "STATUS", description = "Only pending, applied, rejected or failed ones.")
+    @Option(names = "--status", paramLabel = "STATUS", description = "Only pending, applying, applied, rejected or failed ones.")
     String status;
 
     @Override
     public Integer call() throws Exception {
-      if (status != null && !java.util.List.of("pending", "applied", "rejected", "failed").contains(status)) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--status: pending, applied, rejected or failed");
+      if (status != null && !java.util.List.of("pending", "applying", "applied", "rejected", "failed").contains(status)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--status: pending, applying, applied, rejected or failed");
       }
       return with(p -> p.list(status).map(list -> {
         StringBuilder out = new StringBuilder();

@@ -13,7 +13,7 @@ CREATE TABLE tidemark.proposal (
   fingerprint     text NOT NULL,
   tables          text[] NOT NULL,
   plan            jsonb NOT NULL,
-  status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'applied', 'rejected', 'failed')),
+  status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'applying', 'applied', 'rejected', 'failed')),
   created_at      timestamptz NOT NULL DEFAULT now(),
   decided_at      timestamptz,
   decided_by      text,
@@ -24,7 +24,8 @@ CREATE TABLE tidemark.proposal (
 COMMENT ON COLUMN tidemark.proposal.arguments IS 'The change tool''s arguments as the proposer sent them (JSON text, in their order).';
 COMMENT ON COLUMN tidemark.proposal.fingerprint IS 'The fingerprint of the rows the change touched when it was proposed: it is applied only if they are still so.';
 
--- Every step of every proposal: proposed, approved, rejected, applied, failed.
+-- Every step of every proposal: proposed, approved, rejected, applied, failed. An approval claims its
+-- proposal ('applying') before it applies it, so that a rejection cannot land in between.
 CREATE TABLE tidemark.proposal_audit (
   id          bigserial PRIMARY KEY,
   proposal_id text NOT NULL REFERENCES tidemark.proposal ON DELETE CASCADE,

@@ -140,8 +140,8 @@ public final class Prompts {
             + "confirm: true only if the user agreed.",
         "6. If the call times out or the connection breaks, retry with the same idempotency_key: the change is never "
             + "applied twice. On PLAN_CHANGED or INVALID_PLAN, plan again and show the new plan. Never invent a plan_id.",
-        "7. A restore whose plan lists changed_since would discard those later changes: show them, and send overwrite: true "
-            + "only if the user agrees.");
+        "7. A restore whose plan lists changed_since would discard those later changes: show them, and plan again with "
+            + "overwrite: true only if the user agrees.");
     return new JsonObject()
         .put("description", "Plan, show, confirm, commit.")
         .put("messages", new JsonArray().add(new JsonObject().put("role", "user")
