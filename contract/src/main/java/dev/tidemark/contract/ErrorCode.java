@@ -47,6 +47,16 @@ public enum ErrorCode {
     return hint;
   }
 
+  /** The code written on the wire as {@code code}, if it is one of these. */
+  public static java.util.Optional<ErrorCode> of(Object code) {
+    for (ErrorCode known : values()) {
+      if (known.code.equals(code)) {
+        return java.util.Optional.of(known);
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   /** The stable string written on the wire; pinned apart from the constant's name, so a rename never changes it. */
   public String code() {
     return code;

@@ -26,6 +26,18 @@ public class ToolException extends RuntimeException {
     return details;
   }
 
+  /**
+   * The failure {@link #toJson} wrote, as a service's reply carries it to another service; a code
+   * this version does not know is INTERNAL.
+   */
+  public static ToolException fromJson(JsonObject error) {
+    JsonObject details = error.copy();
+    details.remove("code");
+    details.remove("message");
+    details.remove("retriable");
+    return new ToolException(ErrorCode.of(error.getValue("code")).orElse(ErrorCode.INTERNAL), error.getString("message"), details);
+  }
+
   /** The {@code structuredContent.error} object: details first, then the code, message and whether a retry may help. */
   public JsonObject toJson() {
     return details.copy().put("code", code.code()).put("message", getMessage()).put("retriable", code.retriable());

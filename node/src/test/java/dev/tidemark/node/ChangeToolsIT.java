@@ -119,16 +119,9 @@ class ChangeToolsIT {
   }
 
   private List<String> strings(String sql) {
-    List<String> out = new java.util.ArrayList<>();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
-      while (r.next()) {
-        out.add(r.getString(1));
-      }
-      return out;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    return ChangelogFixtures.strings(infra, DB, sql);
   }
+
 
   private static String key() {
     return "k-" + UUID.randomUUID();

@@ -49,8 +49,7 @@ class MigrateIT {
         ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer",
         ConfigKey.CHANGELOG_RELAY_POLL_MS, "200",
         ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1"));
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
-    client.initialize();
+    client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }
 
   @AfterAll
@@ -186,8 +185,7 @@ class MigrateIT {
 
   @Test
   void captureAndTheCatalogFollowTheNewSchema() throws Exception {
-    try (McpHttpClient listener = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-      listener.initialize();
+    try (McpHttpClient listener = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
       try (dev.tidemark.testsupport.SseStream stream = dev.tidemark.testsupport.SseStream.open(io.vertx.core.http.HttpMethod.GET,
           TestNodes.mcpUrl(node), GatewayClusterIT.streamHeaders(listener, null), null)) {
         commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
@@ -242,8 +240,7 @@ class MigrateIT {
   void onlyTheConfiguredRolesSeeMigrate() {
     JsonArray writerTools = client.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
     assertTrue(writerTools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
-    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-      reader.initialize();
+    try (McpHttpClient reader = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
       JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
       assertFalse(tools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
       JsonObject response = reader.rpc("tools/call", new JsonObject().put("name", "migrate")

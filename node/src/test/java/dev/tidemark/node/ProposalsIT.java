@@ -59,7 +59,7 @@ class ProposalsIT {
     settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
     settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
-    client = connect(node);
+    client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }
 
   @AfterAll
@@ -73,12 +73,6 @@ class ProposalsIT {
   @BeforeEach
   void seed() {
     sql(infra, DB, "TRUNCATE public.pr_salary, public.pr_note", "INSERT INTO public.pr_salary VALUES (1, 100), (2, 200)");
-  }
-
-  private static McpHttpClient connect(TidemarkNode node) {
-    McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
-    c.initialize();
-    return c;
   }
 
   private Cli.Run proposals(String... args) throws Exception {
@@ -201,7 +195,7 @@ class ProposalsIT {
   void aProposalApprovedWhileItsProposersNodeIsDownIsAppliedAndTheProposerFollowsItOnAnotherNode() throws Exception {
     TidemarkNode first = TestNodes.startAlone(infra, "gateway,query,command", settings);
     String id;
-    try (McpHttpClient c = connect(first)) {
+    try (McpHttpClient c = TestNodes.connect(first, TestNodes.READ_WRITE_TOKEN)) {
       id = commit(c, raise(2, 250), UUID.randomUUID().toString()).getString("proposal_id");
     }
     TestNodes.stop(first);
@@ -226,8 +220,7 @@ class ProposalsIT {
     assertEquals(2, proposals("list", "--status", "maybe").code());
     ToolResults.error(client, "status", new JsonObject().put("proposal", "prop_nope"), "NOT_FOUND");
     String id = commit(client, raise(1, 1), UUID.randomUUID().toString()).getString("proposal_id");
-    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-      reader.initialize();
+    try (McpHttpClient reader = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
       ToolResults.error(reader, "status", new JsonObject().put("proposal", id), "NOT_FOUND");
     }
     assertEquals(List.of("1:100", "2:200"), amounts());

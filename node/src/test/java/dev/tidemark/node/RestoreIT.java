@@ -59,8 +59,7 @@ class RestoreIT {
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.CHANGELOG_RELAY_POLL_MS, "200",
         ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1"));
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
-    client.initialize();
+    client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }
 
   @AfterAll
@@ -303,8 +302,7 @@ class RestoreIT {
   @Test
   void aReadOnlyCallerCannotRestore() {
     List<JsonObject> changes = changesOf(() -> sql(infra, DB, "UPDATE public.rs_customer SET name = 'w' WHERE id = 2"));
-    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-      reader.initialize();
+    try (McpHttpClient reader = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
       JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
       assertFalse(tools.stream().anyMatch(t -> List.of("restore_rows", "undo_transaction").contains(((JsonObject) t).getString("name"))),
           "a read-only caller is not shown the restore tools");

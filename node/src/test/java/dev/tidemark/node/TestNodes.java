@@ -169,6 +169,13 @@ final class TestNodes {
     }
   }
 
+  /** A 2025-11-25 session with {@code node}'s gateway, initialized, as the caller of {@code token}. */
+  static dev.tidemark.testsupport.McpHttpClient connect(TidemarkNode node, String token) {
+    dev.tidemark.testsupport.McpHttpClient c = new dev.tidemark.testsupport.McpHttpClient(mcpUrl(node), token);
+    c.initialize();
+    return c;
+  }
+
   static String mcpUrl(TidemarkNode node) {
     return "http://127.0.0.1:" + node.httpPort() + "/mcp";
   }

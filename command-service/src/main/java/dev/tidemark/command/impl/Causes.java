@@ -1,6 +1,7 @@
 package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.Actions;
+import dev.tidemark.database.service.ToolMessages;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ChangeCause;
@@ -10,7 +11,6 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
@@ -97,26 +97,17 @@ public final class Causes {
     JsonObject args = new JsonObject().put("consumer", cause.getString("consumer")).put("lease_token", cause.getString("lease_token"))
         .put("event_ids", new JsonArray().add(cause.getString("event_id")));
     ToolRequest asked = new ToolRequest(request.requestId(), request.database(), tool, args, request.caller());
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(timeoutMs);
-    return vertx.eventBus().<Object>request(Addresses.events(database), asked.toJson(), options)
+    return ToolMessages.ask(vertx, Addresses.events(database), asked, timeoutMs)
         .recover(err -> Future.failedFuture(new ToolException(ErrorCode.UNAVAILABLE, err instanceof ReplyException re
             && re.failureType() == ReplyFailure.NO_HANDLERS ? "No node runs the events tools, so the lease of caused_by cannot be"
             + " checked; nothing was written." : "The events role did not answer whether the lease of caused_by is held; nothing was"
             + " written.")))
-        .compose(msg -> {
-          ToolReply reply = msg.body() instanceof ToolReply r ? r : ToolReply.fromJson((JsonObject) msg.body());
+        .compose(reply -> {
           if (!reply.isError()) {
             return Future.succeededFuture(reply);
           }
-          JsonObject e = reply.error();
-          ErrorCode code = Arrays.stream(ErrorCode.values()).filter(c -> c.code().equals(e.getString("code"))).findFirst()
-              .orElse(ErrorCode.INTERNAL);
-          JsonObject details = e.copy();
-          details.remove("code");
-          details.remove("message");
-          details.remove("retriable");
-          details.put("argument", "caused_by");
-          return Future.failedFuture(new ToolException(code, e.getString("message"), details));
+          ToolException e = ToolException.fromJson(reply.error());
+          return Future.failedFuture(new ToolException(e.code(), e.getMessage(), e.details().put("argument", "caused_by")));
         });
   }
 

@@ -167,9 +167,10 @@ public final class ChangeRunner {
             // (a tool's own note says when its inserts draw none)
             out.put("note", SEQUENCE_NOTE);
           }
+          java.util.List<String> approved = protectedTables(captured);
           String summary = request.tool() + ": plan, nothing written — the change " + captured.describe()
               + (captured.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
-              + (protectedTables(captured).isEmpty() ? "" : "; it touches " + String.join(", ", protectedTables(captured))
+              + (approved.isEmpty() ? "" : "; it touches " + String.join(", ", approved)
                   + ", whose changes need a person's approval, so committing it makes a proposal")
               + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
                   + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so it commits only when planned with"
@@ -230,9 +231,10 @@ public final class ChangeRunner {
                       + " and commit it with plan_id and confirm: true. Nothing was written.",
                       new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + captured.describe() + "."));
                 }
-                if (approved == null && !protectedTables(captured).isEmpty()) {
+                java.util.List<String> needApproval = approved == null ? protectedTables(captured) : java.util.List.of();
+                if (!needApproval.isEmpty()) {
                   // rolled back: the change waits for a person, who applies it as this caller (tidemark proposals)
-                  proposal.set(new JsonObject().put("fingerprint", captured.fingerprint()).put("tables", new JsonArray(protectedTables(captured)))
+                  proposal.set(new JsonObject().put("fingerprint", captured.fingerprint()).put("tables", new JsonArray(needApproval))
                       .put("plan", body(captured, "plan")).put("describe", captured.describe()));
                   return Future.succeededFuture(new Result<ToolReply>(null, false));
                 }
@@ -274,6 +276,9 @@ public final class ChangeRunner {
 
   /** The tables of database.approval-tables that a change touched (its rows, or a migration's tables). */
   private java.util.List<String> protectedTables(Captured captured) {
+    if (database.approvalTables().isEmpty()) {
+      return java.util.List.of();  // the common case costs every commit nothing
+    }
     java.util.Set<String> touched = new java.util.TreeSet<>();
     captured.changes().perTable().forEach(t -> touched.add(((JsonObject) t).getString("table")));
     ChangeTool.Report report = captured.applied().report();

@@ -4,6 +4,7 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.database.ProposalRows;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -31,10 +32,6 @@ public final class ProposalStore {
       SELECT p.id, p.status, p.input_hash, false FROM tidemark.proposal p
        WHERE p.caller_id = $1 AND p.idempotency_key = $6 AND NOT EXISTS (SELECT 1 FROM ins)""";
 
-  static final String ROW = """
-      SELECT p.id, p.caller_id, p.caller_name, p.pg_role, p.tool, p.arguments, p.idempotency_key, p.fingerprint, p.tables, p.plan,
-             p.status, p.created_at, p.decided_at, p.decided_by, p.reason, p.outcome
-        FROM tidemark.proposal p""";
 
   private static final String DECIDE_SQL = """
       WITH d AS (
@@ -89,20 +86,20 @@ public final class ProposalStore {
 
   /** The proposal {@code id}; NOT_FOUND when there is none. */
   public Future<JsonObject> find(String id) {
-    return pool.preparedQuery(ROW + " WHERE p.id = $1").execute(Tuple.of(id)).map(rows -> {
+    return pool.preparedQuery(ProposalRows.SELECT + " WHERE p.id = $1").execute(Tuple.of(id)).map(rows -> {
       if (rows.size() == 0) {
         throw new ToolException(ErrorCode.NOT_FOUND, "No proposal has the id " + id + "; tidemark proposals list shows them.");
       }
-      return json(rows.iterator().next());
+      return ProposalRows.json(rows.iterator().next());
     });
   }
 
   /** Every proposal, newest first, or those with {@code status}. */
   public Future<JsonArray> list(String status) {
-    return pool.preparedQuery(ROW + " WHERE $1::text IS NULL OR p.status = $1 ORDER BY p.created_at DESC, p.id").execute(Tuple.of(status))
+    return pool.preparedQuery(ProposalRows.SELECT + " WHERE $1::text IS NULL OR p.status = $1 ORDER BY p.created_at DESC, p.id").execute(Tuple.of(status))
         .map(rows -> {
           JsonArray out = new JsonArray();
-          rows.forEach(r -> out.add(json(r)));
+          rows.forEach(r -> out.add(ProposalRows.json(r)));
           return out;
         });
   }
@@ -139,24 +136,5 @@ public final class ProposalStore {
     return pool.preparedQuery(DECIDE_SQL).execute(Tuple.tuple().addString(id).addString(status).addString(by).addString(reason)
             .addValue(outcome).addValue(from).addString(action).addValue(detail))
         .map(rows -> rows.size() > 0);
-  }
-
-  private static JsonObject json(Row r) {
-    JsonObject p = new JsonObject().put("proposal_id", r.getString("id")).put("status", r.getString("status"))
-        .put("caller", r.getString("caller_name")).put("caller_id", r.getString("caller_id")).put("role", r.getString("pg_role"))
-        .put("tool", r.getString("tool")).put("arguments", new JsonObject(r.getString("arguments")))
-        .put("idempotency_key", r.getString("idempotency_key")).put("fingerprint", r.getString("fingerprint"))
-        .put("tables", new JsonArray(java.util.List.of((Object[]) r.getArrayOfStrings("tables")))).put("plan", r.getValue("plan"))
-        .put("created_at", r.getOffsetDateTime("created_at").toString());
-    if (r.getOffsetDateTime("decided_at") != null) {
-      p.put("decided_at", r.getOffsetDateTime("decided_at").toString()).put("decided_by", r.getString("decided_by"));
-    }
-    if (r.getString("reason") != null) {
-      p.put("reason", r.getString("reason"));
-    }
-    if (r.getValue("outcome") != null) {
-      p.put("outcome", r.getValue("outcome"));
-    }
-    return p;
   }
 }

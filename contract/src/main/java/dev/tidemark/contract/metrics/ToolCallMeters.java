@@ -70,12 +70,7 @@ public final class ToolCallMeters {
     }
     Object code = result.getValue("structuredContent") instanceof JsonObject sc && sc.getValue("error") instanceof JsonObject e
         ? e.getValue("code") : null;
-    for (ErrorCode known : ErrorCode.values()) {
-      if (known.code().equals(code)) {
-        return known.code();
-      }
-    }
-    return OTHER;
+    return ErrorCode.of(code).map(ErrorCode::code).orElse(OTHER);
   }
 
   private Counter counter(String tool, String outcome) {

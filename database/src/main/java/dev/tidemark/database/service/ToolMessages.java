@@ -38,6 +38,17 @@ public final class ToolMessages {
 
   private ToolMessages() {}
 
+  /**
+   * Sends {@code request} to the service at {@code address}, as a gateway does, and hands back its
+   * reply; the event bus's failure (no handler, a timeout) fails the future as it came.
+   */
+  public static Future<ToolReply> ask(io.vertx.core.Vertx vertx, String address, ToolRequest request, long timeoutMs) {
+    io.vertx.core.eventbus.DeliveryOptions options = new io.vertx.core.eventbus.DeliveryOptions()
+        .addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(timeoutMs);
+    return vertx.eventBus().<Object>request(address, request.toJson(), options)
+        .map(msg -> msg.body() instanceof ToolReply reply ? reply : ToolReply.fromJson((JsonObject) msg.body()));
+  }
+
   /** Completes once the message is answered, so that a draining node knows what it still runs. */
   public static Future<Void> answer(Message<?> msg, NodeInfo node, Pool pool, Tracer tracer,
       Function<ToolRequest, Future<ToolReply>> run, Logger log) {
@@ -114,12 +125,7 @@ public final class ToolMessages {
 
   /** The reply's error code when it is one of {@link ErrorCode}'s, so that a span never carries other text. */
   private static String errorCode(ToolReply reply) {
-    String code = reply.error().getString("code");
-    for (ErrorCode known : ErrorCode.values()) {
-      if (known.code().equals(code)) {
-        return code;
-      }
-    }
-    return ToolCallMeters.OTHER;
+    return ErrorCode.of(reply.error().getString("code")).map(ErrorCode::code).orElse(ToolCallMeters.OTHER);
   }
+
 }

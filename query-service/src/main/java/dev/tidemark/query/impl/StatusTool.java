@@ -33,11 +33,6 @@ public final class StatusTool implements ReadTool {
   static final String PROBLEMS = "SELECT format('%I.%I', n.nspname, c.relname), t.problem FROM tidemark.captured_table t"
       + " JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE t.problem IS NOT NULL ORDER BY 1";
 
-  /** A proposal of the caller's (docs/change-tools.md#approvals-for-protected-tables), read as the login. */
-  static final String PROPOSAL = """
-      SELECT id, status, tool, tables, created_at, decided_at, decided_by, reason, outcome->>'summary' AS outcome
-        FROM tidemark.proposal WHERE id = $1 AND caller_id = $2""";
-
   /** @param admin Tidemark's login, which reads the changelog's head */
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
     this.admin = admin;
@@ -97,26 +92,15 @@ public final class StatusTool implements ReadTool {
     if (id == null) {
       return Future.succeededFuture();
     }
-    return admin.preparedQuery(PROPOSAL).execute(io.vertx.sqlclient.Tuple.of(id, request.caller().id())).map(rows -> {
-      if (rows.size() == 0) {
-        throw new dev.tidemark.contract.ToolException(dev.tidemark.contract.ErrorCode.NOT_FOUND, "None of your proposals has the id " + id
-            + "; a change tool answers with its proposal_id when it proposes a change.", new JsonObject().put("argument", "proposal"));
-      }
-      io.vertx.sqlclient.Row r = rows.iterator().next();
-      JsonObject p = new JsonObject().put("proposal_id", r.getString("id")).put("status", r.getString("status"))
-          .put("tool", r.getString("tool")).put("tables", new io.vertx.core.json.JsonArray(java.util.List.of((Object[]) r.getArrayOfStrings("tables"))))
-          .put("created_at", r.getOffsetDateTime("created_at").toString());
-      if (r.getOffsetDateTime("decided_at") != null) {
-        p.put("decided_at", r.getOffsetDateTime("decided_at").toString()).put("decided_by", r.getString("decided_by"));
-      }
-      if (r.getString("reason") != null) {
-        p.put("reason", r.getString("reason"));
-      }
-      if (r.getString("outcome") != null) {
-        p.put("outcome", r.getString("outcome"));
-      }
-      return p;
-    });
+    return admin.preparedQuery(dev.tidemark.database.ProposalRows.SELECT + " WHERE p.id = $1 AND p.caller_id = $2")
+        .execute(io.vertx.sqlclient.Tuple.of(id, request.caller().id())).map(rows -> {
+          if (rows.size() == 0) {
+            throw new dev.tidemark.contract.ToolException(dev.tidemark.contract.ErrorCode.NOT_FOUND, "None of your proposals has the id "
+                + id + "; a change tool answers with its proposal_id when it proposes a change.",
+                new JsonObject().put("argument", "proposal"));
+          }
+          return dev.tidemark.database.ProposalRows.forProposer(dev.tidemark.database.ProposalRows.json(rows.iterator().next()));
+        });
   }
 
   /** Kafka is the changelog role's dependency: ask whichever node runs it. */

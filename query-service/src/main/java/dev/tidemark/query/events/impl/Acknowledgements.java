@@ -12,9 +12,9 @@ import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.database.service.ToolMessages;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
@@ -60,10 +60,8 @@ public final class Acknowledgements {
     if (node.nodeId().equals(holder)) {
       return resolve(request, claims);
     }
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-        .setSendTimeout(Math.max(1000, config.busSendTimeoutMs() - 1000));
-    return vertx.eventBus().<JsonObject>request(Addresses.eventsNode(config.database().name(), holder), request.toJson(), options)
-        .map(msg -> ToolReply.fromJson(msg.body()))
+    return ToolMessages.ask(vertx, Addresses.eventsNode(config.database().name(), holder), request,
+            Math.max(1000, config.busSendTimeoutMs() - 1000))
         .recover(err -> Future.failedFuture(err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
             ? new ToolException(ErrorCode.LEASE_EXPIRED, "The node that held this lease (" + holder + ") has left the cluster;"
                 + " its events went back to the broker and come again. " + ErrorCode.LEASE_EXPIRED.hint())
