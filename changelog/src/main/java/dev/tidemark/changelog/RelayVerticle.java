@@ -1,5 +1,6 @@
 package dev.tidemark.changelog;
 
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.changelog.impl.Relay;
 import dev.tidemark.changelog.impl.SlotReader;
 import dev.tidemark.contract.NodeInfo;

@@ -73,7 +73,7 @@ public final class ConformanceServer implements AutoCloseable {
     v.put(ConfigKey.DATABASE_PASSWORD, password);
     io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
     try {
-      io.vertx.sqlclient.Pool pool = dev.tidemark.node.Pools.create(vertx, TidemarkConfig.from(v).database());
+      io.vertx.sqlclient.Pool pool = dev.tidemark.database.Pools.create(vertx, TidemarkConfig.from(v).database());
       DevSetup.prepare(pool, readWriteToken, Tokens.generate(),
               Map.of(DevSetup.READER_ROLE, READER_PASSWORD, DevSetup.WRITER_ROLE, WRITER_PASSWORD))
           .toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.auth.OAuth;
 import dev.tidemark.auth.TokenStore;

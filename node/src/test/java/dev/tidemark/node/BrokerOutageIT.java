@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

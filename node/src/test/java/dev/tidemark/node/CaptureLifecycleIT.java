@@ -1,12 +1,13 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.changelog.CaptureSetup;
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;

@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import static dev.tidemark.node.ChangelogFixtures.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
-import dev.tidemark.node.migrate.Migrator;
+import dev.tidemark.database.schema.Migrator;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.Vertx;

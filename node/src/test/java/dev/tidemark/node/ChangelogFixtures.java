@@ -1,26 +1,25 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.EmbeddedKafkaBroker;
 import dev.tidemark.node.dev.DevSetup;
+import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -101,80 +100,27 @@ final class ChangelogFixtures {
   }
 
   static Connection jdbc(SharedInfra infra, String db) {
-    try {
-      return DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    return TestDatabases.jdbc(infra, db);
   }
 
-  /** The first column of every row {@code sql} returns, as text, read as Tidemark's login. */
   static java.util.List<String> strings(SharedInfra infra, String db, String sql) {
-    java.util.List<String> out = new java.util.ArrayList<>();
-    try (Connection c = jdbc(infra, db); var r = c.createStatement().executeQuery(sql)) {
-      while (r.next()) {
-        out.add(r.getString(1));
-      }
-      return out;
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    return TestDatabases.strings(infra, db, sql);
   }
 
   static void sql(SharedInfra infra, String db, String... statements) {
-    try (Connection c = jdbc(infra, db); var st = c.createStatement()) {
-      for (String s : statements) {
-        st.execute(s);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    TestDatabases.sql(infra, db, statements);
   }
 
-  /**
-   * Waits until the relay has decoded and stored every change committed so far: capture reads the
-   * WAL, so it lags the commit. A fence (a non-transactional logical message) marks "now", and the
-   * relay stores its progress past it.
-   */
   static void awaitDecoded(SharedInfra infra, String db) {
-    awaitDecoded(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
+    TestDatabases.awaitDecoded(infra, db);
   }
 
-  /** Waits until the relay of the database at {@code jdbcUrl} has decoded everything written before this call. */
   static void awaitDecoded(String jdbcUrl, String user, String password) {
-    long fence;
-    try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
-        var rs = st.executeQuery("SELECT (pg_logical_emit_message(false, 'tidemark.fence', '', true) - '0/0')::bigint")) {
-      rs.next();
-      fence = rs.getLong(1);
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-    await("the relay to decode through " + fence, Duration.ofSeconds(60), () -> {
-      try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
-          var rs = st.executeQuery("SELECT decoded_lsn >= " + fence + " FROM tidemark.changelog_state")) {
-        return rs.next() && rs.getBoolean(1);
-      } catch (SQLException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    TestDatabases.awaitDecoded(jdbcUrl, user, password);
   }
 
-  /** Waits for a condition, checking every 50 ms; fails after {@code timeout}. */
   static void await(String what, Duration timeout, BooleanSupplier condition) {
-    LinkedBlockingQueue<Object> never = new LinkedBlockingQueue<>();
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-      }
-      try {
-        never.poll(50, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Await.that(what, timeout, condition);
   }
 
   /**

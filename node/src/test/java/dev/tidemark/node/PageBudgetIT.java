@@ -121,6 +121,9 @@ class PageBudgetIT {
       assertNull(page.getValue("next_cursor"), tool);
     }
     ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT 1").put("max_bytes", 4 * 1024 * 1024 + 1), "INVALID_ARGUMENTS");
+    // the input schemas bound limit too; the services trust what the gateway checked
+    ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT 1").put("limit", 10_001), "INVALID_ARGUMENTS");
+    ToolResults.error(client, "list_rows", new JsonObject().put("table", "orders").put("limit", 10_001), "INVALID_ARGUMENTS");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.testsupport.OutputSchemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
@@ -156,17 +157,7 @@ final class TestNodes {
 
   /** The key ring of database {@code db}, read as the superuser, for tests that make cursors or plan ids of their own. */
   static dev.tidemark.contract.KeyRing keyRing(SharedInfra infra, String db) {
-    try (java.sql.Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(db), infra.postgres().user(),
-        infra.postgres().password()); java.sql.ResultSet rs = c.createStatement().executeQuery(
-        "SELECT id, secret FROM tidemark.key_ring WHERE retires_at IS NULL OR retires_at > now()")) {
-      java.util.List<dev.tidemark.contract.KeyRing.Key> keys = new java.util.ArrayList<>();
-      while (rs.next()) {
-        keys.add(new dev.tidemark.contract.KeyRing.Key(rs.getInt(1), rs.getBytes(2), 0, Long.MAX_VALUE));
-      }
-      return new dev.tidemark.contract.KeyRing(keys);
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    return dev.tidemark.testsupport.TestDatabases.keyRing(infra, db);
   }
 
   /** A 2025-11-25 session with {@code node}'s gateway, initialized, as the caller of {@code token}. */

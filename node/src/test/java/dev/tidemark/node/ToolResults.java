@@ -1,5 +1,6 @@
 package dev.tidemark.node;
 
+import dev.tidemark.testsupport.OutputSchemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -29,11 +30,6 @@ final class ToolResults {
 
   /** The entry of the result's array {@code field} whose {@code table} is {@code table} (a change tool's changes, a migration's tables). */
   static JsonObject ofTable(JsonObject result, String field, String table) {
-    for (Object o : result.getJsonArray(field)) {
-      if (((JsonObject) o).getString("table").equals(table)) {
-        return (JsonObject) o;
-      }
-    }
-    throw new AssertionError(table + " is not in " + field + " of " + result.encode());
+    return dev.tidemark.testsupport.ServiceHarness.ofTable(result, field, table);
   }
 }

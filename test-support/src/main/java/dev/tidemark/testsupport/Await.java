@@ -22,4 +22,19 @@ public final class Await {
       LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
     }
   }
+
+  /** Returns once {@code condition} holds, checking every 50 ms; an AssertionError naming {@code what} after {@code timeout}. */
+  public static void that(String what, Duration timeout, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+      }
+      LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError("interrupted while waiting for " + what);
+      }
+    }
+  }
 }

@@ -1,10 +1,11 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.ConfigLoader;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.node.Pools;
+import dev.tidemark.database.Pools;
 import dev.tidemark.node.TidemarkNode;
 import dev.tidemark.node.dev.DevEnvironment;
 import dev.tidemark.node.dev.DevSetup;

@@ -1,7 +1,8 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.node.Pools;
+import dev.tidemark.database.Pools;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;

@@ -3,7 +3,7 @@ package dev.tidemark.node.cli;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.node.migrate.CallerRoleCheck;
-import dev.tidemark.node.migrate.Migrator;
+import dev.tidemark.database.schema.Migrator;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
@@ -44,7 +44,7 @@ final class MigrateCommand implements Callable<Integer> {
   }
 
   private int migrate(Vertx vertx, DatabaseConfig db, String label) throws Exception {
-    Pool pool = dev.tidemark.node.Pools.create(vertx, db);
+    Pool pool = dev.tidemark.database.Pools.create(vertx, db);
     try {
       List<String> problems = CallerRoleCheck.problems(pool, db.callerPasswords().keySet(), db.user(),
           db.schemas()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);

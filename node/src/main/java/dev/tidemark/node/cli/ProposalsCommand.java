@@ -1,9 +1,10 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.command.Proposals;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.node.Pools;
+import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -1,10 +1,11 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.contract.Access;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.node.Pools;
+import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

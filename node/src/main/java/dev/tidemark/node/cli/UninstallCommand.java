@@ -1,6 +1,6 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.changelog.CaptureSetup;
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -41,7 +41,7 @@ final class UninstallCommand implements Callable<Integer> {
     }
     Vertx vertx = Vertx.vertx();
     try {
-      Pool pool = dev.tidemark.node.Pools.create(vertx, cfg.database());
+      Pool pool = dev.tidemark.database.Pools.create(vertx, cfg.database());
       CaptureSetup.uninstall(pool).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
       spec.commandLine().getOut().println("Tidemark was removed from database " + cfg.database().dbname()
           + "; the caller roles tidemark_reader and tidemark_writer belong to the server and were left in place.");

@@ -1,14 +1,15 @@
 package dev.tidemark.node.doctor;
 
+import dev.tidemark.database.Pools;
 import dev.tidemark.auth.OAuth;
 import dev.tidemark.contract.Role;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.ClusterConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.config.TidemarkConfig.KafkaConfig;
-import dev.tidemark.node.Pools;
+import dev.tidemark.database.Pools;
 import dev.tidemark.node.migrate.CallerRoleCheck;
-import dev.tidemark.node.migrate.Migrator;
+import dev.tidemark.database.schema.Migrator;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnection;

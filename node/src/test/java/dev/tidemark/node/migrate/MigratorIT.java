@@ -1,5 +1,6 @@
 package dev.tidemark.node.migrate;
 
+import dev.tidemark.database.schema.Migrator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

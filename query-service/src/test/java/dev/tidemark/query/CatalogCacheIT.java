@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.query;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * get_row and list_rows reuse a table's shape, and query the parameter types of a statement, yet a
- * change to the table made with plain SQL is seen by the very next call. The node keeps shapes for ten minutes and runs no changelog role, so
+ * change to the table made with plain SQL is seen by the very next call. The role keeps shapes for ten minutes and runs no changelog role, so
  * neither expiry nor a schema change notice helps: only the per-call checks and the second look-up
  * after a statement that no longer fits can make these pass.
  */
@@ -29,28 +29,23 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class CatalogCacheIT {
 
   private SharedInfra infra;
-  private TidemarkNode node;
-  private McpHttpClient reader;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) throws Exception {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query", Map.of(ConfigKey.DATABASE_CATALOG_CACHE_MS, "600000"));
-    reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
-    reader.initialize();
+        harness = QueryRole.start(infra, Map.of(ConfigKey.DATABASE_CATALOG_CACHE_MS, "600000"));
   }
 
   @AfterAll
   void stop() {
-    if (reader != null) {
-      reader.close();
+    if (harness != null) {
+      harness.close();
     }
-    TestNodes.stop(node);
   }
 
   private void sql(String... statements) throws Exception {
-    try (Connection conn = TestNodes.jdbc(infra)) {
+    try (Connection conn = ServiceHarness.jdbc(infra)) {
       for (String s : statements) {
         conn.createStatement().execute(s);
       }
@@ -58,7 +53,7 @@ class CatalogCacheIT {
   }
 
   private JsonObject row(String table, Object key) {
-    return ToolResults.ok(reader, "get_row", new JsonObject().put("table", table).put("key", key)).getJsonObject("row");
+    return harness.ok(ServiceHarness.READER, "get_row", new JsonObject().put("table", table).put("key", key)).getJsonObject("row");
   }
 
   /** Each call twice, so that the shape is cached and the statement prepared on more than one connection. */
@@ -108,9 +103,9 @@ class CatalogCacheIT {
         "CREATE VIEW public.it_cc_swap AS SELECT id, v FROM public.it_cc_swap_base",
         "GRANT SELECT ON public.it_cc_swap, public.it_cc_swap_base TO tidemark_reader");
     // the cached shape (a table with a key) is not used to read the view: a view has no primary key
-    JsonObject refused = ToolResults.error(reader, "get_row", new JsonObject().put("table", "it_cc_swap").put("key", 1), "INVALID_ARGUMENTS");
+    JsonObject refused = harness.error(ServiceHarness.READER, "get_row", new JsonObject().put("table", "it_cc_swap").put("key", 1), "INVALID_ARGUMENTS");
     assertTrue(refused.getString("message").contains("no primary key"), refused.encode());
-    JsonObject listed = ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "it_cc_swap"));
+    JsonObject listed = harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_cc_swap"));
     assertEquals("the view", listed.getJsonArray("rows").getJsonObject(0).getString("v"));
   }
 
@@ -121,13 +116,13 @@ class CatalogCacheIT {
         "INSERT INTO public.it_cc_policy VALUES (1, 'hidden later'), (2, 'always shown')",
         "GRANT SELECT ON public.it_cc_policy TO tidemark_reader");
     assertEquals("hidden later", rowTwice("it_cc_policy", 1).getString("v"));
-    ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "it_cc_policy"));
+    harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_cc_policy"));
     sql("ALTER TABLE public.it_cc_policy ENABLE ROW LEVEL SECURITY",
         "CREATE POLICY it_cc_only_two ON public.it_cc_policy FOR SELECT USING (id = 2)");
-    JsonObject gone = ToolResults.error(reader, "get_row", new JsonObject().put("table", "it_cc_policy").put("key", 1), "NOT_FOUND");
+    JsonObject gone = harness.error(ServiceHarness.READER, "get_row", new JsonObject().put("table", "it_cc_policy").put("key", 1), "NOT_FOUND");
     assertEquals("key", gone.getString("argument"), "the row is hidden by the policy, not the table: " + gone.encode());
     assertEquals("always shown", rowTwice("it_cc_policy", 2).getString("v"));
-    JsonObject listed = ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "it_cc_policy"));
+    JsonObject listed = harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_cc_policy"));
     assertEquals(1, listed.getJsonArray("rows").size(), listed.encode());
     assertEquals(2, listed.getJsonArray("rows").getJsonObject(0).getInteger("id"));
   }
@@ -140,9 +135,9 @@ class CatalogCacheIT {
         "GRANT SELECT ON public.it_cc_revoke TO tidemark_reader");
     assertEquals(1, rowTwice("it_cc_revoke", 1).getInteger("id"));
     sql("REVOKE SELECT ON public.it_cc_revoke FROM tidemark_reader");
-    JsonObject refused = ToolResults.error(reader, "get_row", new JsonObject().put("table", "it_cc_revoke").put("key", 1), "NOT_FOUND");
+    JsonObject refused = harness.error(ServiceHarness.READER, "get_row", new JsonObject().put("table", "it_cc_revoke").put("key", 1), "NOT_FOUND");
     assertEquals("table", refused.getString("argument"));
-    ToolResults.error(reader, "list_rows", new JsonObject().put("table", "it_cc_revoke"), "NOT_FOUND");
+    harness.error(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_cc_revoke"), "NOT_FOUND");
     sql("GRANT SELECT ON public.it_cc_revoke TO tidemark_reader");
     assertEquals(1, row("it_cc_revoke", 1).getInteger("id"));
   }
@@ -154,18 +149,18 @@ class CatalogCacheIT {
         "INSERT INTO public.it_cc_columns VALUES (1, 'x'), (2, 'y')",
         "GRANT SELECT ON public.it_cc_columns TO tidemark_reader");
     JsonObject all = new JsonObject().put("table", "it_cc_columns");
-    ToolResults.ok(reader, "list_rows", all);
-    assertEquals(2, ToolResults.ok(reader, "list_rows", all).getJsonArray("rows").size());
+    harness.ok(ServiceHarness.READER, "list_rows", all);
+    assertEquals(2, harness.ok(ServiceHarness.READER, "list_rows", all).getJsonArray("rows").size());
 
     sql("ALTER TABLE public.it_cc_columns ADD COLUMN added int", "UPDATE public.it_cc_columns SET added = id * 100");
-    JsonObject filtered = ToolResults.ok(reader, "list_rows", new JsonObject().put("table", "it_cc_columns")
+    JsonObject filtered = harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_cc_columns")
         .put("where", new JsonObject().put("column", "added").put("op", "eq").put("value", 200)));
     JsonArray rows = filtered.getJsonArray("rows");
     assertEquals(1, rows.size(), filtered::encode);
     assertEquals(2, rows.getJsonObject(0).getInteger("id"));
 
     sql("ALTER TABLE public.it_cc_columns DROP COLUMN old");
-    JsonObject after = ToolResults.ok(reader, "list_rows", all);
+    JsonObject after = harness.ok(ServiceHarness.READER, "list_rows", all);
     assertEquals(new JsonArray().add("id").add("added"), after.getJsonArray("columns"));
     assertTrue(after.getJsonArray("rows").stream().map(JsonObject.class::cast).noneMatch(r -> r.containsKey("old")));
   }
@@ -178,10 +173,10 @@ class CatalogCacheIT {
         "GRANT SELECT ON public.it_cc_param TO tidemark_reader");
     String statement = "SELECT id FROM public.it_cc_param WHERE code = $1";
     JsonObject byNumber = new JsonObject().put("sql", statement).put("params", new JsonArray().add(5));
-    ToolResults.ok(reader, "query", byNumber);
-    assertEquals(1, ToolResults.ok(reader, "query", byNumber).getJsonArray("rows").size(), "the types are remembered by now");
+    harness.ok(ServiceHarness.READER, "query", byNumber);
+    assertEquals(1, harness.ok(ServiceHarness.READER, "query", byNumber).getJsonArray("rows").size(), "the types are remembered by now");
     sql("ALTER TABLE public.it_cc_param ALTER COLUMN code TYPE text USING 'five'");
-    JsonObject rows = ToolResults.ok(reader, "query", new JsonObject().put("sql", statement).put("params", new JsonArray().add("five")));
+    JsonObject rows = harness.ok(ServiceHarness.READER, "query", new JsonObject().put("sql", statement).put("params", new JsonArray().add("five")));
     assertEquals(1, rows.getJsonArray("rows").size(), rows::encode);
     assertEquals(1, rows.getJsonArray("rows").getJsonObject(0).getInteger("id"));
   }

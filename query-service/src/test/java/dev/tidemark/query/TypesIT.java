@@ -1,10 +1,9 @@
-package dev.tidemark.node;
+package dev.tidemark.query;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -20,30 +19,23 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TypesIT {
 
-  private TidemarkNode node;
-  private McpHttpClient client;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) {
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query", Map.of());
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
-    client.initialize();
+        harness = QueryRole.start(infra, Map.of());
   }
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
+    if (harness != null) {
+      harness.close();
     }
-    TestNodes.stop(node);
   }
 
   private JsonObject row(String sql, JsonArray params) {
-    JsonObject result = client.callTool("query", new JsonObject().put("sql", sql).put("params", params));
-    assertNull(result.getValue("isError"), result::encode);
-    OutputSchemas.assertFits("query", result.getJsonObject("structuredContent"));
-    return result.getJsonObject("structuredContent").getJsonArray("rows").getJsonObject(0);
+    return harness.ok(ServiceHarness.READER, "query", new JsonObject().put("sql", sql).put("params", params))
+        .getJsonArray("rows").getJsonObject(0);
   }
 
   /** Each type: an SQL literal, the JSON it maps to, and the cast that takes the JSON back in. */

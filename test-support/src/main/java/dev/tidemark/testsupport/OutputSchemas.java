@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.testsupport;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,11 +15,11 @@ import io.vertx.json.schema.Validator;
  * Checks a tool's structuredContent against the outputSchema the tool declares in tools/list and,
  * for a result that is not an error, against its full result schema, every level of it.
  */
-final class OutputSchemas {
+public final class OutputSchemas {
 
   private OutputSchemas() {}
 
-  static void assertFits(String tool, JsonObject structuredContent) {
+  public static void assertFits(String tool, JsonObject structuredContent) {
     assertFits(tool, ToolCatalog.find(tool).orElseThrow().outputSchema().copy(), structuredContent);
     if (!structuredContent.containsKey("error")) {
       assertFits(tool, ToolCatalog.find(tool).orElseThrow().resultSchema().copy(), structuredContent);

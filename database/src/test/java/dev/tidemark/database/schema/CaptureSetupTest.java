@@ -1,4 +1,4 @@
-package dev.tidemark.changelog;
+package dev.tidemark.database.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

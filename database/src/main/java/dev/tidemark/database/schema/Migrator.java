@@ -1,6 +1,5 @@
-package dev.tidemark.node.migrate;
+package dev.tidemark.database.schema;
 
-import dev.tidemark.changelog.CaptureSetup;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
@@ -101,7 +100,7 @@ public final class Migrator {
   }
 
   public static String read(String resource) {
-    String path = "/dev/tidemark/node/" + resource;
+    String path = "/dev/tidemark/database/schema/" + resource;
     try (InputStream in = Migrator.class.getResourceAsStream(path)) {
       if (in == null) {
         throw new IllegalStateException("missing resource " + path);

@@ -1,17 +1,17 @@
-package dev.tidemark.node;
+package dev.tidemark.command;
 
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.command.Canonical;
-import dev.tidemark.command.PlanCodec;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.ServiceHarness;
+import dev.tidemark.testsupport.TestDatabases;
+import dev.tidemark.contract.ToolReply;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -29,7 +29,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The change tools through one gateway+command node against a real PostgreSQL: plan, confirm,
+ * The change tools of the command role, called over the event bus as a gateway calls them, against a real PostgreSQL: plan, confirm,
  * commit, idempotency, errors. The fixture is a chain of four tables with ON DELETE CASCADE
  * (region, account, invoice, line) and a trigger that deletes items when an archive row is inserted.
  */
@@ -40,13 +40,13 @@ class ChangeToolsIT {
   static final String DB = "change_tools_it";
 
   private SharedInfra infra;
-  private TidemarkNode node;
-  private McpHttpClient client;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
+    // the harness prepares the database and starts the relay before the fixture, which capture must follow
+    harness = CommandRole.start(infra, DB, Map.of(ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
     sql(infra, DB,
         "DROP TABLE IF EXISTS public.ct_line, public.ct_invoice, public.ct_account, public.ct_region, public.ct_item,"
             + " public.ct_archive, public.ct_locked CASCADE",
@@ -67,20 +67,13 @@ class ChangeToolsIT {
         "REVOKE ALL ON public.ct_locked FROM tidemark_writer",
         "GRANT SELECT ON public.ct_locked TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    // the changelog role too: the changelog and who made each change are written by its relay
-    node = TestNodes.startAlone(infra, "gateway,command,changelog", Map.of(
-        ConfigKey.DATABASE_URL, infra.postgres().url(DB),
-        ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
-    client.initialize();
   }
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
+    if (harness != null) {
+      harness.close();
     }
-    TestNodes.stop(node);
   }
 
   @BeforeEach
@@ -97,11 +90,11 @@ class ChangeToolsIT {
   // ---- helpers ----
 
   private JsonObject ok(String tool, JsonObject args) {
-    return ToolResults.ok(client, tool, args);
+    return harness.ok(ServiceHarness.WRITER, tool, args);
   }
 
   private JsonObject error(String tool, JsonObject args, String code) {
-    return ToolResults.error(client, tool, args, code);
+    return harness.error(ServiceHarness.WRITER, tool, args, code);
   }
 
 
@@ -110,7 +103,7 @@ class ChangeToolsIT {
   }
 
   private long count(String sql) {
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
+    try (Connection c = TestDatabases.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
       r.next();
       return r.getLong(1);
     } catch (Exception e) {
@@ -119,7 +112,7 @@ class ChangeToolsIT {
   }
 
   private List<String> strings(String sql) {
-    return ChangelogFixtures.strings(infra, DB, sql);
+    return TestDatabases.strings(infra, DB, sql);
   }
 
 
@@ -135,7 +128,7 @@ class ChangeToolsIT {
         .put("sql", "WITH gone AS (DELETE FROM public.ct_line WHERE invoice_id = $1 RETURNING id) SELECT count(*) FROM gone")
         .put("params", new JsonArray().add(100)));
     assertEquals("plan", plan.getString("mode"));
-    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"));
+    assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
     assertTrue(plan.getString("plan_id").startsWith("p3."));
     assertNotNull(plan.getString("expires_at"));
@@ -145,10 +138,10 @@ class ChangeToolsIT {
   @Test
   void aDeleteThatCascadesThreeTablesAwayReportsEveryRemovedRowWithBeforeImages() {
     JsonObject plan = ok("delete_rows", new JsonObject().put("table", "ct_region").put("key", 1));
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.ct_region").getInteger("deleted"));
-    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_account").getInteger("deleted"));
-    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_invoice").getInteger("deleted"));
-    assertEquals(3, ToolResults.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"), "three tables away from the row deleted");
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.ct_region").getInteger("deleted"));
+    assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.ct_account").getInteger("deleted"));
+    assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.ct_invoice").getInteger("deleted"));
+    assertEquals(3, ServiceHarness.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"), "three tables away from the row deleted");
     assertEquals(8, plan.getJsonObject("totals").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
     JsonObject sample = plan.getJsonArray("samples").stream().map(JsonObject.class::cast)
@@ -161,8 +154,8 @@ class ChangeToolsIT {
   @Test
   void anInsertWhoseTriggerDeletesRowsIsPlannedAsARemoval() {
     JsonObject plan = ok("insert_rows", new JsonObject().put("table", "ct_archive").put("rows", new JsonArray().add(new JsonObject().put("id", 0))));
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.ct_archive").getInteger("inserted"));
-    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.ct_item").getInteger("deleted"), "the trigger deletes the two items with qty 0");
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.ct_archive").getInteger("inserted"));
+    assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.ct_item").getInteger("deleted"), "the trigger deletes the two items with qty 0");
     assertEquals(true, plan.getBoolean("confirmation_required"));
     assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
   }
@@ -172,7 +165,7 @@ class ChangeToolsIT {
     JsonObject plan = ok("transaction", new JsonObject().put("statements", new JsonArray()
         .add(new JsonObject().put("sql", "INSERT INTO public.ct_item (id, name) VALUES (50, 'fig')"))
         .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = $1 WHERE id = 50").put("params", new JsonArray().add(9)))));
-    JsonObject items = ToolResults.ofTable(plan, "changes", "public.ct_item");
+    JsonObject items = ServiceHarness.ofTable(plan, "changes", "public.ct_item");
     assertEquals(1, items.getInteger("inserted"));
     assertEquals(1, items.getInteger("updated"));
     assertEquals(false, plan.getBoolean("confirmation_required"));
@@ -192,15 +185,15 @@ class ChangeToolsIT {
     assertEquals(false, done.getBoolean("replayed"));
     assertEquals(key, done.getString("idempotency_key"));
     assertEquals(7, count("SELECT balance FROM public.ct_account WHERE id = 10"));
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement(
+    TestDatabases.awaitDecoded(infra, DB);
+    try (Connection c = TestDatabases.jdbc(infra, DB); var ps = c.prepareStatement(
         "SELECT c.op, a.caller, a.tool, a.plan_id FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
             + " WHERE a.idempotency_key = ?")) {
       ps.setString(1, key);
       ResultSet r = ps.executeQuery();
       assertTrue(r.next(), "the committed change is in the changelog");
       assertEquals("UPDATE", r.getString(1));
-      assertEquals("dev-read-write", r.getString(2));
+      assertEquals(ServiceHarness.WRITER.name(), r.getString(2));
       assertEquals("update_rows", r.getString(3));
       assertEquals(plan.getString("plan_id"), r.getString(4));
       assertFalse(r.next(), "one row changed, one changelog row");
@@ -220,7 +213,7 @@ class ChangeToolsIT {
     assertEquals(true, again.getBoolean("replayed"));
     assertEquals(first.getJsonArray("changes"), again.getJsonArray("changes"));
     assertEquals(1, count("SELECT count(*) FROM public.ct_item WHERE name = 'kiwi'"));
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
     assertEquals(1, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key = '" + key + "'"));
   }
@@ -275,19 +268,12 @@ class ChangeToolsIT {
     char[] chars = planId.toCharArray();
     int at = planId.indexOf('.') + 5;
     chars[at] = chars[at] == 'A' ? 'B' : 'A';
-    dev.tidemark.contract.KeyRing ring = TestNodes.keyRing(infra, DB);
+    dev.tidemark.contract.KeyRing ring = TestDatabases.keyRing(infra, DB);
     PlanCodec codec = new PlanCodec(() -> ring);
     String inputHash = Canonical.inputHash("update_rows", args);
     PlanCodec.Plan real = null;
-    // the caller is the associated data of the seal: the plan opens for the id of the token that made it
-    for (String caller : strings("SELECT id::text FROM tidemark.api_token")) {
-      try {
-        real = codec.decode(planId, caller, "update_rows", inputHash);
-        break;
-      } catch (dev.tidemark.contract.ToolException notThisCaller) {
-        // another token's id
-      }
-    }
+    // the caller is the associated data of the seal: the plan opens for the id of the caller that made it
+    real = codec.decode(planId, ServiceHarness.WRITER.id(), "update_rows", inputHash);
     assertNotNull(real, "the plan opens for its caller, tool and arguments");
     String expired = codec.encode(new PlanCodec.Plan(real.caller(), real.tool(), real.inputHash(), real.fingerprint(),
         System.currentTimeMillis() - 1, real.removes(), real.totals()));
@@ -408,8 +394,8 @@ class ChangeToolsIT {
     assertEquals(0, count("SELECT count(*) FROM public.ct_plant_seen s JOIN public.ct_plant_seen p ON p.n = 0 AND p.pid = s.pid"
         + " WHERE s.n > 0"), "the session where a statement was planted served another call");
     // a trigger that drops Tidemark's statements fails its own call, and only that one
-    JsonObject dropped = client.callTool("insert_rows", insert.apply(100));
-    assertEquals(Boolean.TRUE, dropped.getValue("isError"), dropped.encode());
+    ToolReply dropped = harness.call(ServiceHarness.WRITER, "insert_rows", insert.apply(100));
+    assertTrue(dropped.isError(), dropped.toJson()::encode);
     for (int n = 101; n <= 104; n++) {
       assertEquals("commit", ok("insert_rows", insert.apply(n)).getString("mode"));
     }
@@ -426,17 +412,12 @@ class ChangeToolsIT {
         .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(pear))))
         .put("idempotency_key", key);
     java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
-    try (Connection other = ChangelogFixtures.jdbc(infra, DB)) {
+    try (Connection other = TestDatabases.jdbc(infra, DB)) {
       other.setAutoCommit(false);
       other.createStatement().execute("UPDATE public.ct_item SET name = 'pear2' WHERE id = " + pear);  // holds pear
-      java.util.concurrent.Future<JsonObject> call = pool.submit(() -> {
-        try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
-          c.initialize();
-          return c.callTool("transaction", args);
-        }
-      });
+      java.util.concurrent.Future<ToolReply> call = pool.submit(() -> harness.call(ServiceHarness.WRITER, "transaction", args));
       // the change holds apple and waits for pear; then this transaction asks for apple: a deadlock
-      ChangelogFixtures.await("the change waiting for the row this transaction holds", java.time.Duration.ofSeconds(30),
+      dev.tidemark.testsupport.Await.that("the change waiting for the row this transaction holds", java.time.Duration.ofSeconds(30),
           () -> count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE public.ct_item SET qty%'") > 0);
       java.util.concurrent.Future<?> blocked = pool.submit(() -> {
         other.createStatement().execute("UPDATE public.ct_item SET name = 'apple2' WHERE id = " + apple);
@@ -444,9 +425,9 @@ class ChangeToolsIT {
         return null;
       });
       blocked.get(60, java.util.concurrent.TimeUnit.SECONDS);
-      JsonObject result = call.get(60, java.util.concurrent.TimeUnit.SECONDS);
-      assertNull(result.getValue("isError"), result::encode);
-      JsonObject s = result.getJsonObject("structuredContent");
+      ToolReply result = call.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      assertNull(result.error(), result.toJson()::encode);
+      JsonObject s = result.structured();
       assertEquals("commit", s.getString("mode"));
       assertEquals(2, s.getJsonObject("totals").getInteger("updated"));
     } finally {
@@ -454,7 +435,7 @@ class ChangeToolsIT {
     }
     assertEquals(1, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "the change was applied once, after the retry");
     assertEquals(6, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
     assertEquals(2, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key = '" + key + "'"));
   }
@@ -561,16 +542,20 @@ class ChangeToolsIT {
   }
 
   @Test
-  void aReadOnlyCallerNeitherSeesNorCallsChangeTools() {
-    try (McpHttpClient reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
-      reader.initialize();
-      JsonArray tools = reader.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
-      List<String> names = new ArrayList<>();
-      tools.forEach(t -> names.add(((JsonObject) t).getString("name")));
-      assertFalse(names.contains("insert_rows"), names.toString());
-      JsonObject refused = reader.rpc("tools/call", new JsonObject().put("name", "delete_rows")
-          .put("arguments", new JsonObject().put("table", "ct_item").put("key", 1)));
-      assertEquals(-32602, refused.getJsonObject("error").getInteger("code"));
+  void aReadOnlyCallerThatReachesTheCommandServiceIsRefusedAndChangesNothing() {
+    // the gateway hides change tools from a read-only caller (SingleNodeIT); the service refuses one on its own too
+    for (String tool : List.of("delete_rows", "insert_rows", "update_rows", "transaction")) {
+      JsonObject args = switch (tool) {
+        case "delete_rows" -> new JsonObject().put("table", "ct_item").put("key", 1);
+        case "insert_rows" -> new JsonObject().put("table", "ct_item").put("rows", new JsonArray().add(new JsonObject().put("name", "fig")));
+        case "update_rows" -> new JsonObject().put("table", "ct_item").put("key", 1).put("set", new JsonObject().put("qty", 9));
+        default -> new JsonObject().put("statements", new JsonArray().add(new JsonObject().put("sql", "DELETE FROM public.ct_item")));
+      };
+      ToolReply refused = harness.call(ServiceHarness.READER, tool, args.put("idempotency_key", key()));
+      assertTrue(refused.isError(), () -> tool + ": " + refused.toJson().encode());
+      assertTrue(List.of("READ_ONLY", "PERMISSION_DENIED").contains(refused.error().getString("code")), refused.error()::encode);
     }
+    assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
+    assertEquals(0, count("SELECT qty FROM public.ct_item WHERE name = 'apple'"));
   }
 }

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.database;
 
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import io.vertx.core.Vertx;

@@ -1,4 +1,4 @@
-package dev.tidemark.changelog;
+package dev.tidemark.database.schema;
 
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
