@@ -16,14 +16,20 @@ import java.util.concurrent.TimeUnit;
 /** Starts real nodes for integration tests against the suite's shared PostgreSQL and Kafka. */
 final class TestNodes {
 
-  static final String DATABASE = "tidemark_it";
+  static final String DATABASE = dev.tidemark.testsupport.ServiceHarness.DATABASE;
   static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
   static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";
   /** Login passwords of the caller roles tests use; each role a test's token maps to needs one. */
-  static final Map<String, String> CALLER_PASSWORDS = Map.of(
-      DevSetup.WRITER_ROLE, "it-writer-password", DevSetup.READER_ROLE, "it-reader-password", "it_nobody", "it-nobody-password");
+  static final Map<String, String> CALLER_PASSWORDS = callerPasswords();
 
   private static boolean prepared;
+
+  /** The harness's two callers, and a role with no grants for the tests of refusals. */
+  private static Map<String, String> callerPasswords() {
+    Map<String, String> passwords = new java.util.HashMap<>(dev.tidemark.testsupport.ServiceHarness.CALLER_PASSWORDS);
+    passwords.put("it_nobody", "it-nobody-password");
+    return Map.copyOf(passwords);
+  }
 
   private TestNodes() {}
 
@@ -152,7 +158,7 @@ final class TestNodes {
 
   /** A JDBC connection to the suite's test database as the superuser, for fixtures a caller cannot make. */
   static java.sql.Connection jdbc(SharedInfra infra) throws java.sql.SQLException {
-    return java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(DATABASE), infra.postgres().user(), infra.postgres().password());
+    return dev.tidemark.testsupport.TestDatabases.jdbc(infra, DATABASE);
   }
 
   /** The key ring of database {@code db}, read as the superuser, for tests that make cursors or plan ids of their own. */

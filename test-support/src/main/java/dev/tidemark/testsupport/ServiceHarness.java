@@ -30,8 +30,6 @@ import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -77,14 +75,12 @@ public final class ServiceHarness implements AutoCloseable {
     List<Deployable> create(Vertx vertx, TidemarkConfig config, Pool pool, NodeInfo node);
   }
 
-  private final SharedInfra infra;
   private final TidemarkConfig config;
   private final Vertx service;
   private final Vertx caller;
   private final Pool pool;
 
-  private ServiceHarness(SharedInfra infra, TidemarkConfig config, Vertx service, Vertx caller, Pool pool) {
-    this.infra = infra;
+  private ServiceHarness(TidemarkConfig config, Vertx service, Vertx caller, Pool pool) {
     this.config = config;
     this.service = service;
     this.caller = caller;
@@ -114,7 +110,7 @@ public final class ServiceHarness implements AutoCloseable {
       throw e;
     }
     Pool pool = Pools.create(service, config.database());
-    ServiceHarness harness = new ServiceHarness(infra, config, service, caller, pool);
+    ServiceHarness harness = new ServiceHarness(config, service, caller, pool);
     try {
       NodeInfo node = new NodeInfo("harness-" + cluster.substring(cluster.length() - 8), dev.tidemark.contract.Version.get(), config.roles(), () -> 2);
       Future<String> chain = Future.succeededFuture();
@@ -154,8 +150,8 @@ public final class ServiceHarness implements AutoCloseable {
   }
 
   /** A JDBC connection to {@link #DATABASE} as the superuser, for fixtures a caller cannot make. */
-  public static Connection jdbc(SharedInfra infra) throws SQLException {
-    return DriverManager.getConnection(infra.postgres().jdbcUrl(DATABASE), infra.postgres().user(), infra.postgres().password());
+  public static Connection jdbc(SharedInfra infra) {
+    return TestDatabases.jdbc(infra, DATABASE);
   }
 
   /** Tidemark's schema, both callers' logins and the demo tables in the PostgreSQL database {@code config} names, once per JVM. */
@@ -201,21 +197,6 @@ public final class ServiceHarness implements AutoCloseable {
     return Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz)).buildClustered();
   }
 
-  /** The config the role's verticles were made with. */
-  public TidemarkConfig config() {
-    return config;
-  }
-
-  /** The Vert.x instance the role runs on. */
-  public Vertx serviceVertx() {
-    return service;
-  }
-
-  /** The other cluster member, where {@link #call} sends from: listen here for what the role publishes to the cluster. */
-  public Vertx callerVertx() {
-    return caller;
-  }
-
   /** The served database's name, as addresses and cursors carry it. */
   public String database() {
     return config.database().name();
@@ -258,12 +239,6 @@ public final class ServiceHarness implements AutoCloseable {
       }
     }
     throw new AssertionError(table + " is not in " + field + " of " + result.encode());
-  }
-
-  /** A JDBC connection to the served database as the superuser, for fixtures a caller cannot make. */
-  public Connection jdbc() throws SQLException {
-    return DriverManager.getConnection(infra.postgres().jdbcUrl(config.database().dbname()), infra.postgres().user(),
-        infra.postgres().password());
   }
 
   /** Undeploys the role, closes its pool and both cluster members. */
