@@ -1,15 +1,14 @@
-package dev.tidemark.node;
+package dev.tidemark.query;
 
-import dev.tidemark.testsupport.OutputSchemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -24,22 +23,21 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * query is read-only by construction: every refusal of issue 5 item 3, as the read-write caller
- * (whose role may write, so only the guard stands in the way), and nothing a call does reaches the
- * next call on the same connection: the node has a pool of one connection.
+ * query is read-only by construction: every refusal, as the read-write caller (whose role may
+ * write, so only the guard stands in the way), and nothing a call does reaches the next call on
+ * the same connection: the role has a pool of one connection.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReadOnlyGuardIT {
 
   private SharedInfra infra;
-  private TidemarkNode node;
-  private McpHttpClient writer;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) throws Exception {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
+    ServiceHarness.prepareDatabase(infra);
     try (Connection conn = jdbc()) {
       conn.createStatement().execute("CREATE OR REPLACE PROCEDURE public.it_touch() LANGUAGE sql AS $$ UPDATE public.products SET active = active $$");
       conn.createStatement().execute("GRANT EXECUTE ON PROCEDURE public.it_touch() TO tidemark_writer");
@@ -50,19 +48,16 @@ class ReadOnlyGuardIT {
       conn.createStatement().execute("CREATE OR REPLACE FUNCTION public.it_set(text, text) RETURNS text LANGUAGE sql STABLE"
           + " AS $$ SELECT set_config($1, $2, false) $$");
     }
-    node = TestNodes.startAlone(infra, "gateway,query", Map.of(
+    harness = QueryRole.start(infra, Map.of(
         ConfigKey.DATABASE_POOL_SIZE, "1",
         ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "1000"));
-    writer = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
-    writer.initialize();
   }
 
   @AfterAll
   void stop() {
-    if (writer != null) {
-      writer.close();
+    if (harness != null) {
+      harness.close();
     }
-    TestNodes.stop(node);
   }
 
   private long count(String sql) {
@@ -75,7 +70,7 @@ class ReadOnlyGuardIT {
   }
 
   private Connection jdbc() throws Exception {
-    return TestNodes.jdbc(infra);
+    return ServiceHarness.jdbc(infra);
   }
 
   /** A fingerprint of everything the refused statements could touch. */
@@ -94,23 +89,30 @@ class ReadOnlyGuardIT {
   private void refused(String sql) {
     try {
       String before = databaseState();
-      JsonObject result = writer.callTool("query", new JsonObject().put("sql", sql));
-      assertEquals(true, result.getBoolean("isError"), () -> "not refused: " + sql + " -> " + result.encode());
-      String code = result.getJsonObject("structuredContent").getJsonObject("error").getString("code");
-      assertTrue(code.equals("READ_ONLY") || code.equals("PERMISSION_DENIED"), sql + " -> " + result.encode());
+      ToolReply result = query(new JsonObject().put("sql", sql));
+      assertNotNull(result.error(), () -> "not refused: " + sql + " -> " + result.toJson().encode());
+      String code = result.error().getString("code");
+      assertTrue(code.equals("READ_ONLY") || code.equals("PERMISSION_DENIED"), sql + " -> " + result.toJson().encode());
       assertEquals(before, databaseState(), "nothing changed: " + sql);
-      assertEquals(1, writer.callTool("query", new JsonObject().put("sql", "SELECT 1 AS ok")).getJsonObject("structuredContent")
-          .getJsonArray("rows").getJsonObject(0).getInteger("ok"), "the node keeps serving after " + sql);
+      assertEquals(1, rows("SELECT 1 AS ok").getInteger("ok"), "the role keeps serving after " + sql);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
   }
 
+  private ToolReply query(JsonObject arguments) {
+    return harness.call(ServiceHarness.WRITER, "query", arguments);
+  }
+
+  /** The error of a call that must fail, whatever its code. */
+  private JsonObject error(String tool, JsonObject arguments) {
+    ToolReply result = harness.call(ServiceHarness.WRITER, tool, arguments);
+    assertNotNull(result.error(), () -> tool + " should fail: " + result.toJson().encode());
+    return result.error();
+  }
+
   private JsonObject rows(String sql) {
-    JsonObject result = writer.callTool("query", new JsonObject().put("sql", sql));
-    assertNull(result.getValue("isError"), result::encode);
-    OutputSchemas.assertFits("query", result.getJsonObject("structuredContent"));
-    return result.getJsonObject("structuredContent").getJsonArray("rows").getJsonObject(0);
+    return harness.ok(ServiceHarness.WRITER, "query", new JsonObject().put("sql", sql)).getJsonArray("rows").getJsonObject(0);
   }
 
   // ---- every refusal, each on its own ----
@@ -150,8 +152,7 @@ class ReadOnlyGuardIT {
   void explainAnalyzeRunsOnlyWhatTheGuardAccepts() throws Exception {
     String before = databaseState();
     for (String sql : new String[] {"DELETE FROM order_items", "SELECT nextval('orders_id_seq')", "NOTIFY it_channel"}) {
-      JsonObject e = writer.callTool("explain", new JsonObject().put("sql", sql).put("analyze", true))
-          .getJsonObject("structuredContent").getJsonObject("error");
+      JsonObject e = error("explain", new JsonObject().put("sql", sql).put("analyze", true));
       assertEquals("READ_ONLY", e.getString("code"), sql + " -> " + e.encode());
     }
     assertEquals(before, databaseState());
@@ -159,8 +160,7 @@ class ReadOnlyGuardIT {
 
   @Test
   void severalStatementsAreRefusedWithAMessageSayingSo() {
-    JsonObject e = writer.callTool("query", new JsonObject().put("sql", "SELECT 1; SELECT 2"))
-        .getJsonObject("structuredContent").getJsonObject("error");
+    JsonObject e = error("query", new JsonObject().put("sql", "SELECT 1; SELECT 2"));
     assertEquals("READ_ONLY", e.getString("code"));
     assertTrue(e.getString("message").contains("exactly one statement"), e.getString("message"));
   }
@@ -172,8 +172,7 @@ class ReadOnlyGuardIT {
     for (String sql : List.of("SELECT pg_advisory_lock(4242)", "SELECT pg_advisory_xact_lock(1), pg_sleep(1)",
         "SELECT set_config('work_mem', '1234kB', false)", "SELECT pg_notify('it', 'x')", "SELECT * FROM pg_ls_dir('.')",
         "SELECT query_to_xml('select 1', false, false, '')", "SELECT x FROM (SELECT pg_try_advisory_lock(7) AS x) s")) {
-      JsonObject e = writer.callTool("query", new JsonObject().put("sql", sql)).getJsonObject("structuredContent").getJsonObject("error");
-      assertNotNull(e, sql);
+      JsonObject e = error("query", new JsonObject().put("sql", sql));
       if ("PERMISSION_DENIED".equals(e.getString("code"))) {
         continue;  // PostgreSQL refused it while planning: the role may not execute the function at all
       }
@@ -234,9 +233,8 @@ class ReadOnlyGuardIT {
   @Test
   void aStatementPastTheTimeoutEndsWithTimeoutAndItsBackendIsFreeAtOnce() throws Exception {
     long started = System.nanoTime();
-    JsonObject result = writer.callTool("query", new JsonObject().put("sql", "SELECT pg_sleep(30) AS slept"));
+    harness.error(ServiceHarness.WRITER, "query", new JsonObject().put("sql", "SELECT pg_sleep(30) AS slept"), "TIMEOUT");
     long tookMs = (System.nanoTime() - started) / 1_000_000;
-    assertEquals("TIMEOUT", result.getJsonObject("structuredContent").getJsonObject("error").getString("code"), result::encode);
     assertTrue(tookMs < 10_000, "took " + tookMs + " ms");
     try (Connection conn = jdbc(); ResultSet rs = conn.createStatement().executeQuery(
         "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND state <> 'idle' AND pid <> pg_backend_pid()")) {
@@ -248,9 +246,8 @@ class ReadOnlyGuardIT {
 
   @Test
   void aNonQueryParamCountIsCheckedBeforeAnythingRuns() {
-    JsonObject e = writer.callTool("query", new JsonObject().put("sql", "SELECT $1::int AS a").put("params", new JsonArray().add(1).add(2)))
-        .getJsonObject("structuredContent").getJsonObject("error");
-    assertEquals("INVALID_ARGUMENTS", e.getString("code"));
+    JsonObject e = harness.error(ServiceHarness.WRITER, "query",
+        new JsonObject().put("sql", "SELECT $1::int AS a").put("params", new JsonArray().add(1).add(2)), "INVALID_ARGUMENTS");
     assertEquals("params", e.getString("argument"));
   }
 }
