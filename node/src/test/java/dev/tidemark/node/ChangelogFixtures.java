@@ -1,8 +1,6 @@
 package dev.tidemark.node;
 
 import dev.tidemark.database.Pools;
-import dev.tidemark.changelog.ChangelogRecord;
-import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.EmbeddedKafkaBroker;
@@ -11,24 +9,14 @@ import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 
-/** A database of its own per test class, plain-SQL writers, and a reader of the changelog topic. */
+/** A database of its own per test class, and plain-SQL writers; the changelog topic's reader is the changelog module's TopicReader. */
 final class ChangelogFixtures {
 
   private ChangelogFixtures() {}
@@ -121,64 +109,5 @@ final class ChangelogFixtures {
 
   static void await(String what, Duration timeout, BooleanSupplier condition) {
     Await.that(what, timeout, condition);
-  }
-
-  /**
-   * Reads a changelog topic from its beginning, as a consumer should: dropping a record whose
-   * position is not after the last one taken from its partition. Counts what it dropped.
-   */
-  static final class TopicReader implements AutoCloseable {
-    private final KafkaConsumer<String, String> consumer;
-    final List<ChangelogRecord> records = new ArrayList<>();
-    final Map<ChangePosition, Integer> seen = new HashMap<>();
-    private final Map<Integer, ChangePosition> last = new HashMap<>();
-    int duplicates;
-    /** The records dropped as not after the last one taken from their partition. */
-    final List<ChangelogRecord> dropped = new ArrayList<>();
-
-    TopicReader(SharedInfra infra, String topic) {
-      this(infra.kafkaBootstrapServers(), topic);
-    }
-
-    TopicReader(String bootstrapServers, String topic) {
-      consumer = new KafkaConsumer<>(Map.of(
-          ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-          ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-          ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000,
-          ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
-      List<PartitionInfo> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30));
-      List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-    }
-
-    /** Reads until {@code done} holds; each poll waits at most 200 ms. */
-    void readUntil(String what, Duration timeout, BooleanSupplier done) {
-      await(what, timeout, () -> {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          ChangelogRecord change = ChangelogRecord.fromJson(new JsonObject(r.value()));
-          ChangePosition prev = last.get(r.partition());
-          if (prev != null && !change.position().isAfter(prev)) {
-            duplicates++;
-            dropped.add(change);
-            continue;
-          }
-          last.put(r.partition(), change.position());
-          records.add(change);
-          seen.merge(change.position(), 1, Integer::sum);
-        }
-        return done.getAsBoolean();
-      });
-    }
-
-    List<ChangelogRecord> of(String table) {
-      return records.stream().filter(r -> r.table().equals(table)).toList();
-    }
-
-    @Override
-    public void close() {
-      consumer.close(Duration.ofSeconds(2));
-    }
   }
 }

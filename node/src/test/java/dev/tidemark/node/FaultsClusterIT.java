@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.changelog.ChangelogRecord;
+import dev.tidemark.changelog.TopicReader;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.EmbeddedKafkaBroker;
@@ -191,7 +192,7 @@ class FaultsClusterIT {
           + " WHERE c.table_name = 'fault_row' AND c.op = 'INSERT' GROUP BY 1");
       assertEquals(committed, changelog.keySet(), "every committed row is in the changelog, and no other");
       assertEquals(Map.of(), moreThanOnce(changelog), "no row is in the changelog twice");
-      try (ChangelogFixtures.TopicReader reader = new ChangelogFixtures.TopicReader(bootstrap, topic)) {
+      try (TopicReader reader = new TopicReader(bootstrap, topic)) {
         try {
           reader.readUntil("every committed row on the topic", Duration.ofSeconds(90), () -> onTopic(reader).keySet().containsAll(committed));
         } catch (AssertionError e) {
@@ -302,7 +303,7 @@ class FaultsClusterIT {
     }
   }
 
-  private static Map<String, Integer> onTopic(ChangelogFixtures.TopicReader reader) {
+  private static Map<String, Integer> onTopic(TopicReader reader) {
     Map<String, Integer> out = new HashMap<>();
     for (ChangelogRecord r : reader.of("fault_row")) {
       out.merge(r.body().getJsonObject("after").getString("k"), 1, Integer::sum);
@@ -311,7 +312,7 @@ class FaultsClusterIT {
   }
 
   /** What the topic lacks, where the changelog has it, and what the relay stored as published. */
-  private String missingFromTopic(SharedInfra infra, ChangelogFixtures.TopicReader reader) {
+  private String missingFromTopic(SharedInfra infra, TopicReader reader) {
     Set<String> missing = new java.util.TreeSet<>(committed);
     missing.removeAll(onTopic(reader).keySet());
     Set<String> inDropped = new java.util.TreeSet<>();

@@ -1,6 +1,7 @@
 package dev.tidemark.query;
 
 import dev.tidemark.changelog.CaptureVerticle;
+import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.changelog.RelayVerticle;
 import dev.tidemark.changelog.TopicVerticle;
 import dev.tidemark.config.ConfigKey;
@@ -18,6 +19,15 @@ final class QueryRole {
 
   static ServiceHarness start(SharedInfra infra, Map<ConfigKey, String> overrides) {
     return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> List.of(
+        new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool)), overrides);
+  }
+
+  /**
+   * The query role with the fan-out a node deploys beside it, which hears of every change on the
+   * changelog topic: what a node of the query role alone runs.
+   */
+  static ServiceHarness withFanOut(SharedInfra infra, Map<ConfigKey, String> overrides) {
+    return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> List.of(new FanOutVerticle(node, config),
         new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool)), overrides);
   }
 

@@ -146,7 +146,14 @@ public final class ServiceHarness implements AutoCloseable {
    * for a test whose fixtures must exist before its role starts ({@link #start} prepares it too).
    */
   public static void prepareDatabase(SharedInfra infra) {
-    prepare(infra, TidemarkConfig.from(config(infra, "query")));
+    prepareDatabase(infra, DATABASE);
+  }
+
+  /** {@link #prepareDatabase(SharedInfra)} for PostgreSQL database {@code db}, which a test class serves alone. */
+  public static void prepareDatabase(SharedInfra infra, String db) {
+    Map<ConfigKey, String> values = config(infra, "query");
+    values.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
+    prepare(infra, TidemarkConfig.from(values));
   }
 
   /** A JDBC connection to {@link #DATABASE} as the superuser, for fixtures a caller cannot make. */

@@ -1,16 +1,18 @@
-package dev.tidemark.node;
+package dev.tidemark.changelog;
 
 import dev.tidemark.database.Pools;
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.database.schema.Migrator;
+import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
@@ -41,10 +43,10 @@ class CaptureUpgradeIT {
   void anUpgradeFromTheCaptureTriggersWhileWritersCommitLosesNoChangeAndDoublesNone(SharedInfra infra) throws Exception {
     infra.postgres().createDatabaseIfMissing(DB);
     Vertx vertx = Vertx.vertx();
-    TidemarkNode relay = null;
+    ServiceHarness relay = null;
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
-      Map<ConfigKey, String> v = TestNodes.config(infra, "prepare", 0, "", "query");
+      Map<ConfigKey, String> v = ServiceHarness.config(infra, "changelog");
       v.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
       Pool db = Pools.create(vertx, TidemarkConfig.from(v).database());
       assertEquals(List.of(1, 2, 3, 4, 5, 6), await(Migrator.migrate(db, 6)), "the old schema, with capture triggers");
@@ -58,7 +60,7 @@ class CaptureUpgradeIT {
         int writer = w;
         writers.add(pool.submit(() -> {
           int seq = 0;
-          try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.up VALUES (?, ?)")) {
+          try (Connection c = TestDatabases.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.up VALUES (?, ?)")) {
             while (!stop.get()) {
               ps.setInt(1, writer);
               ps.setInt(2, seq++);
@@ -69,10 +71,10 @@ class CaptureUpgradeIT {
           return seq;
         }));
       }
-      ChangelogFixtures.await("writes before the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= 400);
+      Await.that("writes before the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= 400);
       assertEquals(List.of(7), await(Migrator.migrate(db, 7)), "the switch to logical decoding, while the writers commit");
       int atSwitch = committed.get();
-      ChangelogFixtures.await("writes after the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= atSwitch + 400);
+      Await.that("writes after the upgrade", java.time.Duration.ofSeconds(60), () -> committed.get() >= atSwitch + 400);
       stop.set(true);
       int total = 0;
       for (Future<Integer> f : writers) {
@@ -80,12 +82,11 @@ class CaptureUpgradeIT {
       }
       assertEquals(total, committed.get());
 
-      int port = FreePorts.allocate();
-      relay = TestNodes.start(ChangelogFixtures.config(infra, DB, "upgrade", TestNodes.clusterName(), port, "127.0.0.1:" + port,
-          "changelog"));
-      ChangelogFixtures.awaitDecoded(infra, DB);
+      // the harness brings the schema to its latest version before the relay starts, as an operator's migrate does
+      relay = ChangelogRole.start(infra, DB, "upgrade", Map.of());
+      TestDatabases.awaitDecoded(infra, DB);
 
-      try (Connection c = ChangelogFixtures.jdbc(infra, DB)) {
+      try (Connection c = TestDatabases.jdbc(infra, DB)) {
         ResultSet r = c.createStatement().executeQuery("SELECT count(*), count(DISTINCT c.key), "
             + "count(*) FILTER (WHERE k.position < (SELECT decoding_from FROM tidemark.changelog_state)), "
             + "(SELECT count(*) FROM public.up) FROM tidemark.changelog c JOIN tidemark.changelog_commit k ON k.xid = c.xid "
@@ -109,7 +110,9 @@ class CaptureUpgradeIT {
       }
     } finally {
       pool.shutdownNow();
-      TestNodes.stop(relay);
+      if (relay != null) {
+        relay.close();
+      }
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
   }

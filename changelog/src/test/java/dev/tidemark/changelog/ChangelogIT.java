@@ -1,20 +1,15 @@
-package dev.tidemark.node;
+package dev.tidemark.changelog;
 
-import dev.tidemark.testsupport.OutputSchemas;
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.changelog.ChangelogRecord;
-import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.ConfigKey;
-import dev.tidemark.devstack.FreePorts;
-import dev.tidemark.node.ChangelogFixtures.TopicReader;
+import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
@@ -39,8 +34,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Capture, the relay and changes_since against a real PostgreSQL and Kafka. A gateway+query node
- * serves MCP; the relay runs on a separate changelog-only node that tests stop and start.
+ * Capture and the relay against a real PostgreSQL and Kafka: what is captured, in which order it
+ * reaches the topic, and that a relay stopped mid-stream loses and doubles nothing. The relay runs
+ * on the harness, which tests close and start again; changes_since, which reads what it stores, is
+ * tested in the query module.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -52,51 +49,37 @@ class ChangelogIT {
   static final Duration WAIT = Duration.ofSeconds(60);
 
   private SharedInfra infra;
-  private TidemarkNode server;
-  private TidemarkNode relay;
+  private ServiceHarness relay;
   private String topic;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
+    ServiceHarness.prepareDatabase(infra, DB);
     sql(infra, DB,
         "CREATE TABLE IF NOT EXISTS public.z (id int PRIMARY KEY, v int NOT NULL)",
         "CREATE TABLE IF NOT EXISTS public.writes (writer int, seq int, PRIMARY KEY (writer, seq))",
         "CREATE TABLE IF NOT EXISTS public.no_pk (a int, b text)",
-        "CREATE TABLE IF NOT EXISTS public.secret_notes (id int PRIMARY KEY, body text)",
-        "REVOKE ALL ON public.secret_notes FROM tidemark_reader, tidemark_writer",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.z, public.writes TO tidemark_writer");
-    server = TestNodes.startAlone(infra, "gateway,query", Map.of(
-        ConfigKey.DATABASE_URL, infra.postgres().url(DB), ConfigKey.DATABASE_NAME, NAME));
     relay = startRelay(Map.of());
-    topic = relay.config().kafka().topicFor(NAME);
+    topic = ChangelogRole.topic(infra, NAME);
   }
 
   @AfterAll
   void stop() {
-    TestNodes.stop(relay);
-    TestNodes.stop(server);
+    if (relay != null) {
+      relay.close();
+    }
   }
 
-  private TidemarkNode startRelay(Map<ConfigKey, String> overrides) {
-    return ChangelogFixtures.startRelay(infra, DB, NAME, overrides);
-  }
-
-  private McpHttpClient client(String token) {
-    McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(server), token);
-    c.initialize();
-    return c;
-  }
-
-  private static List<JsonObject> changes(JsonObject structured) {
-    return structured.getJsonArray("changes").stream().map(JsonObject.class::cast).toList();
+  private ServiceHarness startRelay(Map<ConfigKey, String> overrides) {
+    return ChangelogRole.start(infra, DB, NAME, overrides);
   }
 
   @Test
   @Order(1)
   void aChangeMadeWithPlainSqlIsCapturedWithKeyAndImagesAndNoSettingCanClaimWhoMadeIt() throws Exception {
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB)) {
+    try (Connection c = TestDatabases.jdbc(infra, DB)) {
       c.setAutoCommit(false);
       // settings a caller's SQL can make are not attribution: only Tidemark's signed record is
       c.createStatement().execute("SELECT set_config('tidemark.caller', 'alice', true), set_config('tidemark.tool', 'insert_rows', true)");
@@ -112,8 +95,8 @@ class ChangelogIT {
       c.commit();
     }
     sql(infra, DB, "INSERT INTO public.no_pk VALUES (1, 'x')", "TRUNCATE public.no_pk");
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
+    try (Connection c = TestDatabases.jdbc(infra, DB);
         ResultSet r = c.createStatement().executeQuery("SELECT c.table_name, c.op, c.key::text, c.before::text, a.caller, a.tool "
             + "FROM tidemark.changelog c JOIN tidemark.changelog_commit k ON k.xid = c.xid "
             + "LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid "
@@ -147,7 +130,7 @@ class ChangelogIT {
   @Order(3)
   void aLateCommitWithAnEarlierIdIsPublishedAfterTheEarlyOneAndNotSkipped() throws Exception {
     sql(infra, DB, "INSERT INTO public.z VALUES (200, 0), (201, 0) ON CONFLICT DO NOTHING");
-    try (Connection t1 = ChangelogFixtures.jdbc(infra, DB); Connection t2 = ChangelogFixtures.jdbc(infra, DB);
+    try (Connection t1 = TestDatabases.jdbc(infra, DB); Connection t2 = TestDatabases.jdbc(infra, DB);
         TopicReader reader = new TopicReader(infra, topic)) {
       t1.setAutoCommit(false);
       t2.setAutoCommit(false);
@@ -158,7 +141,7 @@ class ChangelogIT {
       reader.readUntil("T2's change", WAIT, () -> reader.of("z").stream().anyMatch(r -> key(r) == 201 && v(r) == 1));
       t1.commit();
       reader.readUntil("T1's change", WAIT, () -> reader.of("z").stream().anyMatch(r -> key(r) == 200 && v(r) == 1));
-      List<Integer> order = reader.of("z").stream().filter(r -> v(r) == 1 && (key(r) == 200 || key(r) == 201)).map(ChangelogRecord -> key(ChangelogRecord)).toList();
+      List<Integer> order = reader.of("z").stream().filter(r -> v(r) == 1 && (key(r) == 200 || key(r) == 201)).map(ChangelogIT::key).toList();
       assertEquals(List.of(201, 200), order, "commit order, although T1 captured first");
     }
   }
@@ -167,7 +150,7 @@ class ChangelogIT {
   @Order(4)
   void aTransactionWithTheOlderIdThatCommitsLastIsSeenAfterTheNewerOne() throws Exception {
     sql(infra, DB, "INSERT INTO public.z VALUES (300, 0) ON CONFLICT DO NOTHING");
-    try (Connection t1 = ChangelogFixtures.jdbc(infra, DB); Connection t2 = ChangelogFixtures.jdbc(infra, DB);
+    try (Connection t1 = TestDatabases.jdbc(infra, DB); Connection t2 = TestDatabases.jdbc(infra, DB);
         TopicReader reader = new TopicReader(infra, topic)) {
       t1.setAutoCommit(false);
       t2.setAutoCommit(false);
@@ -189,61 +172,6 @@ class ChangelogIT {
 
   @Test
   @Order(5)
-  void changesSinceTheStatusHeadListsLaterChangesInOrderAndOnlyTablesTheCallerMayRead() {
-    try (McpHttpClient writer = client(TestNodes.READ_WRITE_TOKEN); McpHttpClient reader = client(TestNodes.READ_ONLY_TOKEN)) {
-      JsonObject status = writer.callTool("status", new JsonObject()).getJsonObject("structuredContent");
-      OutputSchemas.assertFits("status", status);
-      String head = status.getString("changelog_head");
-      sql(infra, DB, "INSERT INTO public.z VALUES (400, 1)", "INSERT INTO public.secret_notes VALUES (1, 'hidden')",
-          "UPDATE public.z SET v = 2 WHERE id = 400", "DELETE FROM public.z WHERE id = 400");
-      ChangelogFixtures.awaitDecoded(infra, DB);
-
-      JsonObject page = writer.callTool("changes_since", new JsonObject().put("cursor", head).put("limit", 2))
-          .getJsonObject("structuredContent");
-      OutputSchemas.assertFits("changes_since", page);
-      assertEquals(List.of("INSERT", "UPDATE"), changes(page).stream().map(c -> c.getString("op")).toList(),
-          "secret_notes is left out: tidemark_writer may not read it");
-      assertEquals(true, page.getBoolean("has_more"));
-      JsonObject update = changes(page).get(1);
-      assertEquals(new JsonObject().put("id", 400).put("v", 1), update.getJsonObject("before"));
-      assertEquals(new JsonObject().put("id", 400).put("v", 2), update.getJsonObject("after"));
-
-      JsonObject rest = writer.callTool("changes_since", new JsonObject().put("cursor", page.getString("next_cursor")))
-          .getJsonObject("structuredContent");
-      assertEquals(List.of("DELETE"), changes(rest).stream().map(c -> c.getString("op")).toList());
-      assertEquals(false, rest.getBoolean("has_more"));
-      JsonObject none = writer.callTool("changes_since", new JsonObject().put("cursor", rest.getString("next_cursor")))
-          .getJsonObject("structuredContent");
-      assertEquals(0, none.getJsonArray("changes").size());
-
-      JsonObject filtered = reader.callTool("changes_since", new JsonObject().put("cursor", head).put("tables", new JsonArray().add("public.secret_notes")))
-          .getJsonObject("structuredContent");
-      assertEquals(0, filtered.getJsonArray("changes").size(), "a table the caller cannot SELECT shows nothing");
-      JsonObject onlyZ = reader.callTool("changes_since", new JsonObject().put("cursor", head).put("tables", new JsonArray().add("z")))
-          .getJsonObject("structuredContent");
-      assertEquals(3, onlyZ.getJsonArray("changes").size());
-    }
-  }
-
-  @Test
-  @Order(6)
-  void aForgedOrMalformedCursorIsInvalidAndSaysToStartFromTheStatusHead() {
-    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
-      String head = c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("changelog_head");
-      char[] forged = head.toCharArray();
-      forged[3] = forged[3] == 'A' ? 'B' : 'A';
-      for (String cursor : List.of(new String(forged), "not-a-cursor", new ChangePosition(1, 1).encode(otherDatabasesKeys()))) {
-        JsonObject result = c.callTool("changes_since", new JsonObject().put("cursor", cursor));
-        assertEquals(true, result.getBoolean("isError"), cursor);
-        JsonObject error = result.getJsonObject("structuredContent").getJsonObject("error");
-        assertEquals("INVALID_CURSOR", error.getString("code"));
-        assertTrue(error.getString("message").contains("changelog_head that status reports"), error.getString("message"));
-      }
-    }
-  }
-
-  @Test
-  @Order(7)
   void tenThousandChangesFromEightWritersSurviveTwoRelayRestartsInCommitOrderEachPositionOnce() throws Exception {
     sql(infra, DB, "TRUNCATE public.writes");
     int writers = 8;
@@ -256,7 +184,7 @@ class ChangelogIT {
     for (int w = 0; w < writers; w++) {
       int writer = w;
       done.add(pool.submit(() -> {
-        try (Connection c = ChangelogFixtures.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.writes VALUES (?, ?)")) {
+        try (Connection c = TestDatabases.jdbc(infra, DB); var ps = c.prepareStatement("INSERT INTO public.writes VALUES (?, ?)")) {
           for (int seq = 0; seq < perWriter; seq++) {
             ps.setInt(1, writer);
             ps.setInt(2, seq);
@@ -272,12 +200,12 @@ class ChangelogIT {
     }
     try {
       assertTrue(milestones[0].await(60, TimeUnit.SECONDS));
-      TestNodes.stop(relay);  // stopped mid-stream, perhaps mid-batch
+      relay.close();  // stopped mid-stream, perhaps mid-batch
       relay = null;
       assertTrue(milestones[1].await(60, TimeUnit.SECONDS));
       relay = startRelay(Map.of(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, "300"));
       assertTrue(milestones[2].await(60, TimeUnit.SECONDS));
-      TestNodes.stop(relay);
+      relay.close();
       relay = null;
       assertTrue(milestones[3].await(60, TimeUnit.SECONDS));
       relay = startRelay(Map.of());
@@ -288,10 +216,10 @@ class ChangelogIT {
       pool.shutdownNow();
     }
     assertEquals(writers * perWriter, committed.get());
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
 
     List<ChangePosition> expected = new ArrayList<>();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB);
+    try (Connection c = TestDatabases.jdbc(infra, DB);
         ResultSet r = c.createStatement().executeQuery("SELECT k.position, c.id FROM tidemark.changelog c "
             + "JOIN tidemark.changelog_commit k ON k.xid = c.xid WHERE c.table_name = 'writes' AND c.op = 'INSERT' "
             + "AND (c.after->>'seq')::int >= 0 ORDER BY k.position, c.id")) {
@@ -318,31 +246,6 @@ class ChangelogIT {
     }
   }
 
-  @Test
-  @Order(8)
-  void aCursorOlderThanRetentionIsExpiredAndSaysToStartFromTheStatusHead() {
-    TestNodes.stop(relay);
-    relay = startRelay(Map.of(ConfigKey.CHANGELOG_RETENTION_SECONDS, "1", ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS, "1"));
-    try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
-      String old = c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getString("changelog_head");
-      sql(infra, DB, "INSERT INTO public.z VALUES (500, 1)", "UPDATE public.z SET v = 2 WHERE id = 500");
-      String[] code = new String[1];
-      ChangelogFixtures.await("the cursor to expire", WAIT, () -> {
-        JsonObject r = c.callTool("changes_since", new JsonObject().put("cursor", old));
-        code[0] = r.getBoolean("isError", false) ? r.getJsonObject("structuredContent").getJsonObject("error").getString("code") : null;
-        if (code[0] != null) {
-          assertTrue(r.getJsonObject("structuredContent").getJsonObject("error").getString("message").contains("changelog_head"));
-        }
-        return code[0] != null;
-      });
-      assertEquals("CURSOR_EXPIRED", code[0]);
-      JsonObject fresh = c.callTool("status", new JsonObject()).getJsonObject("structuredContent");
-      JsonObject again = c.callTool("changes_since", new JsonObject().put("cursor", fresh.getString("changelog_head")));
-      assertNull(again.getValue("isError"), "the head after pruning is a valid cursor");
-      assertFalse(again.getJsonObject("structuredContent").getBoolean("has_more"));
-    }
-  }
-
   private static long xid(Connection c) throws Exception {
     try (ResultSet r = c.createStatement().executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
       r.next();
@@ -358,12 +261,5 @@ class ChangelogIT {
   private static int v(ChangelogRecord r) {
     JsonObject after = r.body().getJsonObject("after");
     return after == null ? -1 : after.getInteger("v", -1);
-  }
-
-  /** A key ring of another database: the same key id, another secret. */
-  private static dev.tidemark.contract.KeyRing otherDatabasesKeys() {
-    byte[] secret = new byte[32];
-    new java.security.SecureRandom().nextBytes(secret);
-    return new dev.tidemark.contract.KeyRing(List.of(new dev.tidemark.contract.KeyRing.Key(1, secret, 0, Long.MAX_VALUE)));
   }
 }

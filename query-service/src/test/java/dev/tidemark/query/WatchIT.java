@@ -1,6 +1,6 @@
-package dev.tidemark.node;
+package dev.tidemark.query;
 
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.changelog.ChangelogRole;
+import dev.tidemark.testsupport.Await;
+import dev.tidemark.testsupport.ServiceHarness;
+import dev.tidemark.testsupport.TestDatabases;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -32,9 +35,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * {@code watch} against a real PostgreSQL and Kafka: a gateway+query node serves MCP, a second one
- * continues cursors of the first, and the relay runs on a changelog-only node (restarted with a
- * short retention for the reset). Writes are made with plain JDBC, outside Tidemark.
+ * {@code watch} against a real PostgreSQL and Kafka: a query role serves the watches, a second one
+ * in a cluster of its own continues cursors of the first, and the relay runs on a harness of its
+ * own (restarted with a short retention for the reset). Writes are made with plain JDBC, outside Tidemark.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -46,15 +49,14 @@ class WatchIT {
   static final Duration WAIT = Duration.ofSeconds(60);
 
   private SharedInfra infra;
-  private TidemarkNode server;
-  private TidemarkNode other;
-  private TidemarkNode relay;
-  private McpHttpClient reader;
+  private ServiceHarness server;
+  private ServiceHarness other;
+  private ServiceHarness relay;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
+    ServiceHarness.prepareDatabase(infra, DB);
     sql(infra, DB,
         "DROP TABLE IF EXISTS public.w_items, public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other",
         "CREATE TABLE public.w_items (id int PRIMARY KEY, status text NOT NULL, qty int NOT NULL, secret text)",
@@ -70,30 +72,26 @@ class WatchIT {
         "CREATE POLICY w_rls_own ON public.w_rls USING (owner = current_user)",
         "INSERT INTO public.w_items SELECT g, CASE WHEN g % 2 = 0 THEN 'open' ELSE 'closed' END, g, 'secret-' || g FROM generate_series(1, 20) g",
         "INSERT INTO public.w_race SELECT g, g FROM generate_series(1, 200) g");
-    Map<ConfigKey, String> db = Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(DB), ConfigKey.DATABASE_NAME, NAME);
-    relay = ChangelogFixtures.startRelay(infra, DB, NAME, Map.of());
-    server = TestNodes.startAlone(infra, "gateway,query", db);
-    other = TestNodes.startAlone(infra, "gateway,query", db);
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    reader = client(server);
+    Map<ConfigKey, String> db = ChangelogRole.served(infra, DB, NAME, Map.of());
+    relay = ChangelogRole.start(infra, DB, NAME, Map.of());
+    // two query roles, each in a cluster of its own, as two nodes that share nothing but the database
+    server = QueryRole.withFanOut(infra, db);
+    other = QueryRole.withFanOut(infra, db);
+    TestDatabases.awaitDecoded(infra, DB);
   }
 
   @AfterAll
   void stop() {
-    reader.close();
-    TestNodes.stop(other);
-    TestNodes.stop(server);
-    TestNodes.stop(relay);
+    for (ServiceHarness h : new ServiceHarness[] {other, server, relay}) {
+      if (h != null) {
+        h.close();
+      }
+    }
   }
 
-  private static McpHttpClient client(TidemarkNode node) {
-    McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
-    c.initialize();
-    return c;
-  }
-
-  private static JsonObject watch(McpHttpClient c, JsonObject args) {
-    return ToolResults.ok(c, "watch", args);
+  /** A watch call of the read-only caller on {@code role}. */
+  private static JsonObject watch(ServiceHarness role, JsonObject args) {
+    return role.ok(ServiceHarness.READER, "watch", args);
   }
 
   private static JsonObject open() {
@@ -145,9 +143,9 @@ class WatchIT {
   }
 
   /** Applies answers until the watch has caught up with everything committed before this call. */
-  private static void catchUp(McpHttpClient c, JsonObject args, Held held, SharedInfra infra) {
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    ChangelogFixtures.await("the watch to catch up", WAIT, () -> {
+  private static void catchUp(ServiceHarness c, JsonObject args, Held held, SharedInfra infra) {
+    TestDatabases.awaitDecoded(infra, DB);
+    Await.that("the watch to catch up", WAIT, () -> {
       JsonObject s = watch(c, args.copy().put("cursor", held.cursor));
       String kind = held.apply(s);
       return "checkpoint".equals(kind);
@@ -156,7 +154,7 @@ class WatchIT {
 
   private Map<String, JsonObject> select(String sql) throws Exception {
     Map<String, JsonObject> out = new HashMap<>();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
+    try (Connection c = TestDatabases.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(sql)) {
       int n = r.getMetaData().getColumnCount();
       while (r.next()) {
         JsonObject row = new JsonObject();
@@ -172,7 +170,7 @@ class WatchIT {
   /** What the changelog holds of one key of w_race, for a failure's message. */
   private String history(String key) {
     StringBuilder out = new StringBuilder();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(
+    try (Connection c = TestDatabases.jdbc(infra, DB); ResultSet r = c.createStatement().executeQuery(
         "SELECT k.position, c.id, c.xid, c.op, c.before::text, c.after::text, k.committed_at FROM tidemark.changelog c"
             + " JOIN tidemark.changelog_commit k ON k.xid = c.xid WHERE c.table_name = 'w_race' AND c.key = '" + key + "'::jsonb"
             + " ORDER BY k.position, c.id")) {
@@ -203,7 +201,7 @@ class WatchIT {
   @Order(1)
   void rowsEnterChangeAndLeaveTheFilterThroughPatches() throws Exception {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
-    JsonObject first = watch(reader, args);
+    JsonObject first = watch(server, args);
     assertEquals("snapshot", first.getString("kind"));
     assertEquals(new JsonArray().add("id").add("status").add("qty"), first.getJsonArray("columns"), "only columns the role may read");
     assertEquals(10, first.getJsonArray("rows").size());
@@ -218,8 +216,8 @@ class WatchIT {
         "UPDATE public.w_items SET status = 'open' WHERE id = 1",               // enters
         "UPDATE public.w_items SET qty = 5 WHERE id = 3",                       // outside, stays outside
         "INSERT INTO public.w_items VALUES (101, 'open', 1, 's')", "DELETE FROM public.w_items WHERE id = 101");
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    JsonObject patch = watch(reader, args.copy().put("cursor", held.cursor).put("wait_ms", 5000));
+    TestDatabases.awaitDecoded(infra, DB);
+    JsonObject patch = watch(server, args.copy().put("cursor", held.cursor).put("wait_ms", 5000));
     assertEquals("patch", patch.getString("kind"), patch.encode());
     assertFalse(patch.encode().contains("secret"), patch.encode());
     JsonArray changes = patch.getJsonArray("changes");
@@ -228,7 +226,7 @@ class WatchIT {
     assertTrue(changes.stream().anyMatch(o -> ((JsonObject) o).getString("op").equals("delete")
         && ((JsonObject) o).getJsonArray("key").getInteger(0) == 4), changes.encode());
     held.apply(patch);
-    catchUp(reader, args, held, infra);
+    catchUp(server, args, held, infra);
     assertSameRows(select("SELECT id, status, qty FROM public.w_items WHERE status = 'open'"), held.rows);
     assertEquals(99, held.rows.get("[2]").getInteger("qty"));
   }
@@ -238,27 +236,25 @@ class WatchIT {
   void nothingRelevantIsACheckpointAndACommitWakesAWaitingCall() throws Exception {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
     Held held = new Held();
-    held.apply(watch(reader, args));
-    catchUp(reader, args, held, infra);
+    held.apply(watch(server, args));
+    catchUp(server, args, held, infra);
     sql(infra, DB, "INSERT INTO public.w_other VALUES (1)", "UPDATE public.w_items SET qty = qty + 1 WHERE id = 3");
-    ChangelogFixtures.awaitDecoded(infra, DB);
-    JsonObject quiet = watch(reader, args.copy().put("cursor", held.cursor));
+    TestDatabases.awaitDecoded(infra, DB);
+    JsonObject quiet = watch(server, args.copy().put("cursor", held.cursor));
     assertEquals("checkpoint", quiet.getString("kind"), quiet.encode());
     held.apply(quiet);
 
     long waitMs = 20_000;
     long started = System.nanoTime();
     CompletableFuture<JsonObject> waiting;
-    try (McpHttpClient c = client(server)) {
-      String cursor = held.cursor;
-      waiting = CompletableFuture.supplyAsync(() -> watch(c, args.copy().put("cursor", cursor).put("wait_ms", (int) waitMs)));
-      sql(infra, DB, "INSERT INTO public.w_items VALUES (200, 'open', 7, 's')");
-      JsonObject woken = waiting.get(60, TimeUnit.SECONDS);
-      long tookMs = (System.nanoTime() - started) / 1_000_000;
-      assertEquals("patch", woken.getString("kind"), woken.encode());
-      assertEquals(200, woken.getJsonArray("changes").getJsonObject(0).getJsonArray("key").getInteger(0));
-      assertTrue(tookMs < waitMs, "answered when the change committed, before wait_ms: " + tookMs + " ms");
-    }
+    String cursor = held.cursor;
+    waiting = CompletableFuture.supplyAsync(() -> watch(server, args.copy().put("cursor", cursor).put("wait_ms", (int) waitMs)));
+    sql(infra, DB, "INSERT INTO public.w_items VALUES (200, 'open', 7, 's')");
+    JsonObject woken = waiting.get(60, TimeUnit.SECONDS);
+    long tookMs = (System.nanoTime() - started) / 1_000_000;
+    assertEquals("patch", woken.getString("kind"), woken.encode());
+    assertEquals(200, woken.getJsonArray("changes").getJsonObject(0).getJsonArray("key").getInteger(0));
+    assertTrue(tookMs < waitMs, "answered when the change committed, before wait_ms: " + tookMs + " ms");
   }
 
   @Test
@@ -269,7 +265,7 @@ class WatchIT {
     AtomicInteger commits = new AtomicInteger();
     CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
       Random random = new Random(7);
-      try (Connection c = ChangelogFixtures.jdbc(infra, DB)) {
+      try (Connection c = TestDatabases.jdbc(infra, DB)) {
         c.setAutoCommit(false);
         var st = c.createStatement();
         while (writing.get() || commits.get() < 50) {
@@ -290,22 +286,22 @@ class WatchIT {
         throw new IllegalStateException(e);
       }
     });
-    ChangelogFixtures.await("the writer to be running", WAIT, () -> commits.get() > 10);
+    Await.that("the writer to be running", WAIT, () -> commits.get() > 10);
     // several snapshots while the writer commits, each of which races it
     java.util.List<Held> watches = new java.util.ArrayList<>();
     for (int i = 0; i < 5; i++) {
       Held held = new Held();
-      held.apply(watch(reader, args));
+      held.apply(watch(server, args));
       watches.add(held);
       int atSnapshot = commits.get();
-      ChangelogFixtures.await("more commits after the snapshot", WAIT, () -> commits.get() > atSnapshot + 10);
+      Await.that("more commits after the snapshot", WAIT, () -> commits.get() > atSnapshot + 10);
     }
     writing.set(false);
     writer.get(60, TimeUnit.SECONDS);
     Map<String, JsonObject> now = select("SELECT id, v FROM public.w_race WHERE v < 500");
     for (Held held : watches) {
       Map<String, JsonObject> atSnapshot = new HashMap<>(held.rows);
-      catchUp(reader, args, held, infra);
+      catchUp(server, args, held, infra);
       for (String k : now.keySet()) {
         if (!java.util.Objects.equals(now.get(k), held.rows.get(k))) {
           System.out.println("[watch-race] " + k + " in the snapshot: " + atSnapshot.get(k) + "\n" + history(k));
@@ -325,9 +321,9 @@ class WatchIT {
   @Order(4)
   void underRowLevelSecurityAnotherRolesRowsAndKeysNeverAppear() throws Exception {
     sql(infra, DB, "INSERT INTO public.w_rls VALUES (1, 'tidemark_reader', 1), (2, 'tidemark_reader', 2), (3, 'tidemark_writer', 3)");
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
     JsonObject args = new JsonObject().put("table", "w_rls");
-    JsonObject first = watch(reader, args);
+    JsonObject first = watch(server, args);
     assertEquals(2, first.getJsonArray("rows").size(), first.encode());
     Held held = new Held();
     held.apply(first);
@@ -337,10 +333,10 @@ class WatchIT {
         "DELETE FROM public.w_rls WHERE id = 3",                                // its key is never sent
         "UPDATE public.w_rls SET owner = 'tidemark_writer' WHERE id = 2",     // shown, then hidden: deleted
         "INSERT INTO public.w_rls VALUES (5, 'tidemark_reader', 5)");
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
     StringBuilder seen = new StringBuilder();
-    ChangelogFixtures.await("the watch to catch up", WAIT, () -> {
-      JsonObject s = watch(reader, args.copy().put("cursor", held.cursor));
+    Await.that("the watch to catch up", WAIT, () -> {
+      JsonObject s = watch(server, args.copy().put("cursor", held.cursor));
       seen.append(s.encode());
       return "checkpoint".equals(held.apply(s));
     });
@@ -352,19 +348,17 @@ class WatchIT {
   @Test
   @Order(5)
   void columnsTheRoleMayNotReadAreRefusedAndBadArgumentsAreNamed() {
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("columns", new JsonArray().add("secret")), "PERMISSION_DENIED");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "no_such_table"), "NOT_FOUND");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("wait_ms", 40_000), "INVALID_ARGUMENTS");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("where",
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("columns", new JsonArray().add("secret")), "PERMISSION_DENIED");
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "no_such_table"), "NOT_FOUND");
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("wait_ms", 40_000), "INVALID_ARGUMENTS");
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("where",
         new JsonObject().put("column", "status").put("op", "eq").put("value", "open").put("extra", 1)), "INVALID_ARGUMENTS");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("limit", 5), "LIMIT_EXCEEDED");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("cursor", "AAAAforged"), "INVALID_CURSOR");
-    String cursor = watch(reader, new JsonObject().put("table", "w_items")).getString("cursor");
-    ToolResults.error(reader, "watch", new JsonObject().put("table", "w_items").put("where", open()).put("cursor", cursor), "INVALID_CURSOR");
-    try (McpHttpClient writer = new McpHttpClient(TestNodes.mcpUrl(server), TestNodes.READ_WRITE_TOKEN)) {
-      writer.initialize();
-      ToolResults.error(writer, "watch", new JsonObject().put("table", "w_items").put("cursor", cursor), "INVALID_CURSOR");
-    }
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("limit", 5), "LIMIT_EXCEEDED");
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("cursor", "AAAAforged"), "INVALID_CURSOR");
+    String cursor = watch(server, new JsonObject().put("table", "w_items")).getString("cursor");
+    server.error(ServiceHarness.READER, "watch", new JsonObject().put("table", "w_items").put("where", open()).put("cursor", cursor), "INVALID_CURSOR");
+    // a cursor is the caller's own
+    server.error(ServiceHarness.WRITER, "watch", new JsonObject().put("table", "w_items").put("cursor", cursor), "INVALID_CURSOR");
   }
 
   @Test
@@ -372,29 +366,27 @@ class WatchIT {
   void aCursorContinuesOnAnotherNode() {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
     Held held = new Held();
-    held.apply(watch(reader, args));
+    held.apply(watch(server, args));
     sql(infra, DB, "UPDATE public.w_items SET qty = 1234 WHERE id = 8");
-    try (McpHttpClient elsewhere = client(other)) {
-      ChangelogFixtures.await("the change on the other node", WAIT, () -> {
-        held.apply(watch(elsewhere, args.copy().put("cursor", held.cursor).put("wait_ms", 2000)));
-        return held.rows.get("[8]").getInteger("qty") == 1234;
-      });
-    }
+    Await.that("the change on the other node", WAIT, () -> {
+      held.apply(watch(other, args.copy().put("cursor", held.cursor).put("wait_ms", 2000)));
+      return held.rows.get("[8]").getInteger("qty") == 1234;
+    });
   }
 
   @Test
   @Order(7)
   void aDroppedTableOrARevokedGrantEndsTheWatch() {
     JsonObject drop = new JsonObject().put("table", "w_drop");
-    String dropCursor = watch(reader, drop).getString("cursor");
+    String dropCursor = watch(server, drop).getString("cursor");
     JsonObject revoke = new JsonObject().put("table", "w_revoke");
-    String revokeCursor = watch(reader, revoke).getString("cursor");
+    String revokeCursor = watch(server, revoke).getString("cursor");
     sql(infra, DB, "DROP TABLE public.w_drop", "REVOKE SELECT ON public.w_revoke FROM tidemark_reader");
-    JsonObject dropped = watch(reader, drop.copy().put("cursor", dropCursor));
+    JsonObject dropped = watch(server, drop.copy().put("cursor", dropCursor));
     assertEquals("terminal", dropped.getString("kind"), dropped.encode());
     assertEquals("table_dropped", dropped.getString("reason"));
     assertFalse(dropped.containsKey("cursor"));
-    JsonObject revoked = watch(reader, revoke.copy().put("cursor", revokeCursor).put("wait_ms", 1000));
+    JsonObject revoked = watch(server, revoke.copy().put("cursor", revokeCursor).put("wait_ms", 1000));
     assertEquals("terminal", revoked.getString("kind"), revoked.encode());
     assertEquals("access_revoked", revoked.getString("reason"));
   }
@@ -404,16 +396,16 @@ class WatchIT {
   void aCursorOlderThanRetentionResetsWithAFreshSnapshot() {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
     Held held = new Held();
-    held.apply(watch(reader, args));
-    catchUp(reader, args, held, infra);
+    held.apply(watch(server, args));
+    catchUp(server, args, held, infra);
     String old = held.cursor;
-    TestNodes.stop(relay);
-    relay = ChangelogFixtures.startRelay(infra, DB, NAME,
+    relay.close();
+    relay = ChangelogRole.start(infra, DB, NAME,
         Map.of(ConfigKey.CHANGELOG_RETENTION_SECONDS, "1", ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS, "1"));
     sql(infra, DB, "UPDATE public.w_items SET qty = 77 WHERE id = 10");
     JsonObject[] last = new JsonObject[1];
-    ChangelogFixtures.await("the cursor to reset", WAIT, () -> {
-      last[0] = watch(reader, args.copy().put("cursor", old));
+    Await.that("the cursor to reset", WAIT, () -> {
+      last[0] = watch(server, args.copy().put("cursor", old));
       return "reset".equals(last[0].getString("kind"));
     });
     assertEquals("expired", last[0].getString("reason"));
