@@ -73,50 +73,50 @@ class EventsClusterIT {
   @Test
   @Order(1)
   void anAckOrNackSentThroughTheOtherNodeReachesTheNodeThatHoldsTheLease() {
-    JsonObject args = EventsIT.next("routed", "ev_jobs", 20);
+    JsonObject args = Events.next("routed", "ev_jobs", 20);
     assertTrue(ToolResults.ok(onA, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
     int acked = insert();
-    JsonObject first = EventsIT.await(onA, args, acked, e -> true);
-    assertEquals(1, ToolResults.ok(onB, "events_ack", EventsIT.ackArgs("routed", first)).getInteger("acknowledged"));
+    JsonObject first = Events.await(onA, args, acked, e -> true);
+    assertEquals(1, ToolResults.ok(onB, "events_ack", Events.ackArgs("routed", first)).getInteger("acknowledged"));
     int nacked = insert();
-    JsonObject held = EventsIT.await(onA, args, nacked, e -> true);
-    assertEquals(1, ToolResults.ok(onB, "events_nack", EventsIT.ackArgs("routed", held)).getInteger("released"));
-    JsonObject again = EventsIT.await(onA, args, nacked, e -> true);
+    JsonObject held = Events.await(onA, args, nacked, e -> true);
+    assertEquals(1, ToolResults.ok(onB, "events_nack", Events.ackArgs("routed", held)).getInteger("released"));
+    JsonObject again = Events.await(onA, args, nacked, e -> true);
     assertEquals(2, again.getInteger("delivery_count"), again::encode);
-    ToolResults.ok(onB, "events_ack", EventsIT.ackArgs("routed", again));
+    ToolResults.ok(onB, "events_ack", Events.ackArgs("routed", again));
     // the acknowledged one never came again meanwhile: await acks whatever else it sees, and would have failed on a repeat
     JsonObject none = ToolResults.ok(onA, "events_next", args.copy().put("wait_ms", 1500));
-    assertTrue(none.getJsonArray("events").stream().noneMatch(e -> EventsIT.keyOf((JsonObject) e) == acked), none::encode);
+    assertTrue(none.getJsonArray("events").stream().noneMatch(e -> Events.keyOf((JsonObject) e) == acked), none::encode);
   }
 
   @Test
   @Order(2)
   void withoutTheBrokersDeadLetterTopicTidemarkDeadLettersPastItsLimitAndSeekReDrives() {
-    JsonObject args = EventsIT.next("own-dead", "ev_jobs", 20);
+    JsonObject args = Events.next("own-dead", "ev_jobs", 20);
     assertTrue(ToolResults.ok(onA, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
     int id = insert();
-    EventsIT.deadLetterThenReDrive(onA, args, id, EventsIT.await(onA, args, id, e -> true));
+    Events.deadLetterThenReDrive(onA, args, id, Events.await(onA, args, id, e -> true));
   }
 
   @Test
   @Order(3)
   void anEventLeasedOnANodeThatStopsComesToAWorkerOnTheOtherNodeWithAHigherDeliveryCount() {
     // a lease far longer than the test's patience: the event can only come back because A handed it back
-    JsonObject args = EventsIT.next("failover", "ev_jobs", 60);
+    JsonObject args = Events.next("failover", "ev_jobs", 60);
     assertTrue(ToolResults.ok(onA, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
     int id = insert();
-    JsonObject onNodeA = EventsIT.await(onA, args, id, e -> true);
+    JsonObject onNodeA = Events.await(onA, args, id, e -> true);
     assertEquals(1, onNodeA.getInteger("delivery_count"));
     long stopped = System.nanoTime();
     TestNodes.stop(a);
     a = null;
-    JsonObject onNodeB = EventsIT.await(onB, args, id, e -> true);
+    JsonObject onNodeB = Events.await(onB, args, id, e -> true);
     assertTrue(onNodeB.getInteger("delivery_count") > 1, onNodeB::encode);
     assertEquals(onNodeA.getString("event_id"), onNodeB.getString("event_id"));
     assertTrue(System.nanoTime() - stopped < 50_000_000_000L, "handed back on close, not after the 60 s lock");
-    ToolResults.error(onB, "events_ack", EventsIT.ackArgs("failover", onNodeA), "LEASE_EXPIRED");
-    assertEquals(1, ToolResults.ok(onB, "events_ack", EventsIT.ackArgs("failover", onNodeB)).getInteger("acknowledged"));
+    ToolResults.error(onB, "events_ack", Events.ackArgs("failover", onNodeA), "LEASE_EXPIRED");
+    assertEquals(1, ToolResults.ok(onB, "events_ack", Events.ackArgs("failover", onNodeB)).getInteger("acknowledged"));
     assertTrue(ToolResults.ok(onB, "events_next", args.copy().put("wait_ms", 1500)).getJsonArray("events").stream()
-        .noneMatch(e -> EventsIT.keyOf((JsonObject) e) == id));
+        .noneMatch(e -> Events.keyOf((JsonObject) e) == id));
   }
 }

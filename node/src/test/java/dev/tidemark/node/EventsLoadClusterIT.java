@@ -60,7 +60,7 @@ class EventsLoadClusterIT {
     nodes = ChangelogFixtures.startQueryPair(infra, DB, NAME, "load", Map.of(ConfigKey.EVENTS_MAX_DELIVERIES, "9"));
     String urlA = TestNodes.mcpUrl(nodes[0]);
     String urlB = TestNodes.mcpUrl(nodes[1]);
-    JsonObject args = EventsIT.next("load", "ev_load", 30).put("max", 50);
+    JsonObject args = Events.next("load", "ev_load", 30).put("max", 50);
     try (McpHttpClient first = new McpHttpClient(urlB, TestNodes.READ_WRITE_TOKEN)) {
       first.initialize();
       assertTrue(ToolResults.ok(first, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
@@ -145,23 +145,23 @@ class EventsLoadClusterIT {
           boolean nack = ThreadLocalRandom.current().nextInt(10) == 0;
           JsonObject r;
           try {
-            r = client.callTool(nack ? "events_nack" : "events_ack", EventsIT.ackArgs("load", e));
+            r = client.callTool(nack ? "events_nack" : "events_ack", Events.ackArgs("load", e));
           } catch (RuntimeException | AssertionError lost) {
             if (!nack && !moved) {
               // node A stopped under this ack: it may have been applied with its answer lost, so
               // the event may never come again, and rightly so
-              unanswered.add(EventsIT.keyOf(e));
+              unanswered.add(Events.keyOf(e));
             }
             throw lost;
           }
           if (r.getValue("isError") != null) {
             refused.incrementAndGet();
-            System.err.println("events load: " + (nack ? "nack" : "ack") + " of change " + EventsIT.keyOf(e) + " refused: "
+            System.err.println("events load: " + (nack ? "nack" : "ack") + " of change " + Events.keyOf(e) + " refused: "
                 + r.getJsonObject("structuredContent").getJsonObject("error").getString("code"));
           } else if (nack) {
             nacks.incrementAndGet();
           } else {
-            acked.computeIfAbsent(EventsIT.keyOf(e), k -> new AtomicInteger()).incrementAndGet();
+            acked.computeIfAbsent(Events.keyOf(e), k -> new AtomicInteger()).incrementAndGet();
           }
         }
       } catch (RuntimeException | AssertionError err) {

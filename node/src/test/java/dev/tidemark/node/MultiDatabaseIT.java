@@ -202,7 +202,7 @@ class MultiDatabaseIT {
         McpHttpClient beta = new McpHttpClient(url(gatewayOnly, "/beta"), TestNodes.READ_ONLY_TOKEN)) {
       alpha.initialize();
       beta.initialize();
-      JsonObject args = EventsIT.next("multidb-worker", "ticks", 10);
+      JsonObject args = Events.next("multidb-worker", "ticks", 10);
       assertTrue(ToolResults.ok(alpha, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"));
       assertTrue(ToolResults.ok(beta, "events_next", args.copy().put("wait_ms", 0)).getBoolean("created"),
           "the same name in beta is a consumer of its own");
@@ -219,8 +219,8 @@ class MultiDatabaseIT {
     ChangelogFixtures.await("an event of row " + last, java.time.Duration.ofSeconds(30), () -> {
       for (Object o : ToolResults.ok(c, "events_next", args).getJsonArray("events")) {
         JsonObject e = (JsonObject) o;
-        seen.add(EventsIT.keyOf(e));
-        ToolResults.ok(c, "events_ack", EventsIT.ackArgs(args.getString("consumer"), e));
+        seen.add(Events.keyOf(e));
+        ToolResults.ok(c, "events_ack", Events.ackArgs(args.getString("consumer"), e));
       }
       return seen.contains(last);
     });
