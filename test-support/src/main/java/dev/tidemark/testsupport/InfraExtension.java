@@ -17,8 +17,6 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class InfraExtension implements ParameterResolver {
 
-  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(InfraExtension.class);
-
   @Override
   public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
     return parameterContext.getParameter().getType() == SharedInfra.class;
@@ -29,24 +27,13 @@ public final class InfraExtension implements ParameterResolver {
     return sharedInfra(extensionContext);
   }
 
-  /** The shared infrastructure, for other extensions that need it outside parameter injection. */
+  /**
+   * The shared infrastructure, for other extensions that need it outside parameter injection. It
+   * lives as long as the JVM and its shutdown hook stops it: a test JVM that takes its classes one
+   * at a time (failsafe with several forks runs each class as a JUnit run of its own) would
+   * otherwise start PostgreSQL and Kafka again for every class.
+   */
   public static SharedInfra sharedInfra(ExtensionContext context) {
-    // The root store outlives every test class, and JUnit closes AutoCloseable values in it when the run ends.
-    return context.getRoot().getStore(NAMESPACE)
-        .getOrComputeIfAbsent(Lease.class, k -> new Lease(SharedInfra.acquire()), Lease.class)
-        .infra;
-  }
-
-  private static final class Lease implements AutoCloseable {
-    final SharedInfra infra;
-
-    Lease(SharedInfra infra) {
-      this.infra = infra;
-    }
-
-    @Override
-    public void close() {
-      infra.close();
-    }
+    return SharedInfra.acquire();
   }
 }

@@ -169,9 +169,17 @@ public final class McpHttpClient implements AutoCloseable {
   /** One server-sent event: its id (or null) and its data as JSON (null when empty). */
   public record SseEvent(String id, JsonObject data) {
 
+    /**
+     * The events of a stream's text. As an event source does, it dispatches an event only at the
+     * blank line that ends it: the last block of a stream read for a while and then cut is dropped
+     * when it has not ended.
+     */
     public static java.util.List<SseEvent> parse(String text) {
       java.util.List<SseEvent> out = new java.util.ArrayList<>();
-      for (String block : text.replace("\r\n", "\n").split("\n\n")) {
+      String normal = text.replace("\r\n", "\n");
+      String[] blocks = normal.split("\n\n");
+      int complete = normal.endsWith("\n\n") ? blocks.length : blocks.length - 1;
+      for (String block : java.util.Arrays.copyOf(blocks, Math.max(0, complete))) {
         String id = null;
         StringBuilder data = new StringBuilder();
         boolean any = false;

@@ -45,20 +45,28 @@ public final class GetStream {
    */
   public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, Runnable endSession) {
     EventId last = EventId.parse(lastEventId);
+    if (last != null && !last.onGetStream()) {
+      return replay(sessionId, last).map(missed -> {
+        resumePost(response, start(response, sessionId), missed);
+        return null;
+      });
+    }
+    return live(response, who, sessionId, last, endSession);
+  }
+
+  /** What the session's log holds after {@code last}; a {@link Refusal} when the replay store cannot be read. */
+  private Future<List<EventLog.Event>> replay(String sessionId, EventId last) {
     Future<List<EventLog.Event>> replay = last == null ? Future.succeededFuture(List.of()) : events.after(sessionId, last);
-    return replay.recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future()).map(missed -> {
-      ResponseChannel channel = ResponseChannel.getStream(response, events, sessionId);
-      response.setStatusCode(200).setChunked(true)
-          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
-          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
-          .putHeader("X-Accel-Buffering", "no");
-      if (last != null && !last.onGetStream()) {
-        resumePost(response, channel, missed);
-      } else {
-        live(response, channel, who, sessionId, last == null ? -1 : last.seq(), missed, endSession);
-      }
-      return null;
-    });
+    return replay.recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future());
+  }
+
+  private ResponseChannel start(HttpServerResponse response, String sessionId) {
+    ResponseChannel channel = ResponseChannel.getStream(response, events, sessionId);
+    response.setStatusCode(200).setChunked(true)
+        .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache, no-transform")
+        .putHeader("X-Accel-Buffering", "no");
+    return channel;
   }
 
   /** A POST stream resumed: what it missed, then it ends as the POST stream would have. */
@@ -70,13 +78,19 @@ public final class GetStream {
     written.onComplete(ar -> response.end());
   }
 
-  private void live(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId, long lastId,
-      List<EventLog.Event> missed, Runnable endSession) {
+  /**
+   * The GET stream. Its live consumer is registered before the log is read: an event stored
+   * before the read is in the replay, one stored after it is published to a consumer that already
+   * listens, and one that is both is sent once, by its sequence number. Read first, an event stored
+   * between the read and the registration would be lost.
+   */
+  private Future<Void> live(HttpServerResponse response, Authenticated who, String sessionId, EventId last, Runnable endSession) {
     String streamId = UUID.randomUUID().toString();
-    long[] lastSent = {lastId};
-    // live events that arrive while the replay is written wait, so that ids reach the client in order
+    long[] lastSent = {last == null ? -1 : last.seq()};
+    // live events that arrive before the replay is written wait, so that ids reach the client in order
     List<JsonObject> early = new ArrayList<>();
     boolean[] replayed = {false};
+    ResponseChannel[] channel = {null};
     String address = Addresses.session(sessionId);
     vertx.eventBus().publish(address, new JsonObject().put("takeover", streamId));
     MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(address, msg -> {
@@ -88,9 +102,31 @@ public final class GetStream {
       } else if (!replayed[0]) {
         early.add(body);
       } else {
-        forwardLive(channel, body, lastSent);
+        forwardLive(channel[0], body, lastSent);
       }
     });
+    return consumer.completion()
+        .compose(v -> replay(sessionId, last))
+        .onFailure(err -> consumer.unregister())
+        .map(missed -> {
+          channel[0] = start(response, sessionId);
+          serve(response, channel[0], who, sessionId, streamId, consumer, endSession).onSuccess(v -> {
+            for (EventLog.Event e : missed) {
+              channel[0].forward(e.id(), e.message());
+              lastSent[0] = Math.max(lastSent[0], e.id().seq());
+            }
+            replayed[0] = true;
+            early.sort(java.util.Comparator.comparingLong(body -> body.getLong("seq", -1L)));
+            early.forEach(body -> forwardLive(channel[0], body, lastSent));
+            early.clear();
+          });
+          return null;
+        });
+  }
+
+  /** Holds the stream until it closes, is taken over or revoked; completes once the stream's first bytes are out. */
+  private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId,
+      String streamId, MessageConsumer<JsonObject> consumer, Runnable endSession) {
     long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
     Runnable cleanup = () -> {
       vertx.cancelTimer(keepAlive);
@@ -110,20 +146,11 @@ public final class GetStream {
       endSession.run();
     }, () -> channel.retryHint().onComplete(ar -> close.run())), who.atNanos());
     if (channel.closed()) {
-      return; // revoked while its credentials were being checked
+      cleanup.run();
+      return Future.failedFuture("revoked"); // revoked while its credentials were being checked
     }
-    consumer.completion()
-        .compose(v -> subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED)))
-        .compose(v -> response.write(":\n\n"))
-        .onSuccess(v -> {
-          for (EventLog.Event e : missed) {
-            channel.forward(e.id(), e.message());
-            lastSent[0] = Math.max(lastSent[0], e.id().seq());
-          }
-          replayed[0] = true;
-          early.forEach(body -> forwardLive(channel, body, lastSent));
-          early.clear();
-        });
+    return subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED))
+        .compose(v -> response.write(":\n\n"));
   }
 
   /** A live event of the GET stream, {@code {"seq", "message"}} as {@code Subscriptions} publishes it. */
