@@ -235,7 +235,6 @@ class ChangelogIT {
       List<ChangelogRecord> inserts = reader.of("writes").stream().filter(r -> "INSERT".equals(r.op())).toList();
       List<ChangePosition> published = inserts.stream().map(ChangelogRecord::position).toList();
       assertEquals(expected, published, "the topic holds every change, in commit order");
-      assertTrue(reader.seen.values().stream().allMatch(n -> n == 1), "each position once after dedup");
       int[] next = new int[writers];
       for (ChangelogRecord r : inserts) {
         JsonObject after = r.body().getJsonObject("after");

@@ -34,11 +34,19 @@ class DevModeIT {
   private static final String TOKEN = "tmk_devModeItReadWriteToken0000000000000";
 
   /** A running dev process and the lines it printed once ready. */
-  record Dev(Process process, List<String> raw, Map<String, String> lines, long readyMillis) {
+  record Dev(Process process, List<String> raw, Map<String, String> lines, long readyMillis, Path log) {
     String value(String label) {
       return lines.get(label);
     }
+
+    /** What the process wrote to its standard error so far. */
+    String stderr() throws IOException {
+      return Files.readString(log);
+    }
   }
+
+  /** Numbers each start's log: test classes of other JVMs start dev mode at the same time. */
+  private static final java.util.concurrent.atomic.AtomicInteger STARTS = new java.util.concurrent.atomic.AtomicInteger();
 
   static Dev start(List<String> extra) throws IOException {
     return start(extra, Map.of());
@@ -52,7 +60,8 @@ class DevModeIT {
         "--http-port", "0", "--ops-port", "0", "--cluster-port", String.valueOf(FreePorts.allocate())));
     cmd.addAll(extra);
     long started = System.nanoTime();
-    ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(Path.of("target", "dev-mode-it.log").toFile());
+    Path log = Path.of("target", "dev-mode-" + ProcessHandle.current().pid() + "-" + STARTS.incrementAndGet() + ".log").toAbsolutePath();
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(log.toFile());
     builder.environment().putAll(environment);
     Process process = builder.start();
     Map<String, String> lines = new LinkedHashMap<>();
@@ -70,9 +79,9 @@ class DevModeIT {
       }
     }
     long readyMillis = (System.nanoTime() - started) / 1_000_000;
-    assertTrue(lines.containsKey("Tidemark ready"), "dev mode printed " + lines + "; see target/dev-mode-it.log");
+    assertTrue(lines.containsKey("Tidemark ready"), "dev mode printed " + lines + "; see " + log);
     System.out.println("dev mode ready in " + readyMillis + " ms (process start to ready line)");
-    return new Dev(process, raw, lines, readyMillis);
+    return new Dev(process, raw, lines, readyMillis, log);
   }
 
   static void stop(Dev dev) throws InterruptedException {
@@ -143,7 +152,7 @@ class DevModeIT {
       assertFalse(listening(pg), "the embedded PostgreSQL stopped with dev mode");
     }
     // what a newcomer would read as failures: none of it is one, and none of it is printed
-    String stderr = java.nio.file.Files.readString(Path.of("target", "dev-mode-it.log"));
+    String stderr = dev.stderr();
     for (String noise : List.of("Java modular environment", "CP Subsystem", "57P01", "WARNING:", "Exception",
         "SLF4J", "metadata log appears to be empty", "already registered")) {
       assertFalse(stderr.contains(noise), "dev mode's standard error holds '" + noise + "':\n" + stderr);
@@ -202,7 +211,7 @@ class DevModeIT {
       } finally {
         stop(second);
       }
-      assertTrue(Files.readString(Path.of("target", "dev-mode-it.log")).contains("stopped the PostgreSQL server (pid " + orphan + ")"),
+      assertTrue(second.stderr().contains("stopped the PostgreSQL server (pid " + orphan + ")"),
           "the second run says what it stopped");
     } finally {
       if (postmaster != null) {

@@ -45,7 +45,7 @@ class EventsClusterIT {
     this.infra = infra;
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "CREATE TABLE IF NOT EXISTS public.ev_jobs (id int PRIMARY KEY)", "GRANT SELECT ON public.ev_jobs TO tidemark_writer");
-    // Tidemark's own dead letters here; EventsIT's node uses the broker's dead-letter topics
+    // Tidemark's own dead letters here; the query module's EventsIT uses the broker's dead-letter topics
     TidemarkNode[] pair = ChangelogFixtures.startQueryPair(infra, DB, NAME, "events", Map.of(ConfigKey.EVENTS_BROKER_DEAD_LETTERS, "false",
         ConfigKey.EVENTS_MAX_DELIVERIES, "2", ConfigKey.EVENTS_ADMIN_ROLES, dev.tidemark.node.dev.DevSetup.WRITER_ROLE));
     a = pair[0];

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * One PostgreSQL server and one Kafka broker shared by every integration test of a test JVM.
  *
  * <p>Each part starts on first use, so a test class that never touches Kafka does not pay for a broker. Obtain it
- * through {@link InfraExtension}; JUnit closes it when the run ends (a shutdown hook covers runs that end abnormally).
+ * through {@link InfraExtension}; it lives as long as its JVM, and a shutdown hook stops it.
  *
  * <p>Kafka is chosen in this order: an external broker named by the system property {@code kafka.bootstrap.servers}
  * or the environment variable {@code KAFKA_BOOTSTRAP_SERVERS}; a Testcontainers {@code apache/kafka:4.4.0} container

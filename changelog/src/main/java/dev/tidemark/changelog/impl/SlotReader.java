@@ -47,15 +47,6 @@ public final class SlotReader implements Runnable {
   static final long STORE_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   /** A stream quiet this long has nothing more to share the store with. */
   static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
-  /** How often the stream is looked at while changes flow. */
-  static final long BUSY_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-  /**
-   * How often once it has been quiet for {@link #QUIET_NANOS}: each look is a read with a timeout
-   * on the replication socket, and a look every millisecond cost an idle node about 4 % of a core.
-   * The first change after a quiet spell waits at most this much longer.
-   */
-  static final long QUIET_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-  static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   /** Told, on the reader's thread, when its tenure starts, when it stored changes, and when the tenure ends. */
   public interface Listener {
@@ -232,7 +223,7 @@ public final class SlotReader implements Runnable {
           flush(stream);
           firstBuffered = 0;
         }
-        LockSupport.parkNanos(now - lastMessage > QUIET_NANOS ? QUIET_PARK_NANOS : BUSY_PARK_NANOS);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         continue;
       }
       lastMessage = now;

@@ -90,6 +90,8 @@ public final class GetStream {
     // live events that arrive before the replay is written wait, so that ids reach the client in order
     List<JsonObject> early = new ArrayList<>();
     boolean[] replayed = {false};
+    // a newer stream's takeover that arrives before this one is held ends it as soon as it is
+    boolean[] takenOver = {false};
     ResponseChannel[] channel = {null};
     String address = Addresses.session(sessionId);
     vertx.eventBus().publish(address, new JsonObject().put("takeover", streamId));
@@ -97,6 +99,7 @@ public final class GetStream {
       JsonObject body = msg.body();
       if (body.containsKey("takeover")) {
         if (!streamId.equals(body.getString("takeover"))) {
+          takenOver[0] = true;
           inFlight.stopStream(streamId); // the client opened a newer stream, on this node or another
         }
       } else if (!replayed[0]) {
@@ -107,10 +110,9 @@ public final class GetStream {
     });
     return consumer.completion()
         .compose(v -> replay(sessionId, last))
-        .onFailure(err -> consumer.unregister())
         .map(missed -> {
           channel[0] = start(response, sessionId);
-          serve(response, channel[0], who, sessionId, streamId, consumer, endSession).onSuccess(v -> {
+          serve(response, channel[0], who, sessionId, streamId, consumer, endSession, takenOver).onSuccess(v -> {
             for (EventLog.Event e : missed) {
               channel[0].forward(e.id(), e.message());
               lastSent[0] = Math.max(lastSent[0], e.id().seq());
@@ -119,14 +121,15 @@ public final class GetStream {
             early.sort(java.util.Comparator.comparingLong(body -> body.getLong("seq", -1L)));
             early.forEach(body -> forwardLive(channel[0], body, lastSent));
             early.clear();
-          });
-          return null;
-        });
+          }).onFailure(err -> early.clear());
+          return (Void) null;
+        })
+        .onFailure(err -> consumer.unregister());
   }
 
   /** Holds the stream until it closes, is taken over or revoked; completes once the stream's first bytes are out. */
   private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId,
-      String streamId, MessageConsumer<JsonObject> consumer, Runnable endSession) {
+      String streamId, MessageConsumer<JsonObject> consumer, Runnable endSession, boolean[] takenOver) {
     long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
     Runnable cleanup = () -> {
       vertx.cancelTimer(keepAlive);
@@ -145,9 +148,12 @@ public final class GetStream {
       close.run();
       endSession.run();
     }, () -> channel.retryHint().onComplete(ar -> close.run())), who.atNanos());
+    if (takenOver[0]) {
+      close.run(); // a newer stream took over while this one read the store
+    }
     if (channel.closed()) {
       cleanup.run();
-      return Future.failedFuture("revoked"); // revoked while its credentials were being checked
+      return Future.failedFuture("closed"); // revoked while its credentials were being checked, or taken over
     }
     return subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED))
         .compose(v -> response.write(":\n\n"));
