@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Profile, not a benchmark: where the JVM's CPU goes during `get_row` under wrk. Starts `tidemark
+# dev`, warms up for 20 s, records 20 s of load with JFR (settings=profile), and prints the share of
+# the event-loop samples whose stacks pass through each part (a sample counts for every part on its
+# stack). The profiler slows the server: read the shares, not the rate it prints.
+#
+# Usage: bench/get-row-profile.sh [out-prefix]   (default /tmp/get-row-profile)
+# Needs: wrk (Debian's package), the JDK's jcmd and jfr, python3. BUILD=0 reuses node/target/tidemark.jar.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-/tmp/get-row-profile}"
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+if [[ "${BUILD:-1}" != 0 ]]; then
+  ./mvnw -q -pl node -am package -DskipTests
+fi
+source bench/dev-mode.sh
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"4"}}'
+cat >"$work/get-row.lua" <<LUA
+request = function()
+  local body = string.format('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_row","arguments":{"table":"customers","key":%d},$meta}}', math.random(1, 500))
+  return wrk.format("POST", nil, { ["Authorization"] = "Bearer $token", ["Content-Type"] = "application/json", ["Accept"] = "application/json, text/event-stream", ["MCP-Protocol-Version"] = "2026-07-28", ["Mcp-Method"] = "tools/call", ["Mcp-Name"] = "get_row" }, body)
+end
+LUA
+wrk -t 2 -c 16 -d 20s -s "$work/get-row.lua" "$url" >/dev/null
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+echo "[profile] load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+jcmd "$dev_pid" JFR.start name=get-row settings=profile duration=25s filename="$out.jfr" >/dev/null
+t0="$(ticks "$dev_pid")"
+wrk -t 2 -c 16 -d 20s -s "$work/get-row.lua" "$url" >"$out.wrk"
+t1="$(ticks "$dev_pid")"
+calls="$(awk '/requests in/ {print $1}' "$out.wrk")"
+echo "[profile] $calls calls, $(grep Requests/sec "$out.wrk" | awk '{print $2}') calls/s with the profiler on," \
+  "$(awk -v t=$((t1 - t0)) -v c="$calls" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t * 1000 / hz / c }') ms of the JVM's CPU per call"
+echo "[profile] load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+sleep 7  # the recording ends 25 s after it started
+jfr print --json --events jdk.ExecutionSample "$out.jfr" >"$out.json"
+python3 - "$out.json" <<'PY'
+import collections, json, sys
+parts = {
+    "the argument check (vertx-json-schema)": ("io.vertx.json.schema",),
+    "the PostgreSQL client": ("io.vertx.pgclient", "io.vertx.sqlclient"),
+    "Jackson": ("com.fasterxml.jackson",),
+    "Micrometer": ("io.micrometer", "io.vertx.micrometer"),
+    "Netty's HTTP codec": ("io.netty.handler.codec.http",),
+    "the event bus": ("io.vertx.core.eventbus",),
+    "ResultRenderer": ("dev.tidemark.gateway.impl.tool.ResultRenderer",),
+    "socket reads and writes": ("sun.nio.ch",),
+    "OpenTelemetry": ("io.opentelemetry",),
+}
+counts, loop, total = collections.Counter(), 0, 0
+for event in json.load(open(sys.argv[1]))["recording"]["events"]:
+    stack = event["values"].get("stackTrace")
+    if not stack or not stack["frames"]:
+        continue
+    total += 1
+    if not (event["values"].get("sampledThread", {}).get("javaName") or "").startswith("vert.x-eventloop"):
+        continue
+    loop += 1
+    types = [f["method"]["type"]["name"].replace("/", ".") for f in stack["frames"]]
+    for part, prefixes in parts.items():
+        if any(t.startswith(prefixes) for t in types):
+            counts[part] += 1
+print(f"[profile] {loop} of {total} samples on event-loop threads")
+for part, n in counts.most_common():
+    print(f"[profile] {part}: {n * 100 / max(loop, 1):.1f} %")
+PY
