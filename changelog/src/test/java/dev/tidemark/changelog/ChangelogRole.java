@@ -1,9 +1,13 @@
 package dev.tidemark.changelog;
 
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import io.vertx.core.Deployable;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -19,9 +23,12 @@ public final class ChangelogRole {
   private ChangelogRole() {}
 
   public static ServiceHarness start(SharedInfra infra, String db, String name, Map<ConfigKey, String> overrides) {
-    return ServiceHarness.start(infra, "changelog", (vertx, config, pool, node) -> List.of(
-        new TopicVerticle(node, config), new CaptureVerticle(config, pool), new RelayVerticle(node, config, pool)),
-        served(infra, db, name, overrides));
+    return ServiceHarness.start(infra, "changelog", ChangelogRole::verticles, served(infra, db, name, overrides));
+  }
+
+  /** The changelog role's verticles in the order a node deploys them, for a harness that runs it beside another role. */
+  public static List<Deployable> verticles(Vertx vertx, TidemarkConfig config, Pool pool, NodeInfo node) {
+    return List.of(new TopicVerticle(node, config), new CaptureVerticle(config, pool), new RelayVerticle(node, config, pool));
   }
 
   /** The changelog topic of database {@code name}. */

@@ -1,12 +1,12 @@
 package dev.tidemark.command;
 
-import dev.tidemark.changelog.CaptureVerticle;
-import dev.tidemark.changelog.RelayVerticle;
-import dev.tidemark.changelog.TopicVerticle;
+import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
+import io.vertx.core.Deployable;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -20,14 +20,12 @@ final class CommandRole {
   private CommandRole() {}
 
   static ServiceHarness start(SharedInfra infra, String db, Map<ConfigKey, String> overrides) {
-    Map<ConfigKey, String> values = new java.util.EnumMap<>(ConfigKey.class);
-    values.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
     // the database's name is the topic's, so each test class has a changelog of its own
-    values.put(ConfigKey.DATABASE_NAME, db);
-    values.putAll(overrides);
-    ServiceHarness harness = ServiceHarness.start(infra, "command,changelog", (vertx, config, pool, node) -> List.of(
-        new CommandVerticle(node, config, pool, true),
-        new TopicVerticle(node, config), new CaptureVerticle(config, pool), new RelayVerticle(node, config, pool)), values);
+    ServiceHarness harness = ServiceHarness.start(infra, "command,changelog", (vertx, config, pool, node) -> {
+      List<Deployable> all = new ArrayList<>(List.of(new CommandVerticle(node, config, pool, true)));
+      all.addAll(ChangelogRole.verticles(vertx, config, pool, node));
+      return all;
+    }, ChangelogRole.served(infra, db, db, overrides));
     TestDatabases.awaitDecoded(infra, db);
     return harness;
   }

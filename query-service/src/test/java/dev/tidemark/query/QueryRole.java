@@ -1,14 +1,17 @@
 package dev.tidemark.query;
 
-import dev.tidemark.changelog.CaptureVerticle;
+import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.changelog.FanOutVerticle;
-import dev.tidemark.changelog.RelayVerticle;
-import dev.tidemark.changelog.TopicVerticle;
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.query.events.EventsVerticle;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
+import io.vertx.core.Deployable;
+import io.vertx.sqlclient.Pool;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -18,8 +21,7 @@ final class QueryRole {
   private QueryRole() {}
 
   static ServiceHarness start(SharedInfra infra, Map<ConfigKey, String> overrides) {
-    return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> List.of(
-        new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool)), overrides);
+    return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> verticles(config, pool, node), overrides);
   }
 
   /**
@@ -27,8 +29,11 @@ final class QueryRole {
    * changelog topic: what a node of the query role alone runs.
    */
   static ServiceHarness withFanOut(SharedInfra infra, Map<ConfigKey, String> overrides) {
-    return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> List.of(new FanOutVerticle(node, config),
-        new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool)), overrides);
+    return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> {
+      List<Deployable> all = new ArrayList<>(List.of(new FanOutVerticle(node, config)));
+      all.addAll(verticles(config, pool, node));
+      return all;
+    }, overrides);
   }
 
   /**
@@ -40,10 +45,17 @@ final class QueryRole {
     Map<ConfigKey, String> values = new java.util.EnumMap<>(ConfigKey.class);
     values.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
     values.putAll(overrides);
-    ServiceHarness harness = ServiceHarness.start(infra, "query,changelog", (vertx, config, pool, node) -> List.of(
-        new TopicVerticle(node, config), new CaptureVerticle(config, pool), new RelayVerticle(node, config, pool),
-        new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool)), values);
+    ServiceHarness harness = ServiceHarness.start(infra, "query,changelog", (vertx, config, pool, node) -> {
+      List<Deployable> all = new ArrayList<>(ChangelogRole.verticles(vertx, config, pool, node));
+      all.addAll(verticles(config, pool, node));
+      return all;
+    }, values);
     TestDatabases.awaitDecoded(infra, db);
     return harness;
+  }
+
+  /** The read tools' and the events tools' verticles. */
+  private static List<Deployable> verticles(TidemarkConfig config, Pool pool, NodeInfo node) {
+    return List.of(new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool)), new EventsVerticle(node, config, pool));
   }
 }
