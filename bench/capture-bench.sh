@@ -14,13 +14,15 @@
 #   3. the relay's drain rate: DRAIN changes committed while Tidemark is stopped, then the time from
 #      its start to the last of them being on the topic.
 #
-# Usage: bench/capture-bench.sh            (SECONDS_EACH=20 DRAIN=200000 BUILD=1 by default)
+# Usage: bench/capture-bench.sh            (SECONDS_EACH=20 DRAIN=200000 BUILD=1 PARTS=123 by default;
+#        PARTS=3 runs the drain alone, PARTS=12 the writers' runs alone)
 # Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin, node/target/tidemark.jar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 SECONDS_EACH=${SECONDS_EACH:-20}
 DRAIN=${DRAIN:-200000}
+PARTS=${PARTS:-123}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 PORT=${PORT:-55439}
 WORK=$(mktemp -d /tmp/tidemark-capture-bench.XXXXXX)
@@ -97,6 +99,7 @@ echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, 
 start_tidemark
 "${PSQL[@]}" -At -c "SELECT 'capture: ' || count(*) FILTER (WHERE published) || ' table(s) published, replica identity ' || string_agg(DISTINCT c.relreplident::text, ',') FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid"
 
+if [[ $PARTS == *1* || $PARTS == *2* ]]; then
 echo "## 1. single-row INSERT, captured vs uncaptured twin, Tidemark running"
 for clients in 16 64; do
   u=$(tps "$WORK/insert-uncaptured.sql" "$clients"); lu=$(load)
@@ -123,7 +126,11 @@ done
 u=$(tps "$WORK/update-uncaptured.sql" 16); lu=$(load)
 c=$(tps "$WORK/update-captured.sql" 16); lc=$(load)
 echo "UPDATE clients=16 uncaptured=$u TPS (load $lu) captured=$c TPS (load $lc) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$c/$u}")%"
+else
+  stop_tidemark
+fi
 
+[[ $PARTS == *3* ]] || exit 0
 echo "## 3. relay drain rate: $DRAIN more changes committed while Tidemark is stopped (with what the runs above left in the slot)"
 for _ in $(seq 1 $((DRAIN / 10000))); do
   "${PSQL[@]}" -c "INSERT INTO public.captured (v, note) SELECT g, 'drained row ' || g FROM generate_series(1, 10000) g"

@@ -32,8 +32,12 @@ public record ChangelogRecord(ChangePosition position, String cursor, JsonObject
   }
 
   public String kafkaKey() {
-    Object key = body.getValue("key");
-    return schema() + "." + table() + (key == null ? "" : ":" + io.vertx.core.json.Json.encode(key));
+    return kafkaKey(schema(), table(), body.getValue("key"));
+  }
+
+  /** The Kafka key of a change to {@code schema.table} whose key is {@code key} (null for a truncation or a schema change). */
+  public static String kafkaKey(String schema, String table, Object key) {
+    return schema + "." + table + (key == null ? "" : ":" + io.vertx.core.json.Json.encode(key));
   }
 
   public JsonObject toJson() {

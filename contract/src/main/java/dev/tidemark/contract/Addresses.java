@@ -87,6 +87,12 @@ public final class Addresses {
   public static final String EVENTS_MAP = "tidemark.events.v2";
   /** Cluster map from {@code <database>|<canonical resource URI>} to the resource's subscribers. */
   public static final String SUBSCRIPTIONS_MAP = "tidemark.subscriptions.v1";
+  /**
+   * Published by the gateway that added a subscriber to a resource, to every gateway: body the
+   * subscription map's key, {@code <database>|<canonical resource URI>}. A gateway reads the map
+   * for a change only under keys it heard of here (or in its periodic read of the map's keys).
+   */
+  public static final String SUBSCRIBED_V1 = "tidemark.subscribed.v1";
   /** Cluster map of claimed change positions: the gateway that claims one announces that change. */
   public static final String NOTIFIED_MAP = "tidemark.notified.v1";
   /**

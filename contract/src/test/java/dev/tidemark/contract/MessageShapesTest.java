@@ -95,6 +95,7 @@ class MessageShapesTest {
     assertEquals("tidemark.sessions.v1", Addresses.SESSIONS_MAP);
     assertEquals("tidemark.events.v2", Addresses.EVENTS_MAP);
     assertEquals("tidemark.subscriptions.v1", Addresses.SUBSCRIPTIONS_MAP);
+    assertEquals("tidemark.subscribed.v1", Addresses.SUBSCRIBED_V1);
     assertEquals("tidemark.notified.v1", Addresses.NOTIFIED_MAP);
     assertEquals("tidemark.request-state-keys.v1", Addresses.REQUEST_STATE_KEYS_MAP);
   }

@@ -62,7 +62,7 @@ class GatewayClusterIT {
 
   /**
    * Runs {@code statement}, a change to products, and returns once its notification was sent, as
-   * a second subscriber on {@code node} hears it. A resource's notifications are at least 50 ms
+   * a second subscriber on {@code node} hears it. A resource's notifications are at least 20 ms
    * apart, and changes within that share one (resources.md): a change made after this has a
    * notification of its own.
    */

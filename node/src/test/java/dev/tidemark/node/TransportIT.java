@@ -493,8 +493,8 @@ class TransportIT {
       assertFalse(arrivals.isEmpty(), "the burst was notified");
       assertTrue(arrivals.get(arrivals.size() - 1) > lastCommit, "a notification arrives after the last change, so the client's next read sees it");
       long spanMs = (arrivals.get(arrivals.size() - 1) - firstCommit) / 1_000_000;
-      assertTrue(arrivals.size() <= spanMs / 50 + 2,
-          arrivals.size() + " notifications of " + changes + " changes in " + spanMs + " ms: at most one per 50 ms, plus the first");
+      assertTrue(arrivals.size() <= spanMs / 20 + 2,
+          arrivals.size() + " notifications of " + changes + " changes in " + spanMs + " ms: at most one per 20 ms, plus the first");
     }
   }
 

@@ -10,7 +10,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
 import io.vertx.pgclient.PgException;
@@ -66,7 +65,7 @@ public final class Relay {
 
   private static final String BATCH = """
       SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
-             c.before, c.after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
+             c.before::text AS before, c.after::text AS after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
              coalesce(a.idempotency_key, c.idempotency_key) AS idempotency_key, coalesce(a.plan_id, c.plan_id) AS plan_id
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
@@ -345,7 +344,7 @@ public final class Relay {
    * with the first error. No flush(): the send callbacks say when each record is in, and flushing
    * would hold the relay's thread until the whole pipeline drained.
    */
-  private ChangePosition send(List<ChangelogRecord> records, Promise<ChangePosition> acked) {
+  private ChangePosition send(List<Outgoing> records, Promise<ChangePosition> acked) {
     ChangePosition last = records.get(records.size() - 1).position();
     AtomicInteger waiting = new AtomicInteger(records.size());
     if (producer == null) {
@@ -354,7 +353,7 @@ public final class Relay {
     }
     // per producer, not per batch: the next batch's sends may run before this one's failure is handled
     AtomicReference<Throwable> failed = producerFailed;
-    for (ChangelogRecord record : records) {
+    for (Outgoing record : records) {
       if (failed.get() != null) {
         // A record the producer refused on this thread (no metadata within max.block.ms, as when
         // the broker is coming back) was answered before send() returned and never got a sequence
@@ -362,7 +361,7 @@ public final class Relay {
         // arriving after them, cannot fill. Nothing after a failed record is sent.
         break;
       }
-      String value = record.toJson().encode();
+      String value = record.value();
       if (tooLarge(record.kafkaKey(), value)) {
         // refused here rather than by the producer's own check, so that the error names the change
         RecordTooLargeException err = new RecordTooLargeException("the change at " + record.position() + " makes a record larger than "
@@ -418,32 +417,45 @@ public final class Relay {
         });
   }
 
-  private List<ChangelogRecord> toRecords(RowSet<Row> rows) {
-    List<ChangelogRecord> records = new ArrayList<>(rows.size());
+  /** A record as it goes to Kafka: its value is what {@link ChangelogRecord#fromJson} reads. */
+  private record Outgoing(ChangePosition position, String kafkaKey, String value) {}
+
+  /**
+   * The batch's records. The images are copied into the value as PostgreSQL wrote them (jsonb's
+   * text), never parsed and written again: they are most of a record, and of the relay's work.
+   */
+  private List<Outgoing> toRecords(RowSet<Row> rows) {
+    List<Outgoing> records = new ArrayList<>(rows.size());
     for (Row r : rows) {
       ChangePosition position = new ChangePosition(r.getLong("position"), r.getLong("id"));
-      JsonObject body = new JsonObject()
-          .put("schema", r.getString("schema_name"))
-          .put("table", r.getString("table_name"))
-          .put("op", r.getString("op"))
-          .put("committed_at", r.getOffsetDateTime("committed_at").toString())
-          .put("transaction", r.getString("xid"));
-      putIfPresent(body, "key", r.getValue("key"));
-      putIfPresent(body, "before", r.getValue("before"));
-      putIfPresent(body, "after", r.getValue("after"));
-      putIfPresent(body, "caller", r.getString("caller"));
-      putIfPresent(body, "tool", r.getString("tool"));
-      putIfPresent(body, "idempotency_key", r.getString("idempotency_key"));
-      putIfPresent(body, "plan_id", r.getString("plan_id"));
-      records.add(new ChangelogRecord(position, position.encode(keys), body));
+      String schema = r.getString("schema_name");
+      String table = r.getString("table_name");
+      Object key = r.getValue("key");
+      String value = RecordValues.write(w -> {
+        w.writeStringField("schema", schema);
+        w.writeStringField("table", table);
+        w.writeStringField("op", r.getString("op"));
+        w.writeStringField("committed_at", r.getOffsetDateTime("committed_at").toString());
+        w.writeStringField("transaction", r.getString("xid"));
+        if (key != null) {
+          w.writeFieldName("key");
+          w.writeRawValue(io.vertx.core.json.Json.encode(key));
+        }
+        RecordValues.rawField(w, "before", r.getString("before"));
+        RecordValues.rawField(w, "after", r.getString("after"));
+        RecordValues.stringField(w, "caller", r.getString("caller"));
+        RecordValues.stringField(w, "tool", r.getString("tool"));
+        RecordValues.stringField(w, "idempotency_key", r.getString("idempotency_key"));
+        RecordValues.stringField(w, "plan_id", r.getString("plan_id"));
+        w.writeObjectFieldStart("position");
+        w.writeNumberField("commit", position.commit());
+        w.writeNumberField("change", position.change());
+        w.writeEndObject();
+        w.writeStringField("cursor", position.encode(keys));
+      });
+      records.add(new Outgoing(position, ChangelogRecord.kafkaKey(schema, table, key), value));
     }
     return records;
-  }
-
-  private static void putIfPresent(JsonObject json, String field, Object value) {
-    if (value != null) {
-      json.put(field, value);
-    }
   }
 
   private void prune() {

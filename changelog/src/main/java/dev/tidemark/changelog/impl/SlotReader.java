@@ -43,10 +43,14 @@ public final class SlotReader implements Runnable {
   static final String SQLSTATE_OBJECT_IN_USE = "55006";
   static final String SQLSTATE_UNDEFINED_OBJECT = "42704";
   static final long KEYS_REFRESH_MS = 10_000;
-  /** The longest a decoded change waits for others to share its store transaction. */
-  static final long STORE_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /**
+   * The longest a decoded change waits for others to share its store transaction: a store is one
+   * round trip, so at most 200 a second under a steady stream, while a change reaches Kafka a few
+   * milliseconds after its commit (docs/performance.md, "Changelog").
+   */
+  static final long STORE_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
   /** A stream quiet this long has nothing more to share the store with. */
-  static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
+  static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   /** Told, on the reader's thread, when its tenure starts, when it stored changes, and when the tenure ends. */
   public interface Listener {
@@ -57,19 +61,31 @@ public final class SlotReader implements Runnable {
     void tenureEnded(Throwable cause);
   }
 
-  private static final String INSERT_CHANGES = """
-      INSERT INTO tidemark.changelog (xid, relid, schema_name, table_name, op, key, before, after, changed_at)
-      SELECT u.x::xid8, u.r::oid, u.s, u.t, u.o, u.k::jsonb, u.b::jsonb, u.a::jsonb, u.c::timestamptz
-        FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-             WITH ORDINALITY AS u(x, r, s, t, o, k, b, a, c, n)
-       ORDER BY u.n""";
-  private static final String INSERT_COMMITS = """
-      INSERT INTO tidemark.changelog_commit (position, xid, committed_at)
-      SELECT u.p, u.x::xid8, u.c::timestamptz FROM unnest(?::bigint[], ?::text[], ?::text[]) AS u(p, x, c)
-      ON CONFLICT DO NOTHING""";
-  private static final String INSERT_ATTRIBUTION = """
-      INSERT INTO tidemark.change_attribution (xid, caller, tool, idempotency_key, plan_id)
-      VALUES (?::xid8, ?, ?, ?, ?) ON CONFLICT (xid) DO NOTHING""";
+  /**
+   * One store: the commits, their changes, their verified attributions and the decoded position, as
+   * one statement in a transaction of its own (one round trip), so that storing often, which keeps
+   * a change's way to Kafka short, costs the database little. The relay is woken at its commit.
+   */
+  private static final String STORE = """
+      WITH commits AS (
+        INSERT INTO tidemark.changelog_commit (position, xid, committed_at)
+        SELECT u.p, u.x::xid8, u.c::timestamptz FROM unnest(?::bigint[], ?::text[], ?::text[]) AS u(p, x, c)
+        ON CONFLICT DO NOTHING),
+      changes AS (
+        INSERT INTO tidemark.changelog (xid, relid, schema_name, table_name, op, key, before, after, changed_at)
+        SELECT u.x::xid8, u.r::oid, u.s, u.t, u.o, u.k::jsonb, u.b::jsonb, u.a::jsonb, u.c::timestamptz
+          FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+               WITH ORDINALITY AS u(x, r, s, t, o, k, b, a, c, n)
+         ORDER BY u.n),
+      attributed AS (
+        INSERT INTO tidemark.change_attribution (xid, caller, tool, idempotency_key, plan_id)
+        SELECT u.x::xid8, u.c, u.t, u.k, u.p FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) AS u(x, c, t, k, p)
+        ON CONFLICT (xid) DO NOTHING),
+      state AS (
+        UPDATE tidemark.changelog_state SET decoded_lsn = ?, decoding_from = coalesce(decoding_from, ?::bigint))
+      SELECT pg_notify('tidemark_changelog', '') WHERE ?::boolean""";
+  /** How long the epoch of transaction ids read from the server is used to widen decoded 32-bit xids. */
+  static final long EPOCH_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final String jdbcUrl;
   private final String user;
@@ -112,6 +128,7 @@ public final class SlotReader implements Runnable {
   private long confirmLsn;
   private Long newDecodingFrom;
   private long epochBase = -1;
+  private long epochReadAt;
 
   private record Rel(int relid, String schema, String name, List<PgOutput.Column> columns, List<Integer> key) {}
 
@@ -353,13 +370,11 @@ public final class SlotReader implements Runnable {
     txnRows = 0;
     attribution = null;
     switchSeen = false;
-    if (epochBase < 0) {
+    if (epochBase < 0 || System.nanoTime() - epochReadAt > EPOCH_REFRESH_NANOS) {
       epochBase = currentFullXid();
+      epochReadAt = System.nanoTime();
     }
-    long full = (epochBase & ~0xFFFF_FFFFL) | (b.xid() & 0xFFFF_FFFFL);
-    if (full > epochBase + (1L << 31)) {
-      full -= 1L << 32;
-    }
+    long full = widen(epochBase, b.xid());
     txnXid = Long.toString(full);
     // the triggers captured what committed before the switch; what was stored is not stored again.
     // Strictly below decodedLsn: a fence stores its end LSN, which is where the next record starts,
@@ -367,6 +382,21 @@ public final class SlotReader implements Runnable {
     // transaction stored, whose commit LSN decodedLsn may equal, has its rows skipped by count below
     skipTxn = decodingFrom == null || b.finalLsn() < decodedLsn || b.finalLsn() < lastPosition;
     skipRows = b.finalLsn() == lastPosition ? lastPositionRows : 0;
+  }
+
+  /**
+   * The full (64-bit) id of a transaction whose 32-bit id pgoutput sent, from a full id read from
+   * the server near it: the one within 2^31 of {@code near}, since no two live transactions are
+   * further apart than that.
+   */
+  static long widen(long near, int xid) {
+    long full = (near & ~0xFFFF_FFFFL) | (xid & 0xFFFF_FFFFL);
+    if (full > near + (1L << 31)) {
+      full -= 1L << 32;
+    } else if (full < near - (1L << 31)) {
+      full += 1L << 32;
+    }
+    return full;
   }
 
   private long currentFullXid() throws SQLException {
@@ -545,60 +575,26 @@ public final class SlotReader implements Runnable {
       }
       return;
     }
-    if (!commits.isEmpty()) {
-      try (PreparedStatement ps = store.prepareStatement(INSERT_COMMITS)) {
-        Long[] p = new Long[commits.size()];
-        String[] x = new String[commits.size()];
-        String[] c = new String[commits.size()];
-        for (int i = 0; i < p.length; i++) {
-          p[i] = (Long) commits.get(i)[0];
-          x[i] = (String) commits.get(i)[1];
-          c[i] = (String) commits.get(i)[2];
-        }
-        ps.setArray(1, store.createArrayOf("bigint", p));
-        ps.setArray(2, store.createArrayOf("text", x));
-        ps.setArray(3, store.createArrayOf("text", c));
-        ps.executeUpdate();
-      }
-    }
-    if (!rows.isEmpty()) {
-      try (PreparedStatement ps = store.prepareStatement(INSERT_CHANGES)) {
-        for (int col = 0; col < 9; col++) {
-          String[] values = new String[rows.size()];
-          for (int i = 0; i < values.length; i++) {
-            values[i] = rows.get(i)[col];
-          }
-          ps.setArray(col + 1, store.createArrayOf("text", values));
-        }
-        ps.executeUpdate();
-      }
-    }
-    for (String[] a : attributions) {
-      try (PreparedStatement ps = store.prepareStatement(INSERT_ATTRIBUTION)) {
-        for (int i = 0; i < 5; i++) {
-          ps.setString(i + 1, a[i]);
-        }
-        ps.executeUpdate();
-      }
-    }
     long decoded = Math.max(decodedLsn, flushLsn);
-    try (PreparedStatement ps = store.prepareStatement(
-        "UPDATE tidemark.changelog_state SET decoded_lsn = ?, decoding_from = coalesce(decoding_from, ?)")) {
-      ps.setLong(1, decoded);
-      if (newDecodingFrom == null) {
-        ps.setNull(2, java.sql.Types.BIGINT);
-      } else {
-        ps.setLong(2, newDecodingFrom);
-      }
-      ps.executeUpdate();
-    }
     boolean wrote = !rows.isEmpty();
-    if (wrote) {
-      try (Statement st = store.createStatement()) {
-        st.execute("SELECT pg_notify('tidemark_changelog', '')");
+    // a statement of its own is a transaction of its own: one round trip, no BEGIN and COMMIT
+    store.setAutoCommit(true);
+    try (PreparedStatement ps = store.prepareStatement(STORE)) {
+      int at = 1;
+      at = setColumns(ps, at, "bigint", commits, 3);
+      at = setColumns(ps, at, "text", rows, 9);
+      at = setColumns(ps, at, "text", attributions, 5);
+      ps.setLong(at++, decoded);
+      if (newDecodingFrom == null) {
+        ps.setNull(at++, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(at++, newDecodingFrom);
       }
+      ps.setBoolean(at, wrote);
+      ps.execute();
+    } finally {
+      store.setAutoCommit(false);
     }
-    store.commit();
     decodedLsn = decoded;
     if (!commits.isEmpty()) {
       lastPosition = (long) commits.get(commits.size() - 1)[0];
@@ -607,13 +603,28 @@ public final class SlotReader implements Runnable {
     commits.clear();
     attributions.clear();
     newDecodingFrom = null;
-    epochBase = -1;
     if (txn == null && confirmLsn > 0) {
       confirm(stream, confirmLsn);
     }
     if (wrote) {
       listener.stored();
     }
+  }
+
+  /**
+   * Binds {@code width} array parameters from {@code at}, column {@code c} of every row in the
+   * c-th (the commits' first column as bigint, the rest as text); returns the next parameter index.
+   */
+  private int setColumns(PreparedStatement ps, int at, String firstType, List<? extends Object[]> from, int width) throws SQLException {
+    for (int col = 0; col < width; col++) {
+      String type = col == 0 ? firstType : "text";
+      Object[] values = "bigint".equals(type) ? new Long[from.size()] : new String[from.size()];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = ((Object[]) from.get(i))[col];
+      }
+      ps.setArray(at++, store.createArrayOf(type, values));
+    }
+    return at;
   }
 
   private void confirm(PGReplicationStream stream, long lsn) {

@@ -80,6 +80,7 @@ public final class McpEndpoint {
   private final InFlight inFlight;
   /** One per served database: each hears its own database's changes. */
   private final List<ChangeNotifier> notifiers;
+  private final Subscriptions subscriptions;
   private final RequestGuards guards;
   private final Authentication authentication;
   private final BodyReader bodies;
@@ -105,7 +106,7 @@ public final class McpEndpoint {
     Revocations revocations = new Revocations();
     this.sessions = new SessionStore(vertx, revocations);
     this.events = new EventLog(vertx);
-    Subscriptions subscriptions = new Subscriptions(vertx, events);
+    this.subscriptions = new Subscriptions(vertx, events);
     this.inFlight = new InFlight(vertx, revocations);
     this.notifiers = config.databaseNames().stream().map(db -> new ChangeNotifier(vertx, db, node.nodeId(), subscriptions)).toList();
     this.guards = new RequestGuards(config);
@@ -167,7 +168,7 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
-    return inFlight.start().compose(v -> sessions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
+    return inFlight.start().compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
@@ -175,7 +176,8 @@ public final class McpEndpoint {
   public Future<Void> stop() {
     inFlight.stopStreams();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
-        .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> sessions.stop()).compose(v -> inFlight.stop());
+        .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
+        .compose(v -> sessions.stop()).compose(v -> inFlight.stop());
   }
 
   /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */

@@ -4,6 +4,7 @@ import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
@@ -11,6 +12,8 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Who wants to hear about which resource, cluster-wide: legacy sessions (their events are kept for
@@ -23,13 +26,50 @@ public final class Subscriptions {
   public static final String LIST_CHANGED = "*list_changed*";
 
   private static final int MAX_ATTEMPTS = 50;
+  /** How often a gateway reads the map's keys again, in case it missed the publication of one. */
+  static final long REFRESH_MS = 10_000;
 
   private final Vertx vertx;
   private final EventLog events;
+  /**
+   * The map's keys that may have subscribers, each with when this gateway last heard of it. Every
+   * gateway hears every change, and three cluster-map reads for each change made the reads the
+   * largest cost of a busy changelog; a key missing here costs no read. A gateway adds a key
+   * before it answers the subscribe, so the gateway that took a subscription always knows of it,
+   * and claims and announces its changes while others may not know of it yet.
+   */
+  private final Map<String, Long> known = new ConcurrentHashMap<>();
+  private MessageConsumer<String> heard;
+  private long refreshTimer = -1;
 
   public Subscriptions(Vertx vertx, EventLog events) {
     this.vertx = vertx;
     this.events = events;
+  }
+
+  /** Hears of new subscriptions on every gateway, and reads the keys the map holds now. */
+  public Future<Void> start() {
+    heard = vertx.eventBus().consumer(Addresses.SUBSCRIBED_V1, msg -> known.put(msg.body(), System.nanoTime()));
+    refreshTimer = vertx.setPeriodic(REFRESH_MS, t -> refresh());
+    return heard.completion().compose(v -> refresh());
+  }
+
+  public Future<Void> stop() {
+    vertx.cancelTimer(refreshTimer);
+    return heard == null ? Future.succeededFuture() : heard.unregister();
+  }
+
+  /**
+   * Keeps every key the map holds, and forgets those it no longer holds that no gateway published
+   * since this read began (a key published after it may not be in the keys read).
+   */
+  private Future<Void> refresh() {
+    long began = System.nanoTime();
+    return map().compose(AsyncMap::keys).map(keys -> {
+      keys.forEach(k -> known.put(k, began));
+      known.entrySet().removeIf(e -> e.getValue() < began && !keys.contains(e.getKey()));
+      return null;
+    });
   }
 
   /** A session that subscribed to {@code uri} as it wrote it; notifications carry that URI back. */
@@ -50,7 +90,12 @@ public final class Subscriptions {
   }
 
   public Future<Void> add(String database, String uri, String target) {
-    return update(key(database, uri), target, true, 0);
+    String key = key(database, uri);
+    return update(key, target, true, 0).map(v -> {
+      known.put(key, System.nanoTime());
+      vertx.eventBus().publish(Addresses.SUBSCRIBED_V1, key);
+      return null;
+    });
   }
 
   public Future<Void> remove(String database, String uri, String target) {
@@ -85,14 +130,18 @@ public final class Subscriptions {
 
   /** Those of {@code uris} that someone subscribes to, in the order given; the reads run side by side. */
   public Future<List<String>> subscribed(String database, List<String> uris) {
+    List<String> maybe = uris.stream().filter(uri -> known.containsKey(key(database, uri))).toList();
+    if (maybe.isEmpty()) {
+      return Future.succeededFuture(List.of());
+    }
     return map().compose(m -> {
-      List<Future<JsonArray>> reads = uris.stream().map(uri -> m.get(key(database, uri))).toList();
+      List<Future<JsonArray>> reads = maybe.stream().map(uri -> m.get(key(database, uri))).toList();
       return Future.all(reads).map(done -> {
         List<String> out = new ArrayList<>();
-        for (int i = 0; i < uris.size(); i++) {
+        for (int i = 0; i < maybe.size(); i++) {
           JsonArray targets = reads.get(i).result();
           if (targets != null && !targets.isEmpty()) {
-            out.add(uris.get(i));
+            out.add(maybe.get(i));
           }
         }
         return out;
