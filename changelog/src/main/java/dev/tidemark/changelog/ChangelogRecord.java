@@ -3,7 +3,15 @@ package dev.tidemark.changelog;
 import dev.tidemark.contract.ChangeNotice;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.SchemaChangeNotice;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.json.jackson.DatabindCodec;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The value of one record on a database's changelog topic (JSON). Its Kafka key is
@@ -53,6 +61,65 @@ public record ChangelogRecord(ChangePosition position, String cursor, JsonObject
     body.remove("position");
     String cursor = (String) body.remove("cursor");
     return new ChangelogRecord(position, cursor, body);
+  }
+
+  /**
+   * A record's value read for what a notice needs, with Jackson's streaming parser: the row
+   * images, most of a record, are skipped unread (a schema change's {@code after}, which names its
+   * command, is kept). The body holds every other field.
+   */
+  @SuppressWarnings("unchecked")
+  public static ChangelogRecord withoutImages(String value) {
+    JsonObject body = new JsonObject();
+    Long commit = null;
+    Long change = null;
+    String cursor = null;
+    try (JsonParser p = DatabindCodec.mapper().getFactory().createParser(value)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new DecodeException("a changelog record is a JSON object");
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        p.nextToken();
+        switch (field) {
+          case "before" -> p.skipChildren();
+          case "after" -> {
+            if (OP_DDL.equals(body.getString("op")) || !body.containsKey("op")) {
+              body.put(field, wrap(p.readValueAs(Object.class)));
+            } else {
+              p.skipChildren();
+            }
+          }
+          case "position" -> {
+            JsonObject position = new JsonObject((Map<String, Object>) p.readValueAs(Map.class));
+            commit = position.getLong("commit");
+            change = position.getLong("change");
+          }
+          case "cursor" -> cursor = p.getValueAsString();
+          default -> body.put(field, wrap(p.readValueAs(Object.class)));
+        }
+      }
+    } catch (IOException e) {
+      throw new DecodeException("a changelog record is not JSON: " + e.getMessage());
+    }
+    if (commit == null || change == null) {
+      throw new DecodeException("a changelog record names no position");
+    }
+    if (!OP_DDL.equals(body.getString("op"))) {
+      body.remove("after");  // read before its op was: a data change's image is not kept either
+    }
+    return new ChangelogRecord(new ChangePosition(commit, change), cursor, body);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Object wrap(Object v) {
+    if (v instanceof Map<?, ?> m) {
+      return new JsonObject((Map<String, Object>) m);
+    }
+    if (v instanceof List<?> l) {
+      return new JsonArray((List<Object>) l);
+    }
+    return v;
   }
 
   public ChangeNotice toNotice() {

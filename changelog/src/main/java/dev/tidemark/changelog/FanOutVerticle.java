@@ -11,6 +11,7 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,10 +94,11 @@ public final class FanOutVerticle extends VerticleBase {
       LOG.info("node {} fans out {} to its local event bus", node.nodeId(), topic);
       Map<Integer, ChangePosition> last = new HashMap<>();
       while (running) {
+        List<ChangelogRecord> polled = new ArrayList<>();
         for (ConsumerRecord<String, String> record : c.poll(Duration.ofMillis(500))) {
           ChangelogRecord change;
           try {
-            change = ChangelogRecord.fromJson(new JsonObject(record.value()));
+            change = ChangelogRecord.withoutImages(record.value());
           } catch (RuntimeException e) {
             LOG.warn("skipping a malformed record at {}-{}@{}", record.topic(), record.partition(), record.offset());
             continue;
@@ -106,7 +108,11 @@ public final class FanOutVerticle extends VerticleBase {
             continue;  // published again by a relay that restarted
           }
           last.put(record.partition(), change.position());
-          ctx.runOnContext(v -> deliver(change));
+          polled.add(change);
+        }
+        if (!polled.isEmpty()) {
+          // one task per poll, not per change: a busy changelog would otherwise queue thousands a second
+          ctx.runOnContext(v -> polled.forEach(this::deliver));
         }
       }
     } catch (WakeupException e) {

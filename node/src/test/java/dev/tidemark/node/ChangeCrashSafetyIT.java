@@ -139,7 +139,9 @@ class ChangeCrashSafetyIT {
                       .add(new JsonObject().put("sql", "INSERT INTO public.cr_log (command) VALUES ($1)").put("params", new JsonArray().add(command)))
                       .add(new JsonObject().put("sql", "UPDATE public.cr_counter SET n = n + 1 WHERE id = 1")))
                   .put("idempotency_key", "crash-" + command);
-              long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+              // patient: beside another test JVM that kills nodes of its own, a restart takes 10 to 20 s
+              // and the child lives about a second, so a command may wait minutes for its turn
+              long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
               while (true) {
                 JsonObject result = c.callTool("transaction", args);
                 if (result.getValue("isError") == null) {

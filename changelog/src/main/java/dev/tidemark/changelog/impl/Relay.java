@@ -63,16 +63,34 @@ public final class Relay {
    */
   static final int MAX_BATCHES_IN_FLIGHT = 4;
 
+  /**
+   * The next batch after (position $1, id $2): the rest of that transaction, then later ones. Two
+   * parts, each an index range scan that stops at the limit: with one condition over both, a
+   * batch inside a large transaction read and sorted every change of the transaction, so a
+   * million-row transaction cost a thousand times its size.
+   */
   private static final String BATCH = """
-      SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key,
-             c.before::text AS before, c.after::text AS after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
-             coalesce(a.idempotency_key, c.idempotency_key) AS idempotency_key, coalesce(a.plan_id, c.plan_id) AS plan_id
-        FROM tidemark.changelog_commit k
-        JOIN tidemark.changelog c ON c.xid = k.xid
-        LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
-       WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
-       ORDER BY k.position, c.id
-       LIMIT $3""";
+      SELECT * FROM (
+        (SELECT %1$s
+           FROM tidemark.changelog c
+           JOIN tidemark.changelog_commit k ON k.xid = c.xid
+           LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
+          WHERE c.xid = (SELECT xid FROM tidemark.changelog_commit WHERE position = $1) AND c.id > $2
+          ORDER BY c.id
+          LIMIT $3)
+        UNION ALL
+        (SELECT %1$s
+           FROM tidemark.changelog_commit k
+           JOIN tidemark.changelog c ON c.xid = k.xid
+           LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
+          WHERE k.position > $1
+          ORDER BY k.position, c.id
+          LIMIT $3)) b
+       ORDER BY position, id
+       LIMIT $3""".formatted("""
+      k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key, c.before::text AS before,
+      c.after::text AS after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
+      coalesce(a.idempotency_key, c.idempotency_key) AS idempotency_key, coalesce(a.plan_id, c.plan_id) AS plan_id""");
 
   private static final String STORE = "UPDATE tidemark.changelog_state SET published_commit = $1, published_change = $2";
 
@@ -232,11 +250,11 @@ public final class Relay {
         failed(new IllegalStateException("the relay's PostgreSQL connection closed"));
       }
     });
-    c.notificationHandler(n -> pump());
     // without a handler the client prints the error's stack itself (57P01 when PostgreSQL stops); the close handler acts on it
     c.exceptionHandler(err -> LOG.debug("the relay's PostgreSQL connection failed: {}", err.toString()));
-    return c.query("LISTEN tidemark_changelog").execute()
-        .compose(x -> readKeys(c))
+    // no LISTEN: the slot reader beside it wakes it after each store (wake()), and the store's
+    // notification is for the watches that wait on other nodes
+    return readKeys(c)
         .compose(x -> c.query("SELECT published_commit, published_change FROM tidemark.changelog_state").execute())
         .map(rows -> {
           Row r = rows.iterator().next();

@@ -129,6 +129,7 @@ public final class SlotReader implements Runnable {
   private Long newDecodingFrom;
   private long epochBase = -1;
   private long epochReadAt;
+  private long lastStoreNanos;
 
   private record Rel(int relid, String schema, String name, List<PgOutput.Column> columns, List<Integer> key) {}
 
@@ -234,9 +235,11 @@ public final class SlotReader implements Runnable {
       ByteBuffer buf = stream.readPending();
       long now = System.nanoTime();
       if (buf == null) {
-        // each store is a commit of its own (with its WAL flush): under load, wait for more to
-        // share it; a change waits at most STORE_DELAY_MS, and is stored at once when the stream pauses
-        if (firstBuffered == 0 || now - lastMessage > IDLE_NANOS || now - firstBuffered > STORE_DELAY_NANOS) {
+        // each store is a commit of its own (with its WAL flush): a change is stored at once when
+        // the stream pauses and no store ran in the last STORE_DELAY, and otherwise waits at most
+        // that long for others to share its store, so a steady stream costs 200 stores a second at most
+        boolean quiet = now - lastMessage > IDLE_NANOS && now - lastStoreNanos >= STORE_DELAY_NANOS;
+        if (firstBuffered == 0 || quiet || now - firstBuffered > STORE_DELAY_NANOS) {
           flush(stream);
           firstBuffered = 0;
         }
@@ -595,6 +598,7 @@ public final class SlotReader implements Runnable {
     } finally {
       store.setAutoCommit(false);
     }
+    lastStoreNanos = System.nanoTime();
     decodedLsn = decoded;
     if (!commits.isEmpty()) {
       lastPosition = (long) commits.get(commits.size() - 1)[0];

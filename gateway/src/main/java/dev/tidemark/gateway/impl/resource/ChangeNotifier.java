@@ -83,6 +83,9 @@ public final class ChangeNotifier {
    * is already due from this gateway.
    */
   private void onChange(ChangeNotice change) {
+    if (subscriptions.noneKnown()) {
+      return;
+    }
     String table = change.schema() + "." + change.table();
     List<String> uris = new ArrayList<>();
     uris.add(ResourceUris.table(table));

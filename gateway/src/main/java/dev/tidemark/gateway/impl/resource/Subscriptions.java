@@ -26,8 +26,14 @@ public final class Subscriptions {
   public static final String LIST_CHANGED = "*list_changed*";
 
   private static final int MAX_ATTEMPTS = 50;
-  /** How often a gateway reads the map's keys again, in case it missed the publication of one. */
+  /** How often a gateway reads the index of subscribed keys again, in case it missed the publication of one. */
   static final long REFRESH_MS = 10_000;
+  /**
+   * The entry of the subscription map that lists its keys that have subscribers (it names no
+   * database, so it is no resource's key). Reading it is one map read; listing the map's keys is an
+   * operation on every member, which waits for a member that is leaving.
+   */
+  static final String INDEX_KEY = "*subscribed keys*";
 
   private final Vertx vertx;
   private final EventLog events;
@@ -60,12 +66,16 @@ public final class Subscriptions {
   }
 
   /**
-   * Keeps every key the map holds, and forgets those it no longer holds that no gateway published
-   * since this read began (a key published after it may not be in the keys read).
+   * Keeps every key the index lists, and forgets those it no longer lists that no gateway published
+   * since this read began (a key published after it may not be in the index read).
    */
   private Future<Void> refresh() {
     long began = System.nanoTime();
-    return map().compose(AsyncMap::keys).map(keys -> {
+    return map().compose(m -> m.get(INDEX_KEY)).map(index -> {
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      if (index != null) {
+        index.forEach(k -> keys.add((String) k));
+      }
       keys.forEach(k -> known.put(k, began));
       known.entrySet().removeIf(e -> e.getValue() < began && !keys.contains(e.getKey()));
       return null;
@@ -91,25 +101,34 @@ public final class Subscriptions {
 
   public Future<Void> add(String database, String uri, String target) {
     String key = key(database, uri);
-    return update(key, target, true, 0).map(v -> {
-      known.put(key, System.nanoTime());
-      vertx.eventBus().publish(Addresses.SUBSCRIBED_V1, key);
-      return null;
-    });
+    return update(key, target, true, 0)
+        .compose(created -> created ? update(INDEX_KEY, key, true, 0) : Future.succeededFuture(false))
+        .map(v -> {
+          known.put(key, System.nanoTime());
+          vertx.eventBus().publish(Addresses.SUBSCRIBED_V1, key);
+          return null;
+        });
   }
 
   public Future<Void> remove(String database, String uri, String target) {
-    return update(key(database, uri), target, false, 0);
+    String key = key(database, uri);
+    return update(key, target, false, 0)
+        .compose(emptied -> emptied ? update(INDEX_KEY, key, false, 0) : Future.succeededFuture(false))
+        .mapEmpty();
   }
 
-  private Future<Void> update(String key, String target, boolean add, int attempt) {
+  /**
+   * Adds {@code target} to the list under {@code key}, or removes it; true when that made the
+   * list (an entry) or emptied it (removed the entry), which the index follows.
+   */
+  private Future<Boolean> update(String key, String target, boolean add, int attempt) {
     if (attempt >= MAX_ATTEMPTS) {
       return Future.failedFuture(new IllegalStateException("subscriptions stayed contended"));
     }
     return map().compose(m -> m.get(key).compose(current -> {
       JsonArray next = current == null ? new JsonArray() : current.copy();
       if (add == next.contains(target)) {
-        return Future.succeededFuture();
+        return Future.succeededFuture(false);
       }
       if (add) {
         next.add(target);
@@ -124,8 +143,14 @@ public final class Subscriptions {
       } else {
         written = m.replaceIfPresent(key, current, next);
       }
-      return written.compose(ok -> ok ? Future.<Void>succeededFuture() : update(key, target, add, attempt + 1));
+      boolean flips = add ? current == null : next.isEmpty();
+      return written.compose(ok -> ok ? Future.succeededFuture(flips) : update(key, target, add, attempt + 1));
     }));
+  }
+
+  /** True when this gateway knows of no subscription at all: a change then needs no look at all. */
+  public boolean noneKnown() {
+    return known.isEmpty();
   }
 
   /** Those of {@code uris} that someone subscribes to, in the order given; the reads run side by side. */
