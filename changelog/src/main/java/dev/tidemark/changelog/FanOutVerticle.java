@@ -112,7 +112,14 @@ public final class FanOutVerticle extends VerticleBase {
         }
         if (!polled.isEmpty()) {
           // one task per poll, not per change: a busy changelog would otherwise queue thousands a second
-          ctx.runOnContext(v -> polled.forEach(this::deliver));
+          ctx.runOnContext(v -> polled.forEach(change -> {
+            try {
+              deliver(change);
+            } catch (RuntimeException e) {
+              // one record that makes no notice (a schema change without its command) stops none after it
+              LOG.warn("skipping the change at {}: {}", change.position(), e.toString());
+            }
+          }));
         }
       }
     } catch (WakeupException e) {

@@ -92,7 +92,8 @@ class CaptureLifecycleIT {
       }
     });
     sql(infra, DB, "UPDATE public.big SET n = 1");
-    TestDatabases.awaitDecoded(infra, DB);
+    // a million changes decoded, stored and published side by side on two cores, beside another test JVM
+    TestDatabases.awaitDecoded(infra, DB, Duration.ofMinutes(4));
     assertEquals(1_000_000, count("SELECT count(*) FROM tidemark.changelog WHERE table_name = 'big' AND op = 'UPDATE'"
         + " AND (before->>'n')::int = 0 AND (after->>'n')::int = 1 AND after->>'pad' = repeat('x', 100)"));
     assertEquals(1, count("SELECT count(DISTINCT xid) FROM tidemark.changelog WHERE table_name = 'big' AND op = 'UPDATE'"), "one transaction");

@@ -63,8 +63,17 @@ public final class TestDatabases {
     awaitDecoded(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password());
   }
 
+  /** The same, for a backlog that takes longer than a minute to decode on a busy machine. */
+  public static void awaitDecoded(SharedInfra infra, String db, Duration timeout) {
+    awaitDecoded(infra.postgres().jdbcUrl(db), infra.postgres().user(), infra.postgres().password(), timeout);
+  }
+
   /** Waits until the relay of the database at {@code jdbcUrl} has decoded everything written before this call. */
   public static void awaitDecoded(String jdbcUrl, String user, String password) {
+    awaitDecoded(jdbcUrl, user, password, Duration.ofSeconds(60));
+  }
+
+  private static void awaitDecoded(String jdbcUrl, String user, String password, Duration timeout) {
     long fence;
     try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
         var rs = st.executeQuery("SELECT (pg_logical_emit_message(false, 'tidemark.fence', '', true) - '0/0')::bigint")) {
@@ -73,7 +82,7 @@ public final class TestDatabases {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    Await.that("the relay to decode through " + fence, Duration.ofSeconds(60), () -> {
+    Await.that("the relay to decode through " + fence, timeout, () -> {
       try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
           var rs = st.executeQuery("SELECT decoded_lsn >= " + fence + " FROM tidemark.changelog_state")) {
         return rs.next() && rs.getBoolean(1);

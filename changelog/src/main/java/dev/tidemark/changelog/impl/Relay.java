@@ -65,9 +65,9 @@ public final class Relay {
 
   /**
    * The next batch after (position $1, id $2): the rest of that transaction, then later ones. Two
-   * parts, each an index range scan that stops at the limit: with one condition over both, a
-   * batch inside a large transaction read and sorted every change of the transaction, so a
-   * million-row transaction cost a thousand times its size.
+   * parts, each reading at most the limit from each transaction: with one condition over both, a
+   * batch inside a large transaction read and sorted every change of the transaction (and of the
+   * next one), so a million-row transaction cost a thousand times its size.
    */
   private static final String BATCH = """
       SELECT * FROM (
@@ -80,10 +80,9 @@ public final class Relay {
           LIMIT $3)
         UNION ALL
         (SELECT %1$s
-           FROM tidemark.changelog_commit k
-           JOIN tidemark.changelog c ON c.xid = k.xid
+           FROM (SELECT position, xid, committed_at FROM tidemark.changelog_commit WHERE position > $1 ORDER BY position LIMIT $3) k
+           CROSS JOIN LATERAL (SELECT * FROM tidemark.changelog c WHERE c.xid = k.xid ORDER BY c.id LIMIT $3) c
            LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
-          WHERE k.position > $1
           ORDER BY k.position, c.id
           LIMIT $3)) b
        ORDER BY position, id

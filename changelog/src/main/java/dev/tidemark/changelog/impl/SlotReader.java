@@ -318,6 +318,7 @@ public final class SlotReader implements Runnable {
     }
     store.commit();
     readKeys();
+    epochBase = -1;  // a new tenure may be on another server (the slot was lost and made again)
     relations.clear();
     txn = null;
     rows.clear();
@@ -595,9 +596,15 @@ public final class SlotReader implements Runnable {
       }
       ps.setBoolean(at, wrote);
       ps.execute();
-    } finally {
-      store.setAutoCommit(false);
+    } catch (SQLException e) {
+      try {
+        store.setAutoCommit(false);
+      } catch (SQLException again) {
+        e.addSuppressed(again);  // the connection broke: the store's own failure is what to report
+      }
+      throw e;
     }
+    store.setAutoCommit(false);
     lastStoreNanos = System.nanoTime();
     decodedLsn = decoded;
     if (!commits.isEmpty()) {

@@ -204,7 +204,7 @@ public final class ChangesSinceTool implements ReadTool {
     String[] schemas = database.schemas().stream().filter(s -> !ListTablesTool.OWN_SCHEMA.equals(s)).toArray(String[]::new);
     // most leases are of plain tables, shown from the records with one catalog statement; the rest
     // (row security, types PostgreSQL maps) by the statements below
-    return plain.show(request.caller().pgRole(), Set.of(schemas), records)
+    return plain.show(request.caller().pgRole(), Set.copyOf(List.of(schemas)), records)
         .compose(shown -> shown != null ? Future.succeededFuture(shown) : showByStatements(db, request, records, schemas));
   }
 

@@ -18,15 +18,15 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 
 /**
  * The events tools' changes, shown without a statement over the records: for tables whose row
  * security does not apply to the caller and whose readable columns are all of types whose captured
- * value already is what a read shows (see {@link #shown}). One catalog statement per lease asks
+ * value already is what a read shows (see {@link #value}). One catalog statement per lease asks
  * PostgreSQL, as Tidemark's login but for the caller's role, which tables and columns the role may
  * read now; the records' images are then filtered and mapped here. A lease with any other table (row
- * security, a numeric or json column, an array, a domain) is shown by {@link ChangesSinceTool}'s
+ * security, a numeric or json column, an array, a domain, a change caused by an event or a
+ * proposal, whose cause is read from tidemark.change_attribution) is shown by {@link ChangesSinceTool}'s
  * statements instead, whole: both give the same change for the same record (EventsIT compares them
  * with changes_since).
  */
@@ -56,7 +56,6 @@ final class PlainChanges {
 
   private static final int ENUM = 0;
   private static final int BOOL = 16;
-  private static final int NAME = 19;
   private static final int INT8 = 20;
   private static final int INT2 = 21;
   private static final int INT4 = 23;
@@ -66,7 +65,11 @@ final class PlainChanges {
   private static final int TIMESTAMP = 1114;
   private static final int TIMESTAMPTZ = 1184;
   private static final int UUID_TYPE = 2950;
-  private static final Set<Integer> KNOWN = Set.of(ENUM, BOOL, NAME, INT8, INT2, INT4, TEXT, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, UUID_TYPE);
+  /** Types whose captured value is what a read shows; a name is not (a value typed as text before may exceed its 63 bytes). */
+  private static final Set<Integer> KNOWN = Set.of(ENUM, BOOL, INT8, INT2, INT4, TEXT, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, UUID_TYPE);
+  /** A uuid as PostgreSQL writes one; other spellings (a column that was text before) go the statements' way. */
+  private static final java.util.regex.Pattern CANONICAL_UUID =
+      java.util.regex.Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
   /** A table of the lease as the caller's role sees it now. */
   private record Table(boolean readable, boolean rowSecurity, boolean captured, String[] keyColumns, String[] columns, int[] types,
@@ -133,6 +136,11 @@ final class PlainChanges {
           Table t = tables.get(List.of(r.getString("schema"), r.getString("table")));
           if (t == null || !t.readable() || !schemas.contains(r.getString("schema")) || "DDL".equals(r.getString("op"))) {
             continue;  // a table gone or renamed since, one the role may not read, or not served
+          }
+          if (r.getString("idempotency_key") != null || r.getString("plan_id") != null) {
+            // caused_by and proposal come from tidemark.change_attribution alone, as changes_since
+            // reads them; the record's copy may be of a pruned or an unsigned attribution
+            throw NOT_PLAIN;
           }
           out.put(r.getJsonObject("position").getLong("change"), change(r, t));
         }
@@ -232,7 +240,7 @@ final class PlainChanges {
             }
           }
           break;
-        case TEXT, NAME, ENUM:
+        case TEXT, ENUM:
           if (v instanceof String) {
             return v;
           }
@@ -243,8 +251,8 @@ final class PlainChanges {
           }
           break;
         case UUID_TYPE:
-          if (v instanceof String s) {
-            return UUID.fromString(s).toString();
+          if (v instanceof String s && CANONICAL_UUID.matcher(s).matches()) {
+            return s;
           }
           break;
         case DATE:
@@ -265,7 +273,7 @@ final class PlainChanges {
         default:
           break;
       }
-    } catch (DateTimeParseException | IllegalArgumentException e) {
+    } catch (DateTimeParseException e) {
       // infinity, a year past 9999 or before Christ: PostgreSQL maps those
     }
     throw NOT_PLAIN;

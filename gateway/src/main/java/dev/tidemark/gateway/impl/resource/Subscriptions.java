@@ -46,6 +46,8 @@ public final class Subscriptions {
    */
   private final Map<String, Long> known = new ConcurrentHashMap<>();
   private MessageConsumer<String> heard;
+  /** The last index write this gateway asked for; the next one follows it. */
+  private Future<Boolean> indexing = Future.succeededFuture(false);
   private long refreshTimer = -1;
 
   public Subscriptions(Vertx vertx, EventLog events) {
@@ -101,8 +103,11 @@ public final class Subscriptions {
 
   public Future<Void> add(String database, String uri, String target) {
     String key = key(database, uri);
+    known.put(key, System.nanoTime());
+    // the index is checked on every add, not only when the key's list was made: an earlier add
+    // that failed between the two writes, or a removal racing this add, may have left it out
     return update(key, target, true, 0)
-        .compose(created -> created ? update(INDEX_KEY, key, true, 0) : Future.succeededFuture(false))
+        .compose(created -> indexed(key, true))
         .map(v -> {
           known.put(key, System.nanoTime());
           vertx.eventBus().publish(Addresses.SUBSCRIBED_V1, key);
@@ -110,10 +115,26 @@ public final class Subscriptions {
         });
   }
 
+  /**
+   * Adds {@code key} to the index, or removes it, after the index writes this gateway asked for
+   * before: one at a time, so that a stream that subscribes to many resources at once does not
+   * make its own writes of the one index entry fail each other.
+   */
+  private Future<Boolean> indexed(String key, boolean add) {
+    synchronized (this) {
+      Future<Boolean> next = indexing.transform(x -> update(INDEX_KEY, key, add, 0));
+      indexing = next;
+      return next;
+    }
+  }
+
   public Future<Void> remove(String database, String uri, String target) {
     String key = key(database, uri);
     return update(key, target, false, 0)
-        .compose(emptied -> emptied ? update(INDEX_KEY, key, false, 0) : Future.succeededFuture(false))
+        .compose(emptied -> emptied ? indexed(key, false).compose(x -> map()).compose(m -> m.get(key))
+            // an add on another gateway between the emptying and the index write keeps its key listed
+            .compose(again -> again != null && !again.isEmpty() ? indexed(key, true) : Future.succeededFuture(false))
+            : Future.succeededFuture(false))
         .mapEmpty();
   }
 
@@ -155,10 +176,13 @@ public final class Subscriptions {
 
   /** Those of {@code uris} that someone subscribes to, in the order given; the reads run side by side. */
   public Future<List<String>> subscribed(String database, List<String> uris) {
-    List<String> maybe = uris.stream().filter(uri -> known.containsKey(key(database, uri))).toList();
-    if (maybe.isEmpty()) {
+    if (uris.stream().noneMatch(uri -> known.containsKey(key(database, uri)))) {
       return Future.succeededFuture(List.of());
     }
+    // all of them, once any is known: the gateway that claims the change announces every URI of
+    // it, so it must not leave out one it has not heard of yet (the gateway that took it would
+    // lose the claim and announce nothing)
+    List<String> maybe = uris;
     return map().compose(m -> {
       List<Future<JsonArray>> reads = maybe.stream().map(uri -> m.get(key(database, uri))).toList();
       return Future.all(reads).map(done -> {
