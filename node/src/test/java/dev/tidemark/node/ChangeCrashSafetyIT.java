@@ -64,7 +64,10 @@ class ChangeCrashSafetyIT {
   }
 
   private static Process startChild(SharedInfra infra, String cluster, int port, String members, long seed) throws Exception {
+    // the child JVM starts some 25 times: with the client compiler only and a small heap, as
+    // FaultsClusterIT's children, each start takes less of the two cores the other test JVM shares
     List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"),
+        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-Dtidemark.crash.after-commit=0.03", "-Dtidemark.crash.seed=" + seed,
         "-Djava.io.tmpdir=" + Path.of("target").toAbsolutePath(), "-jar", JAR.toString(), "serve");
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(Path.of("target", "crash-it-child.log").toFile()));

@@ -215,6 +215,11 @@ public final class SlotReader implements Runnable {
 
   private void tenure() throws SQLException {
     store = DriverManager.getConnection(jdbcUrl, props(false));
+    try (Statement st = store.createStatement()) {
+      // the slot is confirmed past a store once it returns: it must be on disk by then, whatever
+      // the server's default (a store lost after the confirmation would be a change lost for good)
+      st.execute("SET synchronous_commit = on");
+    }
     store.setAutoCommit(false);
     ensureSlot();
     replication = DriverManager.getConnection(jdbcUrl, props(true));
