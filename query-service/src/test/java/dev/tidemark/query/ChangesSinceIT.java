@@ -116,6 +116,36 @@ class ChangesSinceIT {
     assertEquals(3, onlyZ.getJsonArray("changes").size());
   }
 
+  /**
+   * A change of a table without a primary key is keyed by its row; when the table gains a key
+   * later, that row key still shows only the columns the caller may read.
+   */
+  @Test
+  @Order(1)
+  void aRowKeyCapturedBeforeTheTableHadAPrimaryKeyShowsOnlyReadableColumns() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.keyless",
+        "CREATE TABLE public.keyless (id int NOT NULL, v int, secret text)",
+        "REVOKE ALL ON public.keyless FROM tidemark_reader",
+        "GRANT SELECT (id, v) ON public.keyless TO tidemark_reader");
+    Await.that("public.keyless in the publication", WAIT, () -> TestDatabases.strings(infra, DB,
+        "SELECT published::text FROM tidemark.captured_table WHERE relid = 'public.keyless'::regclass").equals(List.of("true")));
+    String head = head();
+    sql(infra, DB, "INSERT INTO public.keyless VALUES (1, 2, 'not for the reader')");
+    TestDatabases.awaitDecoded(infra, DB);
+    JsonObject before = changes(since(ServiceHarness.READER, new JsonObject().put("cursor", head)
+        .put("tables", new JsonArray().add("keyless")))).get(0);
+    assertEquals(new JsonObject().put("id", 1).put("v", 2), before.getJsonObject("key"), before.encode());
+
+    sql(infra, DB, "ALTER TABLE public.keyless ADD PRIMARY KEY (id)");
+    TestDatabases.awaitDecoded(infra, DB);
+    Await.that("the capture to follow the new key", WAIT, () -> !TestDatabases.strings(infra, DB,
+        "SELECT key_columns::text FROM tidemark.captured_table WHERE relid = 'public.keyless'::regclass").equals(List.of("{}")));
+    JsonObject after = changes(since(ServiceHarness.READER, new JsonObject().put("cursor", head)
+        .put("tables", new JsonArray().add("keyless")))).get(0);
+    assertFalse(after.encode().contains("not for the reader"), after.encode());
+    assertEquals(new JsonObject().put("id", 1).put("v", 2), after.getJsonObject("key"), after.encode());
+  }
+
   @Test
   @Order(2)
   void aForgedOrMalformedCursorIsInvalidAndSaysToStartFromTheStatusHead() {

@@ -96,7 +96,11 @@ public final class ChangesSinceTool implements ReadTool {
         FROM (
       SELECT c.position, c.id, c.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op,
              CASE WHEN t.relid IS NULL THEN NULL
-                  WHEN t.key_columns = '{}' THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.key) e WHERE e.key = ANY(r.cols))
+                  -- a row as key (the table had no primary key then) shows only the columns the role may read
+                  WHEN jsonb_typeof(c.key) = 'object'
+                  THEN (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.key) e WHERE e.key = ANY(r.cols))
+                  -- key values of a table that has no primary key now cannot be named
+                  WHEN t.key_columns = '{}' THEN NULL
                   WHEN t.key_columns <@ r.cols THEN c.key END AS key,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.before) e WHERE e.key = ANY(r.cols)) AS before,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.after) e WHERE e.key = ANY(r.cols)) AS after,
