@@ -182,15 +182,14 @@ public final class Subscriptions {
     // all of them, once any is known: the gateway that claims the change announces every URI of
     // it, so it must not leave out one it has not heard of yet (the gateway that took it would
     // lose the claim and announce nothing)
-    List<String> maybe = uris;
     return map().compose(m -> {
-      List<Future<JsonArray>> reads = maybe.stream().map(uri -> m.get(key(database, uri))).toList();
+      List<Future<JsonArray>> reads = uris.stream().map(uri -> m.get(key(database, uri))).toList();
       return Future.all(reads).map(done -> {
         List<String> out = new ArrayList<>();
-        for (int i = 0; i < maybe.size(); i++) {
+        for (int i = 0; i < uris.size(); i++) {
           JsonArray targets = reads.get(i).result();
           if (targets != null && !targets.isEmpty()) {
-            out.add(maybe.get(i));
+            out.add(uris.get(i));
           }
         }
         return out;
