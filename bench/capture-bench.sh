@@ -14,8 +14,14 @@
 #   3. the relay's drain rate: DRAIN changes committed while Tidemark is stopped, then the time from
 #      its start to the last of them being on the topic.
 #
-# Usage: bench/capture-bench.sh            (SECONDS_EACH=20 DRAIN=200000 BUILD=1 PARTS=123 by default;
+# Usage: bench/capture-bench.sh            (SECONDS_EACH=20 DRAIN=200000 BUILD=1 PARTS=123 WARMUP=20 by default;
 #        PARTS=3 runs the drain alone, PARTS=12 the writers' runs alone)
+#        PIN=1 gives each side a core of its own, as when Tidemark runs on other machines than the
+#        database: PostgreSQL and pgbench on CPU 0, Tidemark's JVM (decoder, relay, broker) on CPU 1.
+#        Then the writers' figures show what capture costs the database server alone: the walsender's
+#        decoding, the stores into tidemark.changelog and the relay's reads of them.
+# Every part that runs with Tidemark first commits captured INSERTs for WARMUP seconds, not counted,
+# so that the JVM's compilers have finished with the capture path before anything is measured.
 # Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin, node/target/tidemark.jar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +31,12 @@ DRAIN=${DRAIN:-200000}
 PARTS=${PARTS:-123}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 PORT=${PORT:-55439}
+WARMUP=${WARMUP:-20}
+PIN=${PIN:-0}
+DB_CPUS=() TM_CPUS=()
+if [ "$PIN" = 1 ]; then
+  DB_CPUS=(taskset -c 0) TM_CPUS=(taskset -c 1)
+fi
 WORK=$(mktemp -d /tmp/tidemark-capture-bench.XXXXXX)
 chown postgres "$WORK"
 PSQL=("$PGBIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d bench -v ON_ERROR_STOP=1)
@@ -44,7 +56,7 @@ trap cleanup EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 start_tidemark() {
-  java -Djava.io.tmpdir="$WORK" -jar "$REPO/node/target/tidemark.jar" dev \
+  "${TM_CPUS[@]}" java -Djava.io.tmpdir="$WORK" -jar "$REPO/node/target/tidemark.jar" dev \
     --database-url "postgresql://postgres@127.0.0.1:$PORT/bench" --http-port 0 --ops-port 0 --cluster-port 57810 \
     >"$WORK/tidemark.log" 2>&1 &
   TIDEMARK_PID=$!
@@ -66,12 +78,40 @@ stop_tidemark() {
 
 # pgbench's TPS (without connection time) for script $1 at $2 clients
 tps() {
-  "$PGBIN/pgbench" -n -M prepared -h 127.0.0.1 -p "$PORT" -U postgres -c "$2" -j 2 -T "$SECONDS_EACH" -f "$1" bench 2>/dev/null \
+  "${DB_CPUS[@]}" "$PGBIN/pgbench" -n -M prepared -h 127.0.0.1 -p "$PORT" -U postgres -c "$2" -j 2 -T "${3:-$SECONDS_EACH}" -f "$1" bench 2>/dev/null \
     | awk '/^tps/ {print int($3)}'
 }
 
+# CPU ticks of the PostgreSQL server so far: the postmaster, its live children, and the children it
+# has reaped (pgbench's backends end with each run)
+pg_ticks() {
+  local pm t=0 pid f
+  pm=$(head -1 "$WORK/data/postmaster.pid")
+  f=($(sed 's/^.*) //' "/proc/$pm/stat"))
+  t=$(( f[11] + f[12] + f[13] + f[14] ))
+  for pid in $(pgrep -P "$pm"); do
+    f=($(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)) || continue
+    t=$(( t + f[11] + f[12] ))
+  done
+  echo "$t"
+}
+# CPU ticks so far of the server processes that serve Tidemark's capture: the walsender that decodes
+# the slot, and the relay's connections that store and read the changelog
+capture_ticks() {
+  local t=0 pid f
+  for pid in $("${PSQL[@]}" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'tidemark-relay'"); do
+    f=($(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)) || continue
+    t=$(( t + f[11] + f[12] ))
+  done
+  echo "$t"
+}
+warm_up() {
+  [ "$WARMUP" -gt 0 ] && tps "$WORK/insert-captured.sql" 16 "$WARMUP" >/dev/null
+  return 0
+}
+
 runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/data" -A trust -U postgres >/dev/null
-runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-c listen_addresses=127.0.0.1 -c port=$PORT \
+runuser -u postgres -- "${DB_CPUS[@]}" "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-c listen_addresses=127.0.0.1 -c port=$PORT \
   -c unix_socket_directories=$WORK -c fsync=on -c synchronous_commit=on -c wal_level=logical -c max_replication_slots=10 \
   -c max_wal_senders=10 -c max_connections=200 -c shared_buffers=256MB -c max_wal_size=4GB" start >/dev/null
 "$PGBIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -c "CREATE DATABASE bench"
@@ -95,8 +135,9 @@ UPDATE public.items SET v = v + 1 WHERE id = :id;
 SQL
 sed 's/public\./uncaptured./' "$WORK/update-captured.sql" >"$WORK/update-uncaptured.sql"
 
-echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, synchronous_commit=on, wal_level=logical; ${SECONDS_EACH}s per run; $(nproc) cores"
+echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, synchronous_commit=on, wal_level=logical; ${SECONDS_EACH}s per run; $(nproc) cores$([ "$PIN" = 1 ] && echo "; pinned: PostgreSQL and pgbench on CPU 0, Tidemark on CPU 1")"
 start_tidemark
+[[ $PARTS == *1* || $PARTS == *2* ]] && warm_up
 "${PSQL[@]}" -At -c "SELECT 'capture: ' || count(*) FILTER (WHERE published) || ' table(s) published, replica identity ' || string_agg(DISTINCT c.relreplident::text, ',') FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid"
 
 if [[ $PARTS == *1* || $PARTS == *2* ]]; then
@@ -108,9 +149,15 @@ for clients in 16 64; do
 done
 
 echo "## 2. captured with Tidemark running vs uncaptured with Tidemark stopped, 16 clients"
+p0=$(pg_ticks); c0=$(capture_ticks)
 ci=$(tps "$WORK/insert-captured.sql" 16); lci=$(load)
+p1=$(pg_ticks); c1=$(capture_ticks)
 cu=$(tps "$WORK/update-captured.sql" 16); lcu=$(load)
-"${PSQL[@]}" -At -c "SELECT 'postgres server CPU while Tidemark decodes: walsender ' || coalesce(sum(1), 0) || ' process(es)' FROM pg_stat_replication"
+p2=$(pg_ticks); c2=$(capture_ticks)
+hz=$(getconf CLK_TCK)
+share() { awk "BEGIN {printf \"%.1f %% of the server's CPU, %.1f µs per captured change\", 100*$1/$2, 1e6*$1/$hz/$3}"; }
+echo "PostgreSQL CPU for capture (walsender, stores, relay reads) during captured INSERTs: $(share $((c1 - c0)) $((p1 - p0)) $((ci * SECONDS_EACH)))"
+echo "PostgreSQL CPU for capture during captured UPDATEs: $(share $((c2 - c1)) $((p2 - p1)) $((cu * SECONDS_EACH)))"
 stop_tidemark
 ui=$(tps "$WORK/insert-uncaptured.sql" 16); lui=$(load)
 uu=$(tps "$WORK/update-uncaptured.sql" 16); luu=$(load)
