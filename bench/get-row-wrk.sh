@@ -20,11 +20,8 @@ cd "$(dirname "$0")/.."
 CONNECTIONS="${1:-16}"
 WARMUP="${2:-30}"
 MEASURED="${3:-20}"
-command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+source bench/wrk-common.sh
 
-if [[ "${BUILD:-1}" != 0 ]]; then
-  ./mvnw -q -pl node -am package -DskipTests
-fi
 [[ -x bench/agent-tasks/node_modules/@toolbox-sdk/server-linux-x64/bin/toolbox ]] \
   || (cd bench/agent-tasks && npm install --no-audit --no-fund >/dev/null)
 toolbox_bin="$PWD/bench/agent-tasks/node_modules/@toolbox-sdk/server-linux-x64/bin/toolbox"
@@ -110,40 +107,9 @@ lua "[\"Content-Type\"] = \"application/json\", [\"Accept\"] = \"application/jso
   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"get_customer\",\"arguments\":{\"id\":%d},$meta}}" \
   >"$work/toolbox.lua"
 
-ticks() {  # utime + stime of the given pids, in clock ticks
-  local sum=0 pid
-  for pid in "$@"; do
-    [[ -r /proc/$pid/stat ]] || continue
-    sum=$((sum + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
-  done
-  echo "$sum"
-}
-# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines:
-# a backend that starts during the measured window counts from zero, one that ends is lost
-pg_ticks() {
-  local pid
-  for pid in "$postmaster" $(pgrep -P "$postmaster" || true); do
-    if [[ -r /proc/$pid/stat ]]; then echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat")"; fi
-  done
-  return 0
-}
-pg_delta() {  # $1, $2 = pg_ticks before and after
-  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { sum += $2 - (($1 in before) ? before[$1] : 0) } END { print sum + 0 }' "$1" "$2"
-}
-hz="$(getconf CLK_TCK)"
 
 run() {  # $1 = name, $2 = url, $3 = lua, $4 = server pid
-  echo "[bench] load before $1: $(cut -d' ' -f1-3 /proc/loadavg)"
-  wrk -t 2 -c "$CONNECTIONS" -d "${WARMUP}s" -s "$3" "$2" >/dev/null
-  local s0 w s1 calls
-  s0="$(ticks "$4")"; pg_ticks >"$work/pg.before"
-  /usr/bin/time -f '%U %S' -o "$work/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "${MEASURED}s" --latency -s "$3" "$2" >"$work/wrk.out"
-  s1="$(ticks "$4")"; pg_ticks >"$work/pg.after"
-  grep '^\[bench\]' "$work/wrk.out" | sed "s/^\[bench\] /[bench] $1: /"
-  calls="$(sed -n 's/^\[bench\] calls \([0-9]*\),.*/\1/p' "$work/wrk.out")"
-  w="$(awk '{printf "%.0f", ($1 + $2) * 1000}' "$work/wrk.time")"
-  awk -v n="$1" -v c="$calls" -v s=$((s1 - s0)) -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v w="$w" -v hz="$hz" 'BEGIN {
-    printf "[bench] %s: CPU per call: server %.3f ms, PostgreSQL %.3f ms, wrk %.3f ms\n", n, s * 1000 / hz / c, p * 1000 / hz / c, w / c }'
+  measure "$1" "$2" "$3" "$4" call 's/^\[bench\] calls \([0-9]*\),.*/\1/p'
 }
 
 echo "[bench] $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores, tidemark dev pid $dev_pid at $url, toolbox pid $toolbox_pid, postmaster $postmaster"

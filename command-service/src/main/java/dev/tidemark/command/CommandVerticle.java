@@ -6,6 +6,7 @@ import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.MigrateTool;
+import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.RunningStatements;
@@ -49,6 +50,7 @@ public final class CommandVerticle extends VerticleBase {
   private ChangeRunner runner;
   private MessageConsumer<Object> consumer;
   private MessageConsumer<JsonObject> cancels;
+  private MessageConsumer<Object> schemaChanges;
   private final ServiceDrain running = new ServiceDrain();
   private long pruneTimer = -1;
   private final boolean prunes;
@@ -73,7 +75,10 @@ public final class CommandVerticle extends VerticleBase {
     DatabaseConfig db = config.database();
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.WRITES);
-      runner = runner(vertx, config, pool, callers, keys);
+      CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
+      runner = runner(vertx, config, pool, callers, keys, catalog);
+      // published by the node's fan-out where it has one; elsewhere each change checks the shape it uses
+      schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> catalog.clear());
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }
@@ -86,12 +91,13 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   /** The change tools of one database, run as their callers on {@code callers}; the command role's, and an approval's. */
-  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys) {
+  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys,
+      CatalogCache catalog) {
     DatabaseConfig db = config.database();
     return new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
-        ToolCatalog.INSERT_ROWS, new InsertRowsTool(db),
-        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(db),
-        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(db),
+        ToolCatalog.INSERT_ROWS, new InsertRowsTool(catalog),
+        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(catalog),
+        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(catalog),
         ToolCatalog.EXECUTE, new ExecuteTool(),
         ToolCatalog.TRANSACTION, new TransactionTool(),
         ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
@@ -103,7 +109,7 @@ public final class CommandVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
     Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
-    Future<?> unheard = cancels == null ? Future.succeededFuture() : cancels.unregister();
+    Future<?> unheard = cancels == null ? Future.succeededFuture() : Future.all(cancels.unregister(), schemaChanges.unregister());
     return consumer == null ? closed : Future.all(consumer.unregister(), unheard).compose(x -> closed);
   }
 

@@ -8,6 +8,7 @@ import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolRequest;
+import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import io.vertx.core.Future;
@@ -80,7 +81,9 @@ public final class Proposals {
         p.getString("fingerprint"));
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);
-      return CommandVerticle.runner(vertx, config, pool, callers, keys).applyApproved(request, approved)
+      // no shapes kept: an approval is rare, and its runner lives for this one change
+      CatalogCache shapes = new CatalogCache(pool, config.database().schemas(), 0, config.database().statementTimeoutMs());
+      return CommandVerticle.runner(vertx, config, pool, callers, keys, shapes).applyApproved(request, approved)
           .transform(done -> {
             String pid = p.getString("proposal_id");
             boolean retriable = done.failed() && (!(done.cause() instanceof ToolException te) || te.code().retriable());

@@ -541,6 +541,58 @@ class ChangeToolsIT {
     assertEquals(3, count("SELECT count(*) FROM public.ct_item WHERE qty <> 1"));
   }
 
+  /**
+   * The command service keeps a table's shape between changes. Each change checks, in its own
+   * transaction, that the table is still the one the shape was read from: these changes come right
+   * after DDL, before any schema notice could drop the kept shape.
+   */
+  @Test
+  void aChangeRightAfterDdlUsesTheTableAsItIsNowAndNeverAShapeKeptFromBefore() {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.ct_shape",
+        "CREATE TABLE public.ct_shape (id serial PRIMARY KEY, name text NOT NULL, qty int)",
+        "GRANT SELECT, INSERT ON public.ct_shape TO tidemark_writer",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    JsonObject first = new JsonObject().put("name", "a").put("qty", 1);
+    ok("insert_rows", new JsonObject().put("table", "ct_shape").put("rows", new JsonArray().add(first)).put("idempotency_key", key()));
+
+    // a column dropped: named as a column the table no longer has, with the columns it has now
+    sql(infra, DB, "ALTER TABLE public.ct_shape DROP COLUMN qty");
+    JsonObject dropped = error("insert_rows", new JsonObject().put("table", "ct_shape")
+        .put("rows", new JsonArray().add(new JsonObject().put("name", "b").put("qty", 2))), "INVALID_ARGUMENTS");
+    assertEquals("qty", dropped.getString("column"), dropped.encode());
+    assertTrue(dropped.getString("message").contains("Its columns: id, name."), dropped.encode());
+
+    // a column added: usable at once
+    sql(infra, DB, "ALTER TABLE public.ct_shape ADD COLUMN colour text NOT NULL DEFAULT 'red'");
+    ok("insert_rows", new JsonObject().put("table", "ct_shape")
+        .put("rows", new JsonArray().add(new JsonObject().put("name", "c").put("colour", "blue"))).put("idempotency_key", key()));
+    assertEquals(List.of("blue"), strings("SELECT colour FROM public.ct_shape WHERE name = 'c'"));
+
+    // a column's type changed, to one the old type's value would not fit
+    sql(infra, DB, "ALTER TABLE public.ct_shape ALTER COLUMN colour DROP DEFAULT, ALTER COLUMN colour TYPE int USING length(colour)");
+    ok("insert_rows", new JsonObject().put("table", "ct_shape")
+        .put("rows", new JsonArray().add(new JsonObject().put("name", "d").put("colour", 7))).put("idempotency_key", key()));
+    assertEquals(List.of("7"), strings("SELECT colour::text FROM public.ct_shape WHERE name = 'd'"));
+
+    // the table dropped and made again under its name, with other columns
+    sql(infra, DB, "DROP TABLE public.ct_shape",
+        "CREATE TABLE public.ct_shape (id serial PRIMARY KEY, label text NOT NULL)",
+        "GRANT SELECT, INSERT ON public.ct_shape TO tidemark_writer",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO tidemark_writer",
+        "SELECT tidemark.capture_schemas(ARRAY['public'])");
+    ok("insert_rows", new JsonObject().put("table", "ct_shape")
+        .put("rows", new JsonArray().add(new JsonObject().put("label", "e"))).put("idempotency_key", key()));
+    assertEquals(List.of("e"), strings("SELECT label FROM public.ct_shape"));
+
+    // the right to read it revoked (INSERT kept): a table the caller may not read is not found
+    sql(infra, DB, "REVOKE SELECT ON public.ct_shape FROM tidemark_writer");
+    error("insert_rows", new JsonObject().put("table", "ct_shape")
+        .put("rows", new JsonArray().add(new JsonObject().put("label", "f"))).put("idempotency_key", key()), "NOT_FOUND");
+    assertEquals(1, count("SELECT count(*) FROM public.ct_shape"));
+    sql(infra, DB, "DROP TABLE public.ct_shape");
+  }
+
   @Test
   void aReadOnlyCallerThatReachesTheCommandServiceIsRefusedAndChangesNothing() {
     // the gateway hides change tools from a read-only caller (SingleNodeIT); the service refuses one on its own too

@@ -44,7 +44,7 @@ public enum ConfigKey {
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_APPROVAL_TABLES("database.approval-tables", "", "Comma-separated tables (schema.name, or name in any served schema) whose changes need a person's approval: a committed plan that touches one becomes a proposal, decided with tidemark proposals."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
-  DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row and list_rows reuse what they learned of a table's shape, and query a statement's parameter types; a schema change notice drops them sooner. 0: look them up on every call."),
+  DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row, list_rows and the row change tools reuse what they learned of a table's shape, and query a statement's parameter types; a schema change notice drops them sooner. 0: look them up on every call."),
   DATABASES("databases", "", "Further databases the cluster serves, each at /mcp/{name} with its own pools, changelog and topic: a list of entries, each setting database.* keys without the database. prefix (name and url at least) and taking the rest from database.*. In the file a YAML list; in TIDEMARK_DATABASES a JSON array of the same entries."),
 
   KAFKA_BOOTSTRAP_SERVERS("kafka.bootstrap-servers", "127.0.0.1:9092", "Kafka brokers, as host:port pairs separated by commas."),

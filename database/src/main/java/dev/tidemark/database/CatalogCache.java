@@ -49,7 +49,18 @@ public final class CatalogCache {
       "42846", // cannot_coerce
       "0A000"); // feature_not_supported: "cached plan must not change result type"
 
-  private record Entry(Future<Table> table, long loadedAtNanos) {}
+  /**
+   * The caller may read relation $1 (NULL: no such relation), and what its catalog rows are now:
+   * run as the caller, inside the change's own transaction, so it sees what the change will.
+   */
+  private static final String CURRENT = "SELECT has_table_privilege(c.oid, 'SELECT') AS may, " + TableCatalog.FINGERPRINT
+      + " AS fingerprint FROM pg_class c WHERE c.oid = $1::int8::oid";
+
+  private record Entry(Future<TableCatalog.Shape> shape, long loadedAtNanos) {
+    Future<Table> table() {
+      return shape.map(TableCatalog.Shape::table);
+    }
+  }
 
   /** The cached shape no longer matches the database. */
   private static final class ShapeChanged extends RuntimeException {
@@ -105,6 +116,46 @@ public final class CatalogCache {
       entries.remove(name, cached);
       return load(name).table().compose(work);
     });
+  }
+
+  /**
+   * For a change, in its transaction on {@code conn} (as the caller): what {@code build} makes of
+   * the table named {@code name}, as if the table had been looked up as the caller in that
+   * transaction ({@link TableCatalog#resolve}), which is what happens whenever the cached shape may
+   * not do. The cached shape does when, in the transaction, the caller may read the relation and
+   * its catalog rows are the ones the shape was read from (one small statement instead of the
+   * lookup, which cost a change more database time than its own INSERT), and {@code build} accepts
+   * it: an argument it refuses (a column or an enum label the cached shape lacks) is judged again
+   * against the caller's own lookup, since nothing has run in the transaction yet.
+   */
+  public <T> Future<T> inTransaction(SqlConnection conn, String name, Function<Table, T> build) {
+    Entry cached = fresh(name);
+    Entry entry = cached != null ? cached : load(name);
+    return entry.shape().transform(loaded -> {
+      if (loaded.failed()) {
+        return exact(conn, name, build);
+      }
+      Table table = loaded.result().table();
+      return conn.preparedQuery(CURRENT).execute(Tuple.of(table.oid())).compose(rows -> {
+        Row now = rows.size() == 0 ? null : rows.iterator().next();
+        if (now == null || !loaded.result().fingerprint().equals(now.getString("fingerprint"))) {
+          entries.remove(name, entry);
+          return exact(conn, name, build);
+        }
+        if (!Boolean.TRUE.equals(now.getBoolean("may"))) {
+          return exact(conn, name, build);  // the caller's own lookup names what it may not read, or finds another table
+        }
+        try {
+          return Future.succeededFuture(build.apply(table));
+        } catch (ToolException refused) {
+          return exact(conn, name, build);
+        }
+      });
+    });
+  }
+
+  private <T> Future<T> exact(SqlConnection conn, String name, Function<Table, T> build) {
+    return TableCatalog.resolve(conn, schemas, name).map(build);
   }
 
   /**
@@ -193,7 +244,7 @@ public final class CatalogCache {
       return null;
     }
     Entry e = entries.get(name);
-    if (e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos || e.table().failed()) {
+    if (e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos || e.shape().failed()) {
       return null;
     }
     return e;
@@ -205,7 +256,7 @@ public final class CatalogCache {
     if (ttlNanos > 0) {
       // a lookup that fails (no such table) is not kept: the table may be created at any moment;
       // nor is one that began before a schema change cleared the cache, since it may have read the old shape
-      e.table().onSuccess(t -> {
+      e.shape().onSuccess(t -> {
         if (generation.get() == started) {
           entries.put(name, e);
         }

@@ -97,8 +97,20 @@ public final class TableCatalog {
     }
   }
 
+  /**
+   * What changes whenever the relation's row or its columns' rows in the catalog change, or its
+   * primary key is another index: the transaction ids that wrote them. A cached shape whose
+   * fingerprint is still the relation's is still its shape (ANALYZE and VACUUM update pg_class in
+   * place, so they change nothing here). Of relation {@code c}.
+   */
+  static final String FINGERPRINT = """
+      (c.xmin::text || ':' || coalesce((SELECT string_agg(a.attnum || '.' || a.xmin::text, ',' ORDER BY a.attnum)
+                                          FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0), '')
+                   || ':' || coalesce((SELECT string_agg(i.indexrelid::text, ',') FROM pg_index i
+                                        WHERE i.indrelid = c.oid AND i.indisprimary), ''))""";
+
   private static final String TABLE_SQL_ANY_ROLE = """
-      SELECT c.oid::int8 AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
+      SELECT %2$s AS fingerprint, c.oid::int8 AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
              obj_description(c.oid, 'pg_class') AS comment, c.relrowsecurity AS rls,
              CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated_rows,
              COALESCE((SELECT array_agg(a.attname::text ORDER BY k.ord)
@@ -128,15 +140,18 @@ public final class TableCatalog {
        WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
          AND n.nspname = ANY($1::text[]) AND n.nspname <> 'tidemark'
          AND c.relname = $2::text
-       %s
+       %1$s
        ORDER BY array_position($1::text[], n.nspname::text)
        LIMIT 1""";
 
   /** The lookup as the caller's role: only what it may read. */
-  private static final String TABLE_SQL = TABLE_SQL_ANY_ROLE.formatted("AND has_table_privilege(c.oid, 'SELECT')");
+  private static final String TABLE_SQL = TABLE_SQL_ANY_ROLE.formatted("AND has_table_privilege(c.oid, 'SELECT')", FINGERPRINT);
 
   /** The lookup of a table's shape alone, for {@link CatalogCache}; who may read it is checked per call. */
-  private static final String SHAPE_SQL = TABLE_SQL_ANY_ROLE.formatted("");
+  private static final String SHAPE_SQL = TABLE_SQL_ANY_ROLE.formatted("", FINGERPRINT);
+
+  /** A table's shape and the {@link #FINGERPRINT} it had when it was looked up. */
+  public record Shape(Table table, String fingerprint) {}
 
   private TableCatalog() {}
 
@@ -150,18 +165,18 @@ public final class TableCatalog {
    * NOT_FOUND when it does not exist, is not served, is Tidemark's own, or the role may not read it.
    */
   public static Future<Table> resolve(SqlConnection conn, List<String> schemas, String table) {
-    return lookup(conn, TABLE_SQL, schemas, table);
+    return lookup(conn, TABLE_SQL, schemas, table).map(Shape::table);
   }
 
   /**
    * The table's shape whoever asks: run as Tidemark's login, so the result may be shared by every
    * caller, and the caller's right to read the table must be checked separately.
    */
-  public static Future<Table> shape(SqlClient client, List<String> schemas, String table) {
+  public static Future<Shape> shape(SqlClient client, List<String> schemas, String table) {
     return lookup(client, SHAPE_SQL, schemas, table);
   }
 
-  private static Future<Table> lookup(SqlClient client, String sql, List<String> schemas, String table) {
+  private static Future<Shape> lookup(SqlClient client, String sql, List<String> schemas, String table) {
     String schema = null;
     String name = table;
     int dot = table.indexOf('.');
@@ -191,9 +206,9 @@ public final class TableCatalog {
             c.getBoolean("nullable"), c.getString("default_expr"), c.getString("comment"), c.getString("category"),
             labels(c.getJsonArray("labels"))));
       }
-      return Future.succeededFuture(new Table(r.getLong("oid"), r.getString("schema"), bare, KINDS.get(r.getString("kind")),
+      return Future.succeededFuture(new Shape(new Table(r.getLong("oid"), r.getString("schema"), bare, KINDS.get(r.getString("kind")),
           r.getString("comment"), r.getLong("estimated_rows"), r.getBoolean("rls"), List.of(r.getArrayOfStrings("primary_key")), columns,
-          Boolean.TRUE.equals(r.getBoolean("built_in_types_only"))));
+          Boolean.TRUE.equals(r.getBoolean("built_in_types_only"))), r.getString("fingerprint")));
     });
   }
 

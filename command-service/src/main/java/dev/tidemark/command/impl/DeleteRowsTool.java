@@ -2,10 +2,10 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
-import dev.tidemark.database.TableCatalog;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.SqlConnection;
@@ -18,19 +18,24 @@ public final class DeleteRowsTool implements ChangeTool {
     return false;  // its statement is built from the catalog, with every value bound
   }
 
-  private final DatabaseConfig database;
+  private final CatalogCache catalog;
 
-  public DeleteRowsTool(DatabaseConfig database) {
-    this.database = database;
+  public DeleteRowsTool(CatalogCache catalog) {
+    this.catalog = catalog;
   }
+
+  private record Statement(Table table, String sql, SqlParams params) {}
 
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
-    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
+    return catalog.inTransaction(conn, args.getString("table"), table -> {
       SqlParams params = new SqlParams();
-      String sql = "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params);
+      return new Statement(table, "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params), params);
+    }).compose(statement -> {
+      Table table = statement.table();
+      SqlParams params = statement.params();
       return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "delete")
-          .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
+          .compose(v -> conn.preparedQuery(statement.sql()).execute(params.tuple()))
           .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, args.containsKey("key") ? "key" : "where")))
           .map(result -> {
             if (result.rowCount() == 0 && args.containsKey("key")) {

@@ -2,10 +2,10 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
-import dev.tidemark.database.TableCatalog;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -24,57 +24,62 @@ public final class InsertRowsTool implements ChangeTool {
     return false;  // its statement is built from the catalog, with every value bound
   }
 
-  private final DatabaseConfig database;
+  private final CatalogCache catalog;
 
-  public InsertRowsTool(DatabaseConfig database) {
-    this.database = database;
+  public InsertRowsTool(CatalogCache catalog) {
+    this.catalog = catalog;
   }
+
+  private record Statement(String sql, SqlParams params) {}
 
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
-    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
-      JsonArray rows = args.getJsonArray("rows");
-      Map<String, Column> columns = new LinkedHashMap<>();
-      for (int i = 0; i < rows.size(); i++) {
-        if (!(rows.getValue(i) instanceof JsonObject row)) {
-          throw Sql.fault("rows", "/rows/" + i, "an object of column name to value");
-        }
-        for (String name : row.fieldNames()) {
-          columns.putIfAbsent(name, table.column(name, "rows"));
-        }
+    return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement ->
+        conn.preparedQuery(statement.sql()).execute(statement.params().tuple())
+            .recover(err -> Future.failedFuture(ValueFaults.pending(err, statement.params(), "rows")))
+            .map(result -> (long) result.rowCount()));
+  }
+
+  private static Statement build(Table table, JsonObject args) {
+    JsonArray rows = args.getJsonArray("rows");
+    Map<String, Column> columns = new LinkedHashMap<>();
+    for (int i = 0; i < rows.size(); i++) {
+      if (!(rows.getValue(i) instanceof JsonObject row)) {
+        throw Sql.fault("rows", "/rows/" + i, "an object of column name to value");
       }
-      SqlParams params = new SqlParams();
-      List<String> tuples = new ArrayList<>();
-      for (int i = 0; i < rows.size(); i++) {
-        JsonObject row = rows.getJsonObject(i);
-        List<String> values = new ArrayList<>();
-        for (Column c : columns.values()) {
-          values.add(row.containsKey(c.name())
-              ? Sql.value(row.getValue(c.name()), c, "rows", "/rows/" + i + "/" + c.name(), params)
-              : "DEFAULT");
-        }
-        tuples.add("(" + String.join(", ", values) + ")");
+      for (String name : row.fieldNames()) {
+        columns.putIfAbsent(name, table.column(name, "rows"));
       }
-      List<String> names = columns.keySet().stream().map(Sql::ident).toList();
-      StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql())
-          .append(" (").append(String.join(", ", names)).append(") VALUES ").append(String.join(", ", tuples));
-      String onConflict = args.getString("on_conflict", "error");
-      if (onConflict.equals("nothing")) {
-        sql.append(" ON CONFLICT DO NOTHING");
-      } else if (onConflict.equals("update")) {
-        if (table.primaryKey().isEmpty()) {
-          throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
-              + " has no primary key, so on_conflict: update has no key to match; use error or nothing.",
-              new JsonObject().put("argument", "on_conflict"));
-        }
-        List<String> sets = columns.keySet().stream().filter(c -> !table.primaryKey().contains(c))
-            .map(c -> Sql.ident(c) + " = EXCLUDED." + Sql.ident(c)).toList();
-        sql.append(" ON CONFLICT (").append(String.join(", ", table.primaryKey().stream().map(Sql::ident).toList())).append(") ")
-            .append(sets.isEmpty() ? "DO NOTHING" : "DO UPDATE SET " + String.join(", ", sets));
+    }
+    SqlParams params = new SqlParams();
+    List<String> tuples = new ArrayList<>();
+    for (int i = 0; i < rows.size(); i++) {
+      JsonObject row = rows.getJsonObject(i);
+      List<String> values = new ArrayList<>();
+      for (Column c : columns.values()) {
+        values.add(row.containsKey(c.name())
+            ? Sql.value(row.getValue(c.name()), c, "rows", "/rows/" + i + "/" + c.name(), params)
+            : "DEFAULT");
       }
-      return conn.preparedQuery(sql.toString()).execute(params.tuple())
-          .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "rows")))
-          .map(result -> (long) result.rowCount());
-    });
+      tuples.add("(" + String.join(", ", values) + ")");
+    }
+    List<String> names = columns.keySet().stream().map(Sql::ident).toList();
+    StringBuilder sql = new StringBuilder("INSERT INTO ").append(table.sql())
+        .append(" (").append(String.join(", ", names)).append(") VALUES ").append(String.join(", ", tuples));
+    String onConflict = args.getString("on_conflict", "error");
+    if (onConflict.equals("nothing")) {
+      sql.append(" ON CONFLICT DO NOTHING");
+    } else if (onConflict.equals("update")) {
+      if (table.primaryKey().isEmpty()) {
+        throw new ToolException(ErrorCode.INVALID_ARGUMENTS, "Table " + table.qualified()
+            + " has no primary key, so on_conflict: update has no key to match; use error or nothing.",
+            new JsonObject().put("argument", "on_conflict"));
+      }
+      List<String> sets = columns.keySet().stream().filter(c -> !table.primaryKey().contains(c))
+          .map(c -> Sql.ident(c) + " = EXCLUDED." + Sql.ident(c)).toList();
+      sql.append(" ON CONFLICT (").append(String.join(", ", table.primaryKey().stream().map(Sql::ident).toList())).append(") ")
+          .append(sets.isEmpty() ? "DO NOTHING" : "DO UPDATE SET " + String.join(", ", sets));
+    }
+    return new Statement(sql.toString(), params);
   }
 }

@@ -2,10 +2,10 @@ package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
-import dev.tidemark.database.TableCatalog;
+import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -21,26 +21,21 @@ public final class UpdateRowsTool implements ChangeTool {
     return false;  // its statement is built from the catalog, with every value bound
   }
 
-  private final DatabaseConfig database;
+  private final CatalogCache catalog;
 
-  public UpdateRowsTool(DatabaseConfig database) {
-    this.database = database;
+  public UpdateRowsTool(CatalogCache catalog) {
+    this.catalog = catalog;
   }
+
+  private record Statement(Table table, String sql, SqlParams params) {}
 
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
-    return TableCatalog.resolve(conn, database.schemas(), args.getString("table")).compose(table -> {
-      SqlParams params = new SqlParams();
-      List<String> sets = new ArrayList<>();
-      JsonObject set = args.getJsonObject("set");
-      for (String name : set.fieldNames()) {
-        Column c = table.column(name, "set");
-        sets.add(Sql.ident(c.name()) + " = " + Sql.value(set.getValue(name), c, "set", "/set/" + name, params));
-      }
-      String where = Sql.target(args, table, params);
-      String sql = "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where;
+    return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement -> {
+      Table table = statement.table();
+      SqlParams params = statement.params();
       return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "update")
-          .compose(v -> conn.preparedQuery(sql).execute(params.tuple()))
+          .compose(v -> conn.preparedQuery(statement.sql()).execute(params.tuple()))
           .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "set")))
           .map(result -> {
             if (result.rowCount() == 0 && args.containsKey("key")) {
@@ -50,5 +45,17 @@ public final class UpdateRowsTool implements ChangeTool {
             return (long) result.rowCount();
           });
     });
+  }
+
+  private static Statement build(Table table, JsonObject args) {
+    SqlParams params = new SqlParams();
+    List<String> sets = new ArrayList<>();
+    JsonObject set = args.getJsonObject("set");
+    for (String name : set.fieldNames()) {
+      Column c = table.column(name, "set");
+      sets.add(Sql.ident(c.name()) + " = " + Sql.value(set.getValue(name), c, "set", "/set/" + name, params));
+    }
+    String where = Sql.target(args, table, params);
+    return new Statement(table, "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where, params);
   }
 }

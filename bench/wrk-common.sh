@@ -1,0 +1,46 @@
+# Sourced by the benchmarks that drive `tidemark dev` with wrk: checks for wrk, builds the jar
+# unless BUILD=0, and defines the CPU counters they report. pg_ticks needs $postmaster.
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+if [[ "${BUILD:-1}" != 0 ]]; then
+  ./mvnw -q -pl node -am package -DskipTests
+fi
+
+ticks() {  # utime + stime of the given pids, in clock ticks
+  local sum=0 pid
+  for pid in "$@"; do
+    [[ -r /proc/$pid/stat ]] || continue
+    sum=$((sum + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+  done
+  echo "$sum"
+}
+# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines:
+# a backend that starts during the measured window counts from zero, one that ends is lost
+pg_ticks() {
+  local pid
+  for pid in "$postmaster" $(pgrep -P "$postmaster" || true); do
+    if [[ -r /proc/$pid/stat ]]; then echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat")"; fi
+  done
+  return 0
+}
+pg_delta() {  # $1, $2 = pg_ticks before and after
+  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { sum += $2 - (($1 in before) ? before[$1] : 0) } END { print sum + 0 }' "$1" "$2"
+}
+hz="$(getconf CLK_TCK)"
+
+# One measured wrk run after an unreported warm-up, then the CPU each process spent per unit:
+# $1 = name, $2 = url, $3 = lua script, $4 = server pid, $5 = the unit ("call", "commit"), $6 = a
+# sed expression that prints the count of units from the script's "[bench]" line.
+# Needs CONNECTIONS, WARMUP, MEASURED and work.
+measure() {
+  echo "[bench] load before $1: $(cut -d' ' -f1-3 /proc/loadavg)"
+  wrk -t 2 -c "$CONNECTIONS" -d "${WARMUP}s" -s "$3" "$2" >"$work/warm.out"
+  local s0 s1 w count
+  s0="$(ticks "$4")"; pg_ticks >"$work/pg.before"
+  /usr/bin/time -f '%U %S' -o "$work/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "${MEASURED}s" --latency -s "$3" "$2" >"$work/wrk.out"
+  s1="$(ticks "$4")"; pg_ticks >"$work/pg.after"
+  grep '^\[bench\]' "$work/wrk.out" | sed "s/^\[bench\] /[bench] $1: /"
+  count="$(sed -n "$6" "$work/wrk.out")"
+  w="$(awk '{printf "%.0f", ($1 + $2) * 1000}' "$work/wrk.time")"
+  awk -v n="$1" -v u="$5" -v c="$count" -v s=$((s1 - s0)) -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v w="$w" -v hz="$hz" 'BEGIN {
+    printf "[bench] %s: CPU per %s: server %.3f ms, PostgreSQL %.3f ms, wrk %.3f ms\n", n, u, s * 1000 / hz / c, p * 1000 / hz / c, w / c }'
+}
