@@ -105,9 +105,18 @@ capture_ticks() {
   done
   echo "$t"
 }
+# Waits until Tidemark has decoded, stored and published every change committed so far, so that
+# the backlog of one measured run is not drained during the next one
+settled() {
+  local fence
+  fence=$("${PSQL[@]}" -At -c "SELECT (pg_logical_emit_message(false, 'tidemark.fence', '') - '0/0')::bigint")
+  until [ "$("${PSQL[@]}" -At -c "SELECT decoded_lsn >= $fence AND (published_commit, published_change) >= coalesce((SELECT (k.position, c.id) FROM tidemark.changelog_commit k JOIN tidemark.changelog c ON c.xid = k.xid ORDER BY k.position DESC, c.id DESC LIMIT 1), (0, 0)) FROM tidemark.changelog_state")" = t ]; do
+    sleep 0.2
+  done
+}
 warm_up() {
   [ "$WARMUP" -gt 0 ] && tps "$WORK/insert-captured.sql" 16 "$WARMUP" >/dev/null
-  return 0
+  settled
 }
 
 runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/data" -A trust -U postgres >/dev/null
@@ -145,14 +154,17 @@ echo "## 1. single-row INSERT, captured vs uncaptured twin, Tidemark running"
 for clients in 16 64; do
   u=$(tps "$WORK/insert-uncaptured.sql" "$clients"); lu=$(load)
   c=$(tps "$WORK/insert-captured.sql" "$clients"); lc=$(load)
+  settled
   echo "clients=$clients uncaptured=$u TPS (load $lu) captured=$c TPS (load $lc) ratio=$(awk "BEGIN {printf \"%.1f\", 100*$c/$u}")%"
 done
 
 echo "## 2. captured with Tidemark running vs uncaptured with Tidemark stopped, 16 clients"
 p0=$(pg_ticks); c0=$(capture_ticks)
 ci=$(tps "$WORK/insert-captured.sql" 16); lci=$(load)
+settled
 p1=$(pg_ticks); c1=$(capture_ticks)
 cu=$(tps "$WORK/update-captured.sql" 16); lcu=$(load)
+settled
 p2=$(pg_ticks); c2=$(capture_ticks)
 hz=$(getconf CLK_TCK)
 share() { awk "BEGIN {printf \"%.1f %% of the server's CPU, %.1f µs per captured change\", 100*$1/$2, 1e6*$1/$hz/$3}"; }
