@@ -97,7 +97,7 @@ class CaptureLifecycleIT {
     assertEquals(1_000_000, count("SELECT count(*) FROM tidemark.changelog WHERE table_name = 'big' AND op = 'UPDATE'"
         + " AND (before->>'n')::int = 0 AND (after->>'n')::int = 1 AND after->>'pad' = repeat('x', 100)"));
     assertEquals(1, count("SELECT count(DISTINCT xid) FROM tidemark.changelog WHERE table_name = 'big' AND op = 'UPDATE'"), "one transaction");
-    // the relay held at most changelog.relay-batch-size (1000) decoded changes: it stored them in that many transactions of its own
+    // the reader held at most 1,000 decoded changes (SlotReader.STORE_BATCH): it stored them in that many transactions of its own
     long stores = count("SELECT count(DISTINCT xmin::text) FROM tidemark.changelog WHERE table_name = 'big' AND op = 'UPDATE'");
     assertTrue(stores >= 1_000, "stored in " + stores + " transactions");
     sql(infra, DB, "DROP TABLE public.big");

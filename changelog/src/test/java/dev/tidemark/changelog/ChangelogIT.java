@@ -203,7 +203,8 @@ class ChangelogIT {
       relay.close();  // stopped mid-stream, perhaps mid-batch
       relay = null;
       assertTrue(milestones[1].await(60, TimeUnit.SECONDS));
-      relay = startRelay(Map.of(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, "300"));
+      // small batches, most of them cut short by their images' bytes rather than their count
+      relay = startRelay(Map.of(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, "300", ConfigKey.CHANGELOG_RELAY_BATCH_BYTES, "2000"));
       assertTrue(milestones[2].await(60, TimeUnit.SECONDS));
       relay.close();
       relay = null;

@@ -91,7 +91,8 @@ public enum ConfigKey {
 
   CHANGELOG_RETENTION_SECONDS("changelog.retention-seconds", "604800", "How long a published change stays in the changelog table; older cursors get CURSOR_EXPIRED."),
   CHANGELOG_PRUNE_INTERVAL_SECONDS("changelog.prune-interval-seconds", "60", "How often the publishing relay deletes changes older than changelog.retention-seconds."),
-  CHANGELOG_RELAY_BATCH_SIZE("changelog.relay-batch-size", "1000", "Most changes the relay reads and publishes to Kafka at once."),
+  CHANGELOG_RELAY_BATCH_SIZE("changelog.relay-batch-size", "5000", "Most changes the relay reads and publishes to Kafka at once."),
+  CHANGELOG_RELAY_BATCH_BYTES("changelog.relay-batch-bytes", "33554432", "Most bytes of before and after images the relay reads and publishes to Kafka at once; a batch holds at least one change whatever its size."),
   CHANGELOG_RELAY_POLL_MS("changelog.relay-poll-ms", "1000", "How often the relay looks for changes when no commit woke it, and how often a standby relay tries to take over."),
   CHANGELOG_RECONCILE_SECONDS("changelog.reconcile-seconds", "30", "How often the changelog role publishes new tables (and gives them plan triggers), for databases without the DDL event trigger."),
   CHANGELOG_MAX_SLOT_LAG_BYTES("changelog.max-slot-lag-bytes", "1073741824", "WAL the replication slot may hold back (bytes not yet decoded and stored) before readiness reports the changelog down and the relay logs an error; keep it well below the host's free disk."),

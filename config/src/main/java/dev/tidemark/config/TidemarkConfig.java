@@ -302,7 +302,7 @@ public record TidemarkConfig(
   }
 
   public record ChangelogConfig(
-      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayPollMs, long reconcileSeconds,
+      long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayBatchBytes, long relayPollMs, long reconcileSeconds,
       long maxSlotLagBytes) {}
 
   public record ClusterConfig(
@@ -405,6 +405,7 @@ public record TidemarkConfig(
             v.positiveLong(ConfigKey.CHANGELOG_RETENTION_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS),
             v.positiveInt(ConfigKey.CHANGELOG_RELAY_BATCH_SIZE, 100_000),
+            v.positiveLong(ConfigKey.CHANGELOG_RELAY_BATCH_BYTES),
             v.positiveLong(ConfigKey.CHANGELOG_RELAY_POLL_MS),
             v.positiveLong(ConfigKey.CHANGELOG_RECONCILE_SECONDS),
             v.positiveLong(ConfigKey.CHANGELOG_MAX_SLOT_LAG_BYTES)),

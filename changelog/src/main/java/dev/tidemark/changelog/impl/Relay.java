@@ -64,13 +64,18 @@ public final class Relay {
   static final int MAX_BATCHES_IN_FLIGHT = 4;
 
   /**
-   * The next batch after (position $1, id $2): the rest of that transaction, then later ones. Two
+   * The next batch after (position $1, id $2), at most $3 changes, and only as many as keep the
+   * images read before each change under $4 bytes (so at least one): the rest of that transaction,
+   * then later ones. {@code available} is how many the count alone allowed. Two
    * parts, each reading at most the limit from each transaction: with one condition over both, a
    * batch inside a large transaction read and sorted every change of the transaction (and of the
    * next one), so a million-row transaction cost a thousand times its size.
    */
   private static final String BATCH = """
       SELECT * FROM (
+        SELECT b.*, count(*) OVER () AS available,
+               sum(coalesce(octet_length(b.before), 0) + coalesce(octet_length(b.after), 0)) OVER (ORDER BY b.position, b.id) AS upto
+          FROM (SELECT * FROM (
         (SELECT %1$s
            FROM tidemark.changelog c
            JOIN tidemark.changelog_commit k ON k.xid = c.xid
@@ -84,9 +89,11 @@ public final class Relay {
            CROSS JOIN LATERAL (SELECT * FROM tidemark.changelog c WHERE c.xid = k.xid ORDER BY c.id LIMIT $3) c
            LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
           ORDER BY k.position, c.id
-          LIMIT $3)) b
-       ORDER BY position, id
-       LIMIT $3""".formatted("""
+          LIMIT $3)) u
+         ORDER BY position, id
+         LIMIT $3) b) s
+       WHERE s.upto - coalesce(octet_length(s.before), 0) - coalesce(octet_length(s.after), 0) < $4
+       ORDER BY position, id""".formatted("""
       k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key, c.before::text AS before,
       c.after::text AS after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
       coalesce(a.idempotency_key, c.idempotency_key) AS idempotency_key, coalesce(a.plan_id, c.plan_id) AS plan_id""");
@@ -292,7 +299,7 @@ public final class Relay {
     reading = true;
     wakeAgain = false;
     long mine = session;
-    conn.preparedQuery(BATCH).execute(Tuple.of(read.commit(), read.change(), config.relayBatchSize()))
+    conn.preparedQuery(BATCH).execute(Tuple.of(read.commit(), read.change(), config.relayBatchSize(), config.relayBatchBytes()))
         .compose(rows -> rows.size() == 0 ? Future.succeededFuture(false) : handOver(mine, rows))
         .onComplete(ar -> {
           if (outlived(mine)) {
@@ -314,7 +321,8 @@ public final class Relay {
 
   /**
    * Hands a batch to the producer on the relay's thread; completes once every record was handed
-   * over (true when the batch was full). Its acknowledgement is chained after the earlier batches'.
+   * over (true when the batch was full: as many changes as a batch holds, or cut short by its
+   * bytes, so that more wait). Its acknowledgement is chained after the earlier batches'.
    */
   private Future<Boolean> handOver(long mine, RowSet<Row> rows) {
     Promise<ChangePosition> acked = Promise.promise();
@@ -351,7 +359,8 @@ public final class Relay {
                 }
               })
               .mapEmpty();
-          return size == config.relayBatchSize();
+          long available = rows.iterator().next().getLong("available");
+          return size == config.relayBatchSize() || size < available;
         });
   }
 

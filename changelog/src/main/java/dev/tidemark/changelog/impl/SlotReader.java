@@ -86,6 +86,8 @@ public final class SlotReader implements Runnable {
       SELECT pg_notify('tidemark_changelog', '') WHERE ?::boolean""";
   /** How long the epoch of transaction ids read from the server is used to widen decoded 32-bit xids. */
   static final long EPOCH_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** Most decoded changes held before they are stored, whatever changelog.relay-batch-size says. */
+  static final int STORE_BATCH = 1000;
 
   private final String jdbcUrl;
   private final String user;
@@ -141,7 +143,8 @@ public final class SlotReader implements Runnable {
     this.ssl = java.util.Map.copyOf(ssl);
     this.slot = slot;
     this.publication = publication;
-    this.batchSize = Math.max(100, batchSize);
+    // the relay's batches may be larger; what the reader holds before a store stays at most STORE_BATCH
+    this.batchSize = Math.max(100, Math.min(STORE_BATCH, batchSize));
     this.pollMs = pollMs;
     this.listener = listener;
   }
