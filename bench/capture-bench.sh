@@ -195,17 +195,10 @@ for _ in $(seq 1 $((DRAIN / 10000))); do
   "${PSQL[@]}" -c "INSERT INTO public.captured (v, note) SELECT g, 'drained row ' || g FROM generate_series(1, 10000) g"
 done
 before=$("${PSQL[@]}" -At -c "SELECT count(*) FROM tidemark.changelog")
-# a fence after the last of them: the relay's stored progress passes it once every one is stored;
-# and the published progress reaches the last change (a transaction's changes share its position)
-fence=$("${PSQL[@]}" -At -c "SELECT (pg_logical_emit_message(false, 'tidemark.fence', '') - '0/0')::bigint")
 t0=$(date +%s.%N)
 start_tidemark
 t1=$(date +%s.%N)
-while :; do
-  done_=$("${PSQL[@]}" -At -c "SELECT decoded_lsn >= $fence AND (published_commit, published_change) >= (SELECT k.position, c.id FROM tidemark.changelog_commit k JOIN tidemark.changelog c ON c.xid = k.xid ORDER BY k.position DESC, c.id DESC LIMIT 1) FROM tidemark.changelog_state")
-  [ "$done_" = t ] && break
-  sleep 0.2
-done
+settled
 t2=$(date +%s.%N)
 drained=$(( $("${PSQL[@]}" -At -c "SELECT count(*) FROM tidemark.changelog") - before ))
 echo "drained $drained changes: $(awk "BEGIN {printf \"%.1f\", $t2-$t1}") s after the node was ready ($(awk "BEGIN {printf \"%.1f\", $t2-$t0}") s after it was started): $(awk "BEGIN {printf \"%d\", $drained/($t2-$t1)}") changes/s decoded, stored and published to Kafka (load $(load))"

@@ -129,6 +129,9 @@ public final class CatalogCache {
    * against the caller's own lookup, since nothing has run in the transaction yet.
    */
   public <T> Future<T> inTransaction(SqlConnection conn, String name, Function<Table, T> build) {
+    if (ttlNanos == 0) {
+      return exact(conn, name, build);  // nothing is kept: a shape read now would be checked against itself
+    }
     Entry cached = fresh(name);
     Entry entry = cached != null ? cached : load(name);
     return entry.shape().transform(loaded -> {

@@ -144,8 +144,8 @@ public final class TableCatalog {
        ORDER BY array_position($1::text[], n.nspname::text)
        LIMIT 1""";
 
-  /** The lookup as the caller's role: only what it may read. */
-  private static final String TABLE_SQL = TABLE_SQL_ANY_ROLE.formatted("AND has_table_privilege(c.oid, 'SELECT')", FINGERPRINT);
+  /** The lookup as the caller's role: only what it may read. Its result is never kept, so it needs no fingerprint. */
+  private static final String TABLE_SQL = TABLE_SQL_ANY_ROLE.formatted("AND has_table_privilege(c.oid, 'SELECT')", "NULL::text");
 
   /** The lookup of a table's shape alone, for {@link CatalogCache}; who may read it is checked per call. */
   private static final String SHAPE_SQL = TABLE_SQL_ANY_ROLE.formatted("", FINGERPRINT);

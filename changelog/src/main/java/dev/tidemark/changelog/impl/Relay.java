@@ -73,9 +73,9 @@ public final class Relay {
    */
   private static final String BATCH = """
       SELECT * FROM (
-        SELECT b.*, count(*) OVER () AS available,
-               sum(coalesce(octet_length(b.before), 0) + coalesce(octet_length(b.after), 0)) OVER (ORDER BY b.position, b.id) AS upto
-          FROM (SELECT * FROM (
+        SELECT u.*, least(count(*) OVER (), $3) AS available,
+               sum(coalesce(octet_length(u.before), 0) + coalesce(octet_length(u.after), 0)) OVER (ORDER BY u.position, u.id) AS upto
+          FROM (
         (SELECT %1$s
            FROM tidemark.changelog c
            JOIN tidemark.changelog_commit k ON k.xid = c.xid
@@ -90,8 +90,8 @@ public final class Relay {
            LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
           ORDER BY k.position, c.id
           LIMIT $3)) u
-         ORDER BY position, id
-         LIMIT $3) b) s
+         ORDER BY u.position, u.id
+         LIMIT $3) s
        WHERE s.upto - coalesce(octet_length(s.before), 0) - coalesce(octet_length(s.after), 0) < $4
        ORDER BY position, id""".formatted("""
       k.position, c.id, k.committed_at, c.xid::text AS xid, c.schema_name, c.table_name, c.op, c.key, c.before::text AS before,

@@ -24,13 +24,11 @@ public final class DeleteRowsTool implements ChangeTool {
     this.catalog = catalog;
   }
 
-  private record Statement(Table table, String sql, SqlParams params) {}
-
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     return catalog.inTransaction(conn, args.getString("table"), table -> {
       SqlParams params = new SqlParams();
-      return new Statement(table, "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params), params);
+      return new Sql.Statement(table, "DELETE FROM " + table.sql() + " WHERE " + Sql.target(args, table, params), params);
     }).compose(statement -> {
       Table table = statement.table();
       SqlParams params = statement.params();

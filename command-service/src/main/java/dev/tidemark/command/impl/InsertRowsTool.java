@@ -30,8 +30,6 @@ public final class InsertRowsTool implements ChangeTool {
     this.catalog = catalog;
   }
 
-  private record Statement(String sql, SqlParams params) {}
-
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement ->
@@ -40,7 +38,7 @@ public final class InsertRowsTool implements ChangeTool {
             .map(result -> (long) result.rowCount()));
   }
 
-  private static Statement build(Table table, JsonObject args) {
+  private static Sql.Statement build(Table table, JsonObject args) {
     JsonArray rows = args.getJsonArray("rows");
     Map<String, Column> columns = new LinkedHashMap<>();
     for (int i = 0; i < rows.size(); i++) {
@@ -80,6 +78,6 @@ public final class InsertRowsTool implements ChangeTool {
       sql.append(" ON CONFLICT (").append(String.join(", ", table.primaryKey().stream().map(Sql::ident).toList())).append(") ")
           .append(sets.isEmpty() ? "DO NOTHING" : "DO UPDATE SET " + String.join(", ", sets));
     }
-    return new Statement(sql.toString(), params);
+    return new Sql.Statement(table, sql.toString(), params);
   }
 }

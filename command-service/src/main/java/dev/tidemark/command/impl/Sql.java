@@ -20,6 +20,9 @@ final class Sql {
 
   private Sql() {}
 
+  /** A row tool's statement, built from the table's shape before anything runs in the change's transaction. */
+  record Statement(Table table, String sql, SqlParams params) {}
+
   static String ident(String name) {
     return SqlText.quoteIdent(name);
   }

@@ -27,8 +27,6 @@ public final class UpdateRowsTool implements ChangeTool {
     this.catalog = catalog;
   }
 
-  private record Statement(Table table, String sql, SqlParams params) {}
-
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement -> {
@@ -47,7 +45,7 @@ public final class UpdateRowsTool implements ChangeTool {
     });
   }
 
-  private static Statement build(Table table, JsonObject args) {
+  private static Sql.Statement build(Table table, JsonObject args) {
     SqlParams params = new SqlParams();
     List<String> sets = new ArrayList<>();
     JsonObject set = args.getJsonObject("set");
@@ -56,6 +54,6 @@ public final class UpdateRowsTool implements ChangeTool {
       sets.add(Sql.ident(c.name()) + " = " + Sql.value(set.getValue(name), c, "set", "/set/" + name, params));
     }
     String where = Sql.target(args, table, params);
-    return new Statement(table, "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where, params);
+    return new Sql.Statement(table, "UPDATE " + table.sql() + " SET " + String.join(", ", sets) + " WHERE " + where, params);
   }
 }
