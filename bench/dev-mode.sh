@@ -1,10 +1,11 @@
 # Sourced by the benchmarks that run against `tidemark dev`: starts it (JAR=path for another build)
 # on free ports, waits until it printed its endpoint, and stops it when the script exits. Sets
-# dev_pid, url, token, pg (its PostgreSQL URL) and log (its output).
+# dev_pid, url, token, pg (its PostgreSQL URL) and log (its output). DEV_ARGS adds flags to
+# `tidemark dev` (--database-url URL --demo serves your own PostgreSQL), JAVA_OPTS to its JVM.
 work="$(mktemp -d)"
 log="$work/dev.log"
 cluster_port=$((20000 + RANDOM % 20000))
-java -jar "${JAR:-node/target/tidemark.jar}" dev --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
+java ${JAVA_OPTS:-} -jar "${JAR:-node/target/tidemark.jar}" dev ${DEV_ARGS:-} --http-port 0 --ops-port 0 --cluster-port "$cluster_port" >"$log" 2>&1 &
 dev_pid=$!
 cleanup() {
   kill "$dev_pid" 2>/dev/null || true

@@ -30,13 +30,14 @@ hz="$(getconf CLK_TCK)"
 # One measured wrk run after an unreported warm-up, then the CPU each process spent per unit:
 # $1 = name, $2 = url, $3 = lua script, $4 = server pid, $5 = the unit ("call", "commit"), $6 = a
 # sed expression that prints the count of units from the script's "[bench]" line.
-# Needs CONNECTIONS, WARMUP, MEASURED and work.
+# Needs CONNECTIONS, WARMUP, MEASURED and work. WRK_TIMEOUT (default 2s) is how long wrk waits for
+# a response before it counts a socket timeout.
 measure() {
   echo "[bench] load before $1: $(cut -d' ' -f1-3 /proc/loadavg)"
-  wrk -t 2 -c "$CONNECTIONS" -d "${WARMUP}s" -s "$3" "$2" >"$work/warm.out"
+  wrk -t 2 -c "$CONNECTIONS" --timeout "${WRK_TIMEOUT:-2s}" -d "${WARMUP}s" -s "$3" "$2" >"$work/warm.out"
   local s0 s1 w count
   s0="$(ticks "$4")"; pg_ticks >"$work/pg.before"
-  /usr/bin/time -f '%U %S' -o "$work/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "${MEASURED}s" --latency -s "$3" "$2" >"$work/wrk.out"
+  /usr/bin/time -f '%U %S' -o "$work/wrk.time" wrk -t 2 -c "$CONNECTIONS" --timeout "${WRK_TIMEOUT:-2s}" -d "${MEASURED}s" --latency -s "$3" "$2" >"$work/wrk.out"
   s1="$(ticks "$4")"; pg_ticks >"$work/pg.after"
   grep '^\[bench\]' "$work/wrk.out" | sed "s/^\[bench\] /[bench] $1: /"
   count="$(sed -n "$6" "$work/wrk.out")"

@@ -610,4 +610,25 @@ class ChangeToolsIT {
     assertEquals(3, count("SELECT count(*) FROM public.ct_item"));
     assertEquals(0, count("SELECT qty FROM public.ct_item WHERE name = 'apple'"));
   }
+
+  /**
+   * A PostgreSQL built with JIT (most packaged ones) compiles a statement whose estimated cost
+   * passes jit_above_cost, 100,000 by default: a hundred functions and about 200 ms of CPU. The read
+   * of what a change captured runs in every plan and commit, so its plan must stay far below that,
+   * generic or custom; it did not while the function it reads was estimated at 1,000 rows.
+   */
+  @Test
+  void theReadOfWhatAChangeCapturedIsPlannedFarBelowTheCostWherePostgresqlCompilesIt() throws Exception {
+    try (Connection c = TestDatabases.jdbc(infra, DB); java.sql.Statement s = c.createStatement()) {
+      s.execute("PREPARE captured_read(text) AS " + dev.tidemark.command.impl.ChangeSet.SQL);
+      for (String mode : List.of("force_generic_plan", "force_custom_plan")) {
+        s.execute("SET plan_cache_mode = " + mode);
+        try (ResultSet r = s.executeQuery("EXPLAIN (FORMAT JSON) EXECUTE captured_read('not a mac')")) {
+          r.next();
+          double cost = new JsonArray(r.getString(1)).getJsonObject(0).getJsonObject("Plan").getDouble("Total Cost");
+          assertTrue(cost < 10_000, mode + ": estimated cost " + cost + " is within reach of jit_above_cost (100,000)");
+        }
+      }
+    }
+  }
 }

@@ -68,6 +68,8 @@ public final class ChangeSet {
    * $1 is the server's MAC over the transaction id: see tidemark.changes_of_current_transaction.
    * The images also come as text, with the key as an image of the primary-key columns, for
    * {@link RowImages} to map as reads do (the jsonb values, decoded by Vert.x, feed the fingerprint).
+   * OFFSET 0 keeps the key columns one subquery run once per row: pulled up, the planner copies it
+   * into each of the four expressions that use it.
    */
   public static final String SQL = """
       SELECT c.schema_name, c.table_name, c.op, c.key, c.before, c.after, c.readable_columns, c.row_security,
@@ -81,7 +83,7 @@ public final class ChangeSet {
                                            CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY x(attnum, n)
                                            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = x.attnum
                                           WHERE i.indrelid = to_regclass(format('%I.%I', c.schema_name, c.table_name)) AND i.indisprimary
-                                          ORDER BY x.n) AS columns) k
+                                          ORDER BY x.n) AS columns OFFSET 0) k
        ORDER BY c.id""";
 
   private final List<Change> changes;
