@@ -22,6 +22,7 @@
 #        decoding, the stores into tidemark.changelog and the relay's reads of them.
 # Every part that runs with Tidemark first commits captured INSERTs for WARMUP seconds, not counted,
 # so that the JVM's compilers have finished with the capture path before anything is measured.
+# JAVA_OPTS goes to Tidemark's JVM; TIDEMARK_* variables (docs/configuration.md) to its config.
 # Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin, node/target/tidemark.jar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +57,7 @@ trap cleanup EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 start_tidemark() {
-  "${TM_CPUS[@]}" java -Djava.io.tmpdir="$WORK" -jar "$REPO/node/target/tidemark.jar" dev \
+  "${TM_CPUS[@]}" java ${JAVA_OPTS:-} -Djava.io.tmpdir="$WORK" -jar "$REPO/node/target/tidemark.jar" dev \
     --database-url "postgresql://postgres@127.0.0.1:$PORT/bench" --http-port 0 --ops-port 0 --cluster-port 57810 \
     >"$WORK/tidemark.log" 2>&1 &
   TIDEMARK_PID=$!
