@@ -12,28 +12,43 @@
 #   - no slot:    no replication slot at all, the writers' own rate;
 #   - streaming:  a pgoutput slot read by pg_recvlogical on CPU 1, which writes what it gets to
 #                 /dev/null: the walsender decodes each transaction as it commits;
-#   - polled:     the same slot read every POLL seconds with pg_logical_slot_get_binary_changes,
-#                 from CPU 1: a backend decodes what has accumulated, in one go.
+#   - polled:     the same slot read every POLL seconds with pg_logical_slot_get_binary_changes
+#                 from one psql session on CPU 1: its backend (on CPU 0, as all of PostgreSQL)
+#                 decodes what has accumulated, in one go.
 # Each run also prints the server's CPU per transaction (every PostgreSQL process, those that ended
-# included) and the walsender's, from /proc: the cost of decoding without the noise of the TPS.
+# included) and, while streaming, the walsender's, from /proc: the cost of decoding without the noise
+# of the TPS. A run's figures include the decoding of everything it committed: the script waits
+# until the slot has been read past a marker committed after the run before it reads the CPU
+# counters (pg_recvlogical confirms what it read every second), and the captured table and its twin
+# take turns at going first.
 #
 # Usage: bench/decoding-floor.sh        (ROUNDS=3 CLIENTS=16 SECONDS_EACH=20 POLL=0.1 PORT=55441)
-# Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin with pg_recvlogical.
+# Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin with pgbench and
+# pg_recvlogical, taskset, runuser and pgrep.
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 CLIENTS=${CLIENTS:-16}
 SECONDS_EACH=${SECONDS_EACH:-20}
 POLL=${POLL:-0.1}
 PORT=${PORT:-55441}
-PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
+PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+[ -x "$PGBIN/pg_recvlogical" ] || { echo "no PostgreSQL binaries: install Debian's postgresql package, or set PGBIN" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/tidemark-decoding-floor.XXXXXX)
 chown postgres "$WORK"
 CONN=(-h 127.0.0.1 -p "$PORT" -U postgres)
 PSQL=("$PGBIN/psql" -X -q -At "${CONN[@]}" -d bench -v ON_ERROR_STOP=1)
 CONSUMER=
 
+stop_consumer() {
+  if [ -n "$CONSUMER" ]; then
+    pkill -P "$CONSUMER" 2>/dev/null || true
+    kill "$CONSUMER" 2>/dev/null || true
+    wait "$CONSUMER" 2>/dev/null || true
+  fi
+  CONSUMER=
+}
 cleanup() {
-  [ -n "$CONSUMER" ] && kill "$CONSUMER" 2>/dev/null && wait "$CONSUMER" 2>/dev/null
+  stop_consumer
   runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -60,24 +75,42 @@ HZ=$(getconf CLK_TCK)
 server_ticks() {
   local pm
   pm=$(head -1 "$WORK/data/postmaster.pid")
-  cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
+  { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
 }
+# the walsender's CPU ticks, while pg_recvlogical streams the slot (0 otherwise)
 walsender_ticks() {
   local pid
-  pid=$("${PSQL[@]}" -c "SELECT active_pid FROM pg_replication_slots WHERE slot_name = 'floor'")
-  [ -n "$pid" ] && awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+  pid=$("${PSQL[@]}" -c "SELECT pid FROM pg_stat_replication WHERE application_name = 'pg_recvlogical' LIMIT 1")
+  if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then awk '{ print $14 + $15 }' "/proc/$pid/stat"; else echo 0; fi
+}
+# until the slot has been read past a marker row committed now (right away when there is no slot)
+caught_up() {
+  local marker
+  marker=$("${PSQL[@]}" -c "INSERT INTO cap (v, note) VALUES (0, 'marker') RETURNING pg_current_wal_insert_lsn()")
+  for _ in $(seq 1 600); do
+    [ "$("${PSQL[@]}" -c "SELECT coalesce(bool_and(confirmed_flush_lsn > '$marker'), true) FROM pg_replication_slots WHERE slot_name = 'floor'")" = t ] \
+      && return
+    sleep 0.1
+  done
+  echo "the slot's reader did not catch up" >&2; exit 1
 }
 # pgbench on $1's table; prints its TPS and, after a space, the server's CPU per transaction in µs
 # and the walsender's (0 without one)
 tps() {
   local s0 s1 w0 w1 out
   s0=$(server_ticks); w0=$(walsender_ticks)
-  out=$(taskset -c 0 "$PGBIN/pgbench" -n -M prepared "${CONN[@]}" -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$WORK/$1.sql" bench 2>/dev/null)
+  out=$(taskset -c 0 "$PGBIN/pgbench" -n -M prepared "${CONN[@]}" -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$WORK/$1.sql" bench 2>"$WORK/pgbench.err") \
+    || { cat "$WORK/pgbench.err" >&2; exit 1; }
+  caught_up
   s1=$(server_ticks); w1=$(walsender_ticks)
   awk -v s="$((s1 - s0))" -v w="$((w1 - w0))" -v hz="$HZ" '
     /^number of transactions actually processed/ { n = $NF }
     /^tps = / { t = $3 }
-    END { printf "%.0f %.1f %.1f\n", t, s * 1e6 / hz / n, w * 1e6 / hz / n }' <<<"$out"
+    END { if (n == 0) exit 1; printf "%.0f %.1f %.1f\n", t, s * 1e6 / hz / n, w * 1e6 / hz / n }' <<<"$out"
+}
+# both tables, in turns: the captured one first in odd rounds, the twin first in even ones
+both() {
+  if [ $((ROUND % 2)) = 1 ]; then cap=$(tps cap); twin=$(tps twin); else twin=$(tps twin); cap=$(tps cap); fi
 }
 slot_gone() {
   for _ in $(seq 1 40); do
@@ -86,11 +119,6 @@ slot_gone() {
     sleep 0.25
   done
   echo "the slot stayed active" >&2; exit 1
-}
-stop_consumer() {
-  kill "$CONSUMER" 2>/dev/null || true
-  wait "$CONSUMER" 2>/dev/null || true
-  CONSUMER=
 }
 row() {  # $1 = mode, $2 = captured "tps cpu walsender", $3 = twin's, $4 = the round's captured tps with no slot
   awk -v round="$ROUND" -v mode="$1" -v base="$4" -v c="$2" -v t="$3" 'BEGIN {
@@ -106,26 +134,29 @@ echo "| round | reader | captured TPS | twin TPS | captured / captured with no s
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for ROUND in $(seq 1 "$ROUNDS"); do
   echo "# round $ROUND, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  base_cap=$(tps cap); base_twin=$(tps twin)
-  row "no slot" "$base_cap" "$base_twin" "${base_cap%% *}"
+  both
+  base_cap=$cap
+  row "no slot" "$cap" "$twin" "${base_cap%% *}"
 
   "${PSQL[@]}" -c "SELECT pg_create_logical_replication_slot('floor', 'pgoutput')" >/dev/null
   taskset -c 1 "$PGBIN/pg_recvlogical" "${CONN[@]}" -d bench -S floor --start -o proto_version=1 -o publication_names=floor_pub \
-    -f /dev/null -s 1 &
+    -f /dev/null -s 1 -F 1 &
   CONSUMER=$!
   sleep 1
-  cap=$(tps cap); twin=$(tps twin)
+  both
   row "streaming (walsender)" "$cap" "$twin" "${base_cap%% *}"
   stop_consumer
 
-  ( while true; do
-      taskset -c 1 "$PGBIN/psql" -X -q -At "${CONN[@]}" -d bench -c "SELECT count(*) FROM pg_logical_slot_get_binary_changes('floor',
-        NULL, NULL, 'proto_version', '1', 'publication_names', 'floor_pub')" >/dev/null
-      sleep "$POLL"
-    done ) &
+  # one session, a poll every POLL seconds; a poll that fails (the walsender that streamed the slot
+  # may not have let go of it yet) is said and the next one tries again
+  ( set +e
+    while true; do
+      echo "SELECT count(*) FROM pg_logical_slot_get_binary_changes('floor', NULL, NULL, 'proto_version', '1', 'publication_names', 'floor_pub');"
+      echo "SELECT pg_sleep($POLL);"
+    done | taskset -c 1 "$PGBIN/psql" -X -q -At "${CONN[@]}" -d bench >/dev/null ) &
   CONSUMER=$!
   sleep 1
-  cap=$(tps cap); twin=$(tps twin)
+  both
   row "polled every ${POLL}s" "$cap" "$twin" "${base_cap%% *}"
   stop_consumer
   slot_gone

@@ -68,8 +68,8 @@ public final class ChangeSet {
    * $1 is the server's MAC over the transaction id: see tidemark.changes_of_current_transaction.
    * The images also come as text, with the key as an image of the primary-key columns, for
    * {@link RowImages} to map as reads do (the jsonb values, decoded by Vert.x, feed the fingerprint).
-   * OFFSET 0 keeps the key columns one subquery run once per row: pulled up, the planner copies it
-   * into each of the four expressions that use it.
+   * OFFSET 0 keeps the planner from pulling the key-column subquery up: pulled up, it is copied
+   * into each of the four expressions that use it, and runs four times per row.
    */
   public static final String SQL = """
       SELECT c.schema_name, c.table_name, c.op, c.key, c.before, c.after, c.readable_columns, c.row_security,
