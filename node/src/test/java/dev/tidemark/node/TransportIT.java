@@ -536,17 +536,12 @@ class TransportIT {
       }
     }
     // the gateway counts a connection out once it has seen it close, a moment after this side closed it
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-    int status;
-    do {
-      try (McpHttpClient probe = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
-        status = probe.post(probe.request("ping", null)).status();
-      }
-      if (status == 503) {
-        Thread.sleep(50);
-      }
-    } while (status == 503 && System.nanoTime() < deadline);
-    assertTrue(status != 503, "once the extra connections are closed, the gateway takes a connection again");
+    Await.that("the gateway to take a connection again once the extra ones are closed",
+        java.time.Duration.ofSeconds(10), () -> {
+          try (McpHttpClient probe = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+            return probe.post(probe.request("ping", null)).status() != 503;
+          }
+        });
     try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
       c.initialize();
       assertEquals(200, c.post(c.request("ping", null)).status(), "the node keeps serving once the extra connections are gone");
