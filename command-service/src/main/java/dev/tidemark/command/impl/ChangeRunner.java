@@ -154,6 +154,7 @@ public final class ChangeRunner {
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
     return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false)
+        .compose(captured -> captured.withSamples(conn))
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
@@ -234,9 +235,11 @@ public final class ChangeRunner {
                 java.util.List<String> needApproval = approved == null ? protectedTables(captured) : java.util.List.of();
                 if (!needApproval.isEmpty()) {
                   // rolled back: the change waits for a person, who applies it as this caller (tidemark proposals)
-                  proposal.set(new JsonObject().put("fingerprint", captured.fingerprint()).put("tables", new JsonArray(needApproval))
-                      .put("plan", body(captured, "plan")).put("describe", captured.describe()));
-                  return Future.succeededFuture(new Result<ToolReply>(null, false));
+                  return captured.withSamples(conn).map(shown -> {
+                    proposal.set(new JsonObject().put("fingerprint", shown.fingerprint()).put("tables", new JsonArray(needApproval))
+                        .put("plan", body(shown, "plan")).put("describe", shown.describe()));
+                    return new Result<ToolReply>(null, false);
+                  });
                 }
                 // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
                 JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
@@ -368,6 +371,11 @@ public final class ChangeRunner {
 
   /** What a transaction captured, its id, to which the server's MACs are bound, and what the tool's statement reported. */
   private record Captured(String xid, ChangeSet changes, ChangeTool.Applied applied) {
+
+    /** The same, with the samples mapped for a plan's answer (see {@link ChangeSet#withSamples}). */
+    Future<Captured> withSamples(SqlConnection conn) {
+      return changes.withSamples(conn).map(mapped -> new Captured(xid, mapped, applied));
+    }
 
     /** The captured rows' fingerprint, with the tool's own where it depends on more (a migration on the schema). */
     String fingerprint() {

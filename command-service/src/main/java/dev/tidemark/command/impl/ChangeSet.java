@@ -89,19 +89,25 @@ public final class ChangeSet {
   private final List<Change> changes;
   /** The sampled changes, by index in {@link #changes}, with images mapped as reads map rows. */
   private final Map<Integer, Change> shown;
+  /** The rows {@link #changes} were read from, kept until the samples are mapped (a commit never shows them). */
+  private final List<Row> raw;
 
   public ChangeSet(List<Change> changes) {
-    this(changes, Map.of());
+    this(changes, Map.of(), List.of());
   }
 
-  private ChangeSet(List<Change> changes, Map<Integer, Change> shown) {
+  private ChangeSet(List<Change> changes, Map<Integer, Change> shown, List<Row> raw) {
     this.changes = List.copyOf(changes);
     this.shown = Map.copyOf(shown);
+    this.raw = raw;
   }
 
-  /** What the transaction on {@code conn} captured; {@code mac} as {@link #SQL} needs it. */
+  /**
+   * What the transaction on {@code conn} captured; {@code mac} as {@link #SQL} needs it. The
+   * samples are not mapped yet: see {@link #withSamples}.
+   */
   public static Future<ChangeSet> read(SqlConnection conn, String mac) {
-    return conn.preparedQuery(SQL).execute(Tuple.of(mac)).compose(rows -> {
+    return conn.preparedQuery(SQL).execute(Tuple.of(mac)).map(rows -> {
       List<Change> changes = new ArrayList<>();
       List<Row> raw = new ArrayList<>();
       for (Row r : rows) {
@@ -114,13 +120,21 @@ public final class ChangeSet {
             readable == null ? Set.of() : Set.of(readable), Boolean.TRUE.equals(r.getBoolean("row_security"))));
         raw.add(r);
       }
-      return mapped(conn, changes, raw).map(shown -> new ChangeSet(changes, shown));
+      return new ChangeSet(changes, Map.of(), raw);
     });
   }
 
-  /** The sampled changes with key, before and after as get_row shows them. */
-  private static Future<Map<Integer, Change>> mapped(SqlConnection conn, List<Change> changes, List<Row> raw) {
+  /**
+   * This change set with its samples' key, before and after mapped as get_row shows them, by a
+   * statement on {@code conn} in the change's still open transaction. Only what shows samples (a
+   * plan, a proposal) asks for it: a commit's answer has none, and mapping cost each commit a
+   * round trip of three statements.
+   */
+  public Future<ChangeSet> withSamples(SqlConnection conn) {
     List<Integer> sampled = sampled(changes);
+    if (raw.size() != changes.size()) {
+      return Future.succeededFuture(this);  // built from changes, not read: nothing to map
+    }
     return RowImages.ofChanges(conn, sampled.stream().map(raw::get).toList()).map(images -> {
       Map<Integer, Change> out = new HashMap<>();
       for (int j = 0; j < sampled.size(); j++) {
@@ -128,7 +142,7 @@ public final class ChangeSet {
         RowImages.Images m = images.get(j);
         out.put(sampled.get(j), new Change(c.table(), c.op(), m.key(), m.before(), m.after(), c.readable(), c.rowSecurity()));
       }
-      return out;
+      return new ChangeSet(changes, out, List.of());
     });
   }
 
