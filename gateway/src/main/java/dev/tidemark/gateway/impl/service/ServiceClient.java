@@ -18,10 +18,13 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.spi.cluster.ClusterManager;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,18 +57,39 @@ public final class ServiceClient {
    * reach, so its acks need no second hop, and a node that stops hands back only its own workers' leases.
    */
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-        .setSendTimeout(sendTimeoutMs + waitMs(request.arguments()));
+    long budgetMs = sendTimeoutMs + waitMs(request.arguments());
+    long started = System.nanoTime();
+    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(budgetMs);
     String address = Addresses.forService(tool.service(), request.database());
     Future<ToolReply> local = vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
         .map(msg -> LocalDelivery.reply(msg.body()));
     return local
-        .transform(ar -> ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
-                || ar.succeeded() && waitedForConnection(ar.result())
+        .transform(ar -> {
+          boolean noneHere = ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS;
+          boolean poolFull = ar.succeeded() && waitedForConnection(ar.result());
+          // the call's one deadline covers both tries: a second try gets only what the first one left
+          long leftMs = budgetMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+          if (noneHere || poolFull && leftMs > 0 && othersInCluster()) {
             // none here, or this node's pool is full and nothing ran: the cluster's services take it
-            ? vertx.eventBus().<Object>request(address, request.toJson(), options).map(msg -> LocalDelivery.reply(msg.body()))
-            : ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.failedFuture(ar.cause()))
+            return vertx.eventBus().<Object>request(address, request.toJson(), new DeliveryOptions(options).setSendTimeout(Math.max(1, leftMs)))
+                .map(msg -> LocalDelivery.reply(msg.body()));
+          }
+          return ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.failedFuture(ar.cause());
+        })
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+  }
+
+  /**
+   * Whether another node is in the cluster. Alone, the cluster's services are this node's own, whose
+   * pool has just refused the call: asking them again would only make the caller wait twice as long.
+   */
+  private boolean othersInCluster() {
+    ClusterManager manager = vertx instanceof VertxInternal internal ? internal.clusterManager() : null;
+    try {
+      return manager != null && manager.getNodes().size() > 1;
+    } catch (RuntimeException leaving) {
+      return false;  // the node is leaving the cluster
+    }
   }
 
   /** A refusal that guarantees the call ran nothing, so another node may run it. */
