@@ -33,7 +33,8 @@ public final class PgParams {
     int given = params == null ? 0 : params.size();
     if (given != types.length) {
       throw new ToolException(ErrorCode.INVALID_ARGUMENTS,
-          "The statement has " + types.length + " parameter(s) ($1 ... $" + types.length + ") but params has " + given + " value(s).",
+          "The statement has " + types.length + " parameter(s) ($1 ... $" + types.length + ") but params has " + given + " value(s). "
+              + ErrorCode.INVALID_ARGUMENTS.hint(),
           new JsonObject().put("argument", "params"));
     }
     Tuple t = Tuple.tuple();
@@ -156,7 +157,8 @@ public final class PgParams {
 
   private static ToolException fault(String pointer, String type, String expected) {
     return new ToolException(ErrorCode.INVALID_ARGUMENTS,
-        "Argument params does not fit at " + pointer + ": the parameter is " + type + ", expected " + expected + ".",
+        "Argument params does not fit at " + pointer + ": the parameter is " + type + ", expected " + expected + ". "
+            + ErrorCode.INVALID_ARGUMENTS.hint(),
         new JsonObject().put("argument", "params")
             .put("faults", new JsonArray().add(new JsonObject().put("pointer", pointer).put("expected", expected))));
   }

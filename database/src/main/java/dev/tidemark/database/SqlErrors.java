@@ -55,6 +55,14 @@ public final class SqlErrors {
 
   /** Classifies a failure once: tool errors pass through, PostgreSQL errors by SQLSTATE. */
   public static ToolException toToolException(Throwable err) {
+    return toToolException(err, null);
+  }
+
+  /**
+   * Like {@link #toToolException(Throwable)}, for a statement the caller wrote in {@code argument}
+   * ({@code sql}, {@code statements}): a refusal of its text as INVALID_ARGUMENTS names it.
+   */
+  public static ToolException toToolException(Throwable err, String argument) {
     if (err instanceof ToolException te) {
       return te;
     }
@@ -72,8 +80,13 @@ public final class SqlErrors {
         // it had a connection: the time went to the statement itself
         details.put(WaitedFor.KEY, WaitedFor.STATEMENT.wire());
       }
-      return new ToolException(code, "PostgreSQL refused the statement (SQLSTATE " + pg.getSqlState() + "): "
-          + why + ". " + code.hint(), details);
+      if (code == ErrorCode.INVALID_ARGUMENTS && argument != null) {
+        // a syntax error, or a table or column that does not exist, is in the statement the caller wrote
+        details.put("argument", argument);
+      }
+      // a statement past its time ran, and was stopped: "refused" would send the caller looking for a fault in it
+      String what = code == ErrorCode.TIMEOUT ? "PostgreSQL cancelled the statement" : "PostgreSQL refused the statement";
+      return new ToolException(code, what + " (SQLSTATE " + pg.getSqlState() + "): " + why + ". " + code.hint(), details);
     }
     // a refused connection, or one PostgreSQL reset as it stopped (ConnectException is a SocketException)
     if (err instanceof io.vertx.sqlclient.ClosedConnectionException || err instanceof java.net.SocketException

@@ -115,6 +115,31 @@ class ReadOnlyGuardIT {
     return harness.ok(ServiceHarness.WRITER, "query", new JsonObject().put("sql", sql)).getJsonArray("rows").getJsonObject(0);
   }
 
+  // ---- what a refusal tells the caller to do ----
+
+  @Test
+  void aWriteRefusedPointsAReadWriteCallerToTheChangeToolsAndTellsAReadOnlyOneItMayOnlyRead() {
+    JsonObject writer = harness.error(ServiceHarness.WRITER, "query", new JsonObject().put("sql", "UPDATE orders SET total = total"), "READ_ONLY");
+    assertTrue(writer.getString("message").contains("Use a change tool (insert_rows, update_rows, delete_rows or execute)"),
+        writer.getString("message"));
+    JsonObject reader = harness.error(ServiceHarness.READER, "query", new JsonObject().put("sql", "UPDATE orders SET total = total"), "READ_ONLY");
+    assertTrue(reader.getString("message").contains("This token may only read") && !reader.getString("message").contains("change tool"),
+        reader.getString("message"));
+    JsonObject locking = harness.error(ServiceHarness.READER, "explain", new JsonObject().put("sql", "SELECT * FROM orders FOR UPDATE"),
+        "READ_ONLY");
+    assertTrue(!locking.getString("message").contains("change tool"), locking.getString("message"));
+  }
+
+  @Test
+  void aSyntaxErrorNamesTheSqlArgumentAndAStatementPastItsTimeSaysItWasCancelled() {
+    JsonObject syntax = harness.error(ServiceHarness.WRITER, "query", new JsonObject().put("sql", "SELEC 1"), "INVALID_ARGUMENTS");
+    assertEquals("sql", syntax.getString("argument"));
+    assertEquals("42601", syntax.getString("sqlstate"));
+    JsonObject slow = harness.error(ServiceHarness.WRITER, "query", new JsonObject().put("sql", "SELECT pg_sleep(5) AS slept"), "TIMEOUT");
+    assertTrue(slow.getString("message").startsWith("PostgreSQL cancelled the statement (SQLSTATE 57014)"), slow.getString("message"));
+    assertEquals("statement", slow.getString("waited_for"));
+  }
+
   // ---- every refusal, each on its own ----
 
   @Test void insertIsRefused() { refused("INSERT INTO customers(name, email) VALUES ('x', 'it-evil@example.com')"); }

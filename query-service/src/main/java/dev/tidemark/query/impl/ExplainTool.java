@@ -2,10 +2,12 @@ package dev.tidemark.query.impl;
 
 import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.CallerPools.CallerDb;
+import dev.tidemark.contract.Access;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.ReadTool;
+import dev.tidemark.database.SqlErrors;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -27,7 +29,7 @@ public final class ExplainTool implements ReadTool {
     JsonArray params = args.getJsonArray("params", new JsonArray());
     boolean analyze = args.getBoolean("analyze", false);
     return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
-        conn -> ReadGuard.check(conn, sql, params).compose(checked -> {
+        conn -> ReadGuard.check(conn, sql, params, request.caller().access() == Access.READ_WRITE).compose(checked -> {
           Future<JsonObject> plan = !analyze
               ? Future.succeededFuture(checked.plan())
               : conn.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) " + sql).execute(checked.params())
@@ -43,6 +45,6 @@ public final class ExplainTool implements ReadTool {
                 + (checked.tables().isEmpty() ? "" : ", reads " + String.join(", ", checked.tables()));
             return ToolReply.ok(summary, out);
           });
-        }));
+        })).recover(err -> Future.failedFuture(SqlErrors.toToolException(err, "sql")));
   }
 }

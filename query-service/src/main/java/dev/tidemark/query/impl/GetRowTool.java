@@ -68,7 +68,7 @@ public final class GetRowTool implements ReadTool {
           .recover(err -> ValueFaults.blame(db, request, catalog.timeoutMs(), err, params, "key").compose(Future::failedFuture))
           .map(rows -> {
             if (rows.size() == 0) {
-              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key.",
+              throw new ToolException(ErrorCode.NOT_FOUND, "No row of " + table.qualified() + " has that key (or your role may not see it); find rows with list_rows.",
                   new JsonObject().put("argument", "key"));
             }
             io.vertx.sqlclient.Row r = rows.iterator().next();

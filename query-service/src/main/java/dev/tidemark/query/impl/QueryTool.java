@@ -5,12 +5,14 @@ import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.contract.Access;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.query.StalenessCheck;
 import dev.tidemark.database.PgJson;
 import dev.tidemark.query.ReadTool;
+import dev.tidemark.database.SqlErrors;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -77,7 +79,7 @@ public final class QueryTool implements ReadTool {
         paramTypes.drop(sql);
         return page(db, request, sql, params, limit, maxBytes, sqlFp, paramsFp, cursor, offset, pos, null);
       });
-    });
+    }).recover(err -> Future.failedFuture(SqlErrors.toToolException(err, "sql")));
   }
 
   /**
@@ -99,7 +101,7 @@ public final class QueryTool implements ReadTool {
   private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, int maxBytes, String sqlFp,
       String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
     return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
-        conn -> ReadGuard.check(conn, sql, params, knownTypes).compose(checked -> {
+        conn -> ReadGuard.check(conn, sql, params, knownTypes, request.caller().access() == Access.READ_WRITE).compose(checked -> {
           paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());
           Page.Builder builder = new Page.Builder(limit, maxBytes, "max_bytes");

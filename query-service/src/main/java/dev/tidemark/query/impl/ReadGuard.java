@@ -43,8 +43,8 @@ public final class ReadGuard {
    * lookup runs after the Parse on the same connection); the EXPLAIN needs the values bound to
    * those types, so it follows.
    */
-  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params) {
-    return check(conn, sql, params, null);
+  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, boolean mayWrite) {
+    return check(conn, sql, params, null, mayWrite);
   }
 
   /**
@@ -53,14 +53,15 @@ public final class ReadGuard {
    * with the Parse, in one round trip. Types that no longer hold make the check fail (a value
    * that does not convert, a parameter count or type PostgreSQL refuses); the caller then checks
    * again without them. The EXPLAIN never runs the statement, and the Parse refuses several
-   * statements in one text, the EXPLAIN's included.
+   * statements in one text, the EXPLAIN's included. {@code mayWrite}: whether the caller has change
+   * tools, which a refusal of a write then points to.
    */
-  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
-    return checkPlan(conn, sql, params, knownTypes)
+  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String[] knownTypes, boolean mayWrite) {
+    return checkPlan(conn, sql, params, knownTypes, mayWrite)
         .compose(checked -> FunctionGuard.check(conn, checked.plan(), ErrorCode.READ_ONLY, "sql").map(checked));
   }
 
-  private static Future<Checked> checkPlan(SqlConnection conn, String sql, JsonArray params, String[] knownTypes) {
+  private static Future<Checked> checkPlan(SqlConnection conn, String sql, JsonArray params, String[] knownTypes, boolean mayWrite) {
     Future<PreparedStatement> prepared = conn.prepare(sql)
         .recover(err -> Future.failedFuture(StatementGuard.severalStatements(err) ? refuse("Send exactly one statement; several are refused.") : err));
     if (knownTypes != null) {
@@ -76,7 +77,7 @@ public final class ReadGuard {
       return Future.join(prepared, savepoint, plans)
           .transform(ignored -> prepared.failed() ? Future.failedFuture(prepared.cause()) : plans)
           .transform(planned -> classify(conn, prepared.result(), tuple, knownTypes,
-              planned.succeeded() ? Future.succeededFuture(planned.result()) : Future.failedFuture(planned.cause())));
+              planned.succeeded() ? Future.succeededFuture(planned.result()) : Future.failedFuture(planned.cause()), mayWrite));
     }
     // sent behind the Parse on the same connection, so PostgreSQL runs them after it
     Future<RowSet<Row>> types = conn.preparedQuery(StatementGuard.PARAM_TYPES_SQL).execute(Tuple.of(sql));
@@ -89,7 +90,7 @@ public final class ReadGuard {
           Future<?> savepoint = conn.query(SAVEPOINT).execute();
           Future<RowSet<Row>> plans = conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(tuple);
           return classify(conn, prepared.result(), tuple, names,
-              Future.join(savepoint, plans).transform(ignored -> plans));
+              Future.join(savepoint, plans).transform(ignored -> plans), mayWrite);
         });
   }
 
@@ -108,21 +109,22 @@ public final class ReadGuard {
    * EXPLAIN did, before its first node runs. So both callers see READ_ONLY for a lock or write,
    * and PERMISSION_DENIED only for a privilege a read itself lacks; nothing runs in either case.
    */
-  private static Future<RowSet<Row>> lockOrWrite(SqlConnection conn, PreparedStatement prepared, Tuple tuple, Throwable denied) {
+  private static Future<RowSet<Row>> lockOrWrite(SqlConnection conn, PreparedStatement prepared, Tuple tuple, Throwable denied,
+      boolean mayWrite) {
     return conn.query("ROLLBACK TO SAVEPOINT tidemark_guard").execute()
         .compose(v -> prepared.cursor(tuple).read(1))
         .transform(started -> Future.failedFuture(started.failed() && started.cause() instanceof PgException pg
             && "25006".equals(pg.getSqlState())
-            ? refuse("The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. Use a change tool to write.")
+            ? refuse(LOCKS_OR_WRITES + writeAdvice(mayWrite))
             : denied));
   }
 
   /** Refuses what the plan shows is not a plain read of served tables. */
   private static Future<Checked> classify(SqlConnection conn, PreparedStatement prepared, Tuple tuple, String[] types,
-      Future<RowSet<Row>> plans) {
+      Future<RowSet<Row>> plans, boolean mayWrite) {
     return plans
         .recover(err -> prepared != null && err instanceof PgException pg && "42501".equals(pg.getSqlState())
-            ? lockOrWrite(conn, prepared, tuple, err) : Future.failedFuture(err))
+            ? lockOrWrite(conn, prepared, tuple, err, mayWrite) : Future.failedFuture(err))
         .recover(err -> Future.failedFuture(StatementGuard.notPlannable(err)
             ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"
                 + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
@@ -131,14 +133,22 @@ public final class ReadGuard {
           JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
           StatementGuard.Shape shape = StatementGuard.shape(plan.getJsonObject("Plan"));
           if (shape.writes()) {
-            throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH); use a change tool to write.");
+            throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH). " + writeAdvice(mayWrite));
           }
           if (shape.locks()) {
-            throw refuse("The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. Use a change tool to write.");
+            throw refuse(LOCKS_OR_WRITES + writeAdvice(mayWrite));
           }
           shape.refuseOwnTables("sql");
           return new Checked(prepared, tuple, plan, shape.relations(), types);
         });
+  }
+
+  private static final String LOCKS_OR_WRITES = "The statement locks rows (FOR UPDATE or FOR SHARE) or writes; reads here never lock or write. ";
+
+  /** What a caller who sent a write can do: a change tool, where its token has them. */
+  static String writeAdvice(boolean mayWrite) {
+    return mayWrite ? "Use a change tool (insert_rows, update_rows, delete_rows or execute) to write."
+        : "This token may only read: it has no tool that writes.";
   }
 
   static ToolException refuse(String message) {
