@@ -138,6 +138,72 @@ class CaptureLifecycleIT {
     assertEquals(1, count("SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'"), "installed again");
   }
 
+  @Test
+  @Order(4)
+  void aLoginWithCreateCreateroleAndReplicationAloneInstallsNamesTablesItDoesNotOwnAndUninstallsOnlyWhatItCan() throws Exception {
+    String db = "capture_owner_it";
+    String login = "lifecycle_owner";
+    sql(infra, DB, "DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db,
+        "DROP ROLE IF EXISTS " + login, "CREATE ROLE " + login + " LOGIN PASSWORD 'pw' CREATEROLE REPLICATION",
+        "GRANT CREATE ON DATABASE " + db + " TO " + login,
+        // the caller roles exist already, made by another install on this server: a CREATEROLE login needs their admin option
+        "GRANT tidemark_reader, tidemark_writer TO " + login + " WITH ADMIN OPTION");
+    sql(infra, db, "GRANT CREATE ON SCHEMA public TO " + login,
+        // someone else's table, with a key and no replica identity, on which the login may create triggers
+        "CREATE TABLE public.theirs (id int PRIMARY KEY)", "ALTER TABLE public.theirs REPLICA IDENTITY NOTHING",
+        "GRANT SELECT, TRIGGER ON public.theirs TO " + login);
+    try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(db), login, "pw")) {
+      c.createStatement().execute("CREATE TABLE public.mine (id int PRIMARY KEY, v text)");
+    }
+    Vertx vertx = Vertx.vertx();
+    try {
+      Map<ConfigKey, String> v = ServiceHarness.config(infra, "changelog");
+      v.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
+      v.put(ConfigKey.DATABASE_USER, login);
+      v.put(ConfigKey.DATABASE_PASSWORD, "pw");
+      var pool = Pools.create(vertx, TidemarkConfig.from(v).database());
+      DatabaseSetup.prepare(pool, ServiceHarness.CALLER_PASSWORDS, false).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      pool.query("SELECT tidemark.capture_schemas(ARRAY['public'])").execute().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+
+      assertEquals("true|null", TestDatabases.strings(infra, db, "SELECT t.published || '|' || coalesce(t.problem, 'null')"
+          + " FROM tidemark.captured_table t WHERE t.relid = 'public.mine'::regclass").get(0));
+      String theirs = TestDatabases.strings(infra, db, "SELECT t.published || '|' || t.problem FROM tidemark.captured_table t"
+          + " WHERE t.relid = 'public.theirs'::regclass").get(0);
+      assertTrue(theirs.startsWith("false|not published: the login does not own the table")
+          && theirs.contains("ALTER PUBLICATION tidemark_changes ADD TABLE public.theirs"), theirs);
+      assertEquals("n", identityIn(db, "theirs"), "a table the login does not own is left as it was");
+      // the caller role's password was sent as a verifier, and logs in
+      assertEquals(1, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_authid WHERE rolname = 'tidemark_writer'"
+          + " AND rolpassword LIKE 'SCRAM-SHA-256$%'"));
+      try (Connection c = java.sql.DriverManager.getConnection(infra.postgres().jdbcUrl(db), "tidemark_writer",
+          ServiceHarness.CALLER_PASSWORDS.get("tidemark_writer"))) {
+        assertTrue(c.isValid(5));
+      }
+
+      // the login made a plan trigger on someone else's table, which only the owner may drop: nothing is removed
+      Throwable refused = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> CaptureSetup.uninstall(pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS)).getCause();
+      assertTrue(refused.getMessage().contains("tables this login does not own: public.theirs"), refused.getMessage());
+      assertEquals(1, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"));
+      assertEquals(1, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'"));
+
+      // once the owner took the trigger off, the login removes the rest, and leaves the table it never changed alone
+      sql(infra, db, "DROP TRIGGER tidemark_capture ON public.theirs", "DROP TRIGGER tidemark_capture_truncate ON public.theirs");
+      CaptureSetup.uninstall(pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      assertEquals(0, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"));
+      assertEquals(0, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'"));
+      assertEquals(0, TestDatabases.count(infra, db, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'tidemark%'"));
+      assertEquals("d", identityIn(db, "mine"), "the replica identity the login's own table had");
+      assertEquals("n", identityIn(db, "theirs"));
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private String identityIn(String db, String table) {
+    return TestDatabases.strings(infra, db, "SELECT relreplident::text FROM pg_class WHERE oid = 'public." + table + "'::regclass").get(0);
+  }
+
   private void assertUninstalled() throws Exception {
     assertEquals(0, count("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"));
     assertEquals(0, count("SELECT count(*) FROM pg_publication"));

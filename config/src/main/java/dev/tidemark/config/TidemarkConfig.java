@@ -735,15 +735,21 @@ public record TidemarkConfig(
     }
 
     URI uri(ConfigKey k) {
+      URI uri;
       try {
-        URI uri = URI.create(str(k));
-        if (!"postgresql".equals(uri.getScheme()) && !"postgres".equals(uri.getScheme()) || uri.getHost() == null) {
-          throw fail(k, "a URL such as postgresql://host:5432/dbname");
-        }
-        return uri;
+        uri = URI.create(str(k));
       } catch (IllegalArgumentException e) {
         throw fail(k, "a URL such as postgresql://host:5432/dbname");
       }
+      if (!"postgresql".equals(uri.getScheme()) && !"postgres".equals(uri.getScheme()) || uri.getHost() == null) {
+        throw fail(k, "a URL such as postgresql://host:5432/dbname");
+      }
+      if (uri.getUserInfo() != null) {
+        // the login is read from database.user and the password keys, and a URL's would be silently passed over
+        throw fail(k, "a URL without a login, such as postgresql://host:5432/dbname: give the login as database.user and its"
+            + " password as database.password or database.password-file");
+      }
+      return uri;
     }
 
     /** scheme://host[:port], no path, query or trailing slash; http only for a loopback host. */

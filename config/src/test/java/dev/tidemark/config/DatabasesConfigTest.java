@@ -85,6 +85,13 @@ class DatabasesConfigTest {
   }
 
   @Test
+  void aLoginInTheUrlIsRefusedNamingTheKeysThatTakeIt() {
+    String m = assertThrows(IllegalArgumentException.class,
+        () -> load("", Map.of("TIDEMARK_DATABASE_URL", "postgresql://postgres:secret@db:5432/app"))).getMessage();
+    assertTrue(m.contains("database.user") && m.contains("database.password-file") && !m.contains("secret"), m);
+  }
+
+  @Test
   void anUnknownKeyInAnEntryIsRefusedWithTheKeysAnEntryMaySet() {
     String m = refusal("""
         databases:

@@ -39,6 +39,16 @@ class CliTest {
   }
 
   @Test
+  void uninstallTakesTheDatabaseOfTheUrlDevModeWasGiven() {
+    Cli.Run r = run("uninstall", "--database-url", "postgresql://me:secret@127.0.0.1:1/mydb");
+    assertEquals(2, r.code(), r.err());
+    assertTrue(r.err().contains("database mydb") && r.err().contains("--yes"), r.err());
+    Cli.Run bad = run("uninstall", "--database-url", "mysql://127.0.0.1/mydb", "--yes");
+    assertEquals(2, bad.code(), bad.err());
+    assertTrue(bad.err().contains("--database-url"), bad.err());
+  }
+
+  @Test
   void anUnknownFlagExitsWithTwoAndNamesIt() {
     Cli.Run r = run("dev", "--http-prot", "9000");
     assertEquals(2, r.code());

@@ -424,7 +424,8 @@ public final class SlotReader implements Runnable {
     if (switchSeen && decodingFrom == null) {
       decodingFrom = txn.finalLsn();
       newDecodingFrom = decodingFrom;
-      LOG.info("capture switched from triggers to logical decoding at {}", LogSequenceNumber.valueOf(decodingFrom));
+      LOG.info("capture by logical decoding starts at {} (any change before it was captured by the triggers of schema versions"
+          + " before 7)", LogSequenceNumber.valueOf(decodingFrom));
     }
     if (!skipTxn && attribution != null && txnRows > 0) {
       attributions.add(attribution);

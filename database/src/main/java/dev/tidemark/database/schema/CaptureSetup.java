@@ -118,15 +118,52 @@ public final class CaptureSetup {
    * Removes everything Tidemark put into the database: the slot (which must be idle: stop every
    * node first), the publication, the event and plan triggers, the replica identity it set (back to
    * what each table had), and schema {@code tidemark}. The caller roles are the server's, not the
-   * database's, and stay.
+   * database's, and stay. A table is altered only where Tidemark changed it, and when the login
+   * could not undo a change (a plan trigger or a replica identity on a table it does not own),
+   * nothing is removed and the tables are named: half an uninstall would leave triggers that call
+   * functions no longer there.
    */
   public static Future<Void> uninstall(SqlClient client) {
-    return slotName(client).compose(slot -> client.preparedQuery(
+    return client.query(UNINSTALL_CHECK).execute().compose(checked -> slotName(client)).compose(slot -> client.preparedQuery(
             "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1").execute(Tuple.of(slot))
         .compose(x -> client.query("DROP PUBLICATION IF EXISTS " + PUBLICATION).execute())
         .compose(x -> client.query(UNINSTALL).execute())
         .mapEmpty());
   }
+
+  /** The captured tables Tidemark changed: a plan trigger on them, or a replica identity other than they had. */
+  private static final String CHANGED_TABLES = """
+      SELECT n.nspname, c.relname, c.oid, t.original_identity,
+             CASE WHEN t.original_identity = 'd' THEN c.relreplident <> 'd'
+                  WHEN t.original_identity = 'n' THEN c.relreplident <> 'n'
+                  WHEN t.original_identity LIKE 'i:%' THEN c.relreplident <> 'i' OR NOT EXISTS (
+                    SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                     WHERE i.indrelid = c.oid AND i.indisreplident AND quote_ident(ic.relname) = substr(t.original_identity, 3))
+                  ELSE false END AS identity_changed,
+             EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = c.oid
+                        AND g.tgname IN ('tidemark_capture', 'tidemark_capture_truncate')) AS has_trigger,
+             pg_has_role(c.relowner, 'USAGE') AS owned
+        FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace""";
+
+  private static final String UNINSTALL_CHECK = """
+      DO $$
+      DECLARE
+        blocked text;
+      BEGIN
+        IF to_regclass('tidemark.captured_table') IS NULL THEN
+          RETURN;
+        END IF;
+        SELECT string_agg(format('%I.%I', x.nspname, x.relname), ', ' ORDER BY x.nspname, x.relname) INTO blocked
+          FROM (""" + CHANGED_TABLES + """
+      ) x
+         WHERE (x.identity_changed OR x.has_trigger) AND NOT x.owned;
+        IF blocked IS NOT NULL THEN
+          RAISE EXCEPTION 'uninstall cannot undo what Tidemark changed on tables this login does not own: %', blocked
+            USING ERRCODE = '42501',
+                  HINT = 'Run tidemark uninstall as their owner or as a superuser. Nothing was removed.';
+        END IF;
+      END
+      $$""";
 
   private static final String UNINSTALL = """
       DO $$
@@ -136,13 +173,16 @@ public final class CaptureSetup {
         DROP EVENT TRIGGER IF EXISTS tidemark_ddl_command_end;
         DROP EVENT TRIGGER IF EXISTS tidemark_sql_drop;
         IF to_regclass('tidemark.captured_table') IS NOT NULL THEN
-          FOR r IN
-            SELECT n.nspname, c.relname, c.relreplident, t.original_identity
-              FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+          FOR r IN""" + "\n" + CHANGED_TABLES + """
+
           LOOP
-            EXECUTE format('DROP TRIGGER IF EXISTS tidemark_capture ON %I.%I', r.nspname, r.relname);
-            EXECUTE format('DROP TRIGGER IF EXISTS tidemark_capture_truncate ON %I.%I', r.nspname, r.relname);
-            IF r.original_identity = 'd' AND r.relreplident <> 'd' THEN
+            IF r.has_trigger THEN
+              EXECUTE format('DROP TRIGGER IF EXISTS tidemark_capture ON %I.%I', r.nspname, r.relname);
+              EXECUTE format('DROP TRIGGER IF EXISTS tidemark_capture_truncate ON %I.%I', r.nspname, r.relname);
+            END IF;
+            IF NOT r.identity_changed THEN
+              CONTINUE;
+            ELSIF r.original_identity = 'd' THEN
               EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY DEFAULT', r.nspname, r.relname);
             ELSIF r.original_identity = 'n' THEN
               EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY NOTHING', r.nspname, r.relname);

@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import java.util.Map;
+import org.postgresql.util.PasswordUtil;
 
 /**
  * Makes a database ready for dev mode and for the integration tests of every module: Tidemark's
@@ -42,14 +43,33 @@ public final class DatabaseSetup {
         .mapEmpty();
   }
 
-  /** Lets a caller role log in with {@code password}, and takes away every attribute that would reach past its grants. */
+  /**
+   * Lets a caller role log in with {@code password}, and takes away every attribute that would
+   * reach past its grants. Only attributes the role has are named: PostgreSQL lets only a superuser
+   * name SUPERUSER, REPLICATION or BYPASSRLS in ALTER ROLE, even to take them away, and dev mode
+   * runs on a login with CREATEROLE alone. The password goes as a SCRAM-SHA-256 verifier, never as
+   * itself: PostgreSQL writes a failed statement to its log.
+   */
   static Future<Void> login(Pool pool, String role, String password) {
     if (password == null) {
       return Future.failedFuture(new IllegalArgumentException("no login password given for " + role));
     }
-    return pool.preparedQuery("SELECT format('ALTER ROLE %I LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS"
-            + " PASSWORD %L', $1::text, $2::text)").execute(Tuple.of(role, password))
-        .compose(rows -> pool.query(rows.iterator().next().getString(0)).execute())
+    String verifier = PasswordUtil.encodeScramSha256(password.toCharArray());
+    return pool.preparedQuery(LOGIN_SQL).execute(Tuple.of(role, verifier))
+        .compose(rows -> rows.size() == 0
+            ? Future.failedFuture(new IllegalStateException("the role " + role + " does not exist: tidemark migrate creates it"))
+            : pool.query(rows.iterator().next().getString(0)).execute())
         .mapEmpty();
   }
+
+  private static final String LOGIN_SQL = """
+      SELECT format('ALTER ROLE %I LOGIN', r.rolname)
+             || CASE WHEN r.rolsuper THEN ' NOSUPERUSER' ELSE '' END
+             || CASE WHEN r.rolcreaterole THEN ' NOCREATEROLE' ELSE '' END
+             || CASE WHEN r.rolcreatedb THEN ' NOCREATEDB' ELSE '' END
+             || CASE WHEN r.rolreplication THEN ' NOREPLICATION' ELSE '' END
+             || CASE WHEN r.rolbypassrls THEN ' NOBYPASSRLS' ELSE '' END
+             || format(' PASSWORD %L', $2::text)
+        FROM pg_roles r
+       WHERE r.rolname = $1""";
 }

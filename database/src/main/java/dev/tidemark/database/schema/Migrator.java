@@ -21,7 +21,8 @@ public final class Migrator {
   /** In order; a migration's version is the number after V. Only ever append. */
   static final List<String> MIGRATIONS = List.of("V1__schema_and_tokens.sql", "V2__caller_roles.sql", "V3__changelog.sql",
       "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql", "V7__logical_decoding.sql",
-      "V8__token_expiry.sql", "V9__events.sql", "V10__proposals.sql", "V11__planner_estimates.sql");
+      "V8__token_expiry.sql", "V9__events.sql", "V10__proposals.sql", "V11__planner_estimates.sql",
+      "V12__capture_ownership.sql");
 
   /** The first version that captures by logical decoding: the publication and the slot must exist before it runs. */
   static final int LOGICAL_DECODING = 7;
@@ -66,7 +67,8 @@ public final class Migrator {
 
   private static Future<List<Integer>> migrateInTransaction(Pool pool, int upTo) {
     return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
-        .compose(x -> conn.query("CREATE SCHEMA IF NOT EXISTS tidemark; "
+        // "already exists, skipping" is every run's news but the first: a node's log would print it on each start
+        .compose(x -> conn.query("SET LOCAL client_min_messages = warning; CREATE SCHEMA IF NOT EXISTS tidemark; "
             + "CREATE TABLE IF NOT EXISTS tidemark.schema_version ("
             + "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())").execute())
         .compose(x -> conn.query("SELECT coalesce(max(version), 0) FROM tidemark.schema_version").execute())

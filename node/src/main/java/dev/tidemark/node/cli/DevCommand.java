@@ -101,6 +101,12 @@ final class DevCommand implements Callable<Integer> {
       node = TidemarkNode.start(config(env)).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } catch (Exception e) {
       env.close();
+      if (external != null) {
+        // what was installed before the failure stays, and an idle replication slot keeps WAL on the user's server
+        spec.commandLine().getErr().println("tidemark dev: the start failed; anything it had installed in " + external.shown()
+            + " (schema tidemark, the publication, the replication slot) stays there until you run: tidemark uninstall"
+            + " --database-url <the same URL> --yes");
+      }
       throw e;
     }
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);

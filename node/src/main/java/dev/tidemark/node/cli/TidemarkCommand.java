@@ -21,11 +21,22 @@ public final class TidemarkCommand implements Runnable {
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new TidemarkCommand());
     cl.setExecutionExceptionHandler((ex, line, parseResult) -> {
-      if (ex instanceof IllegalArgumentException) {
-        line.getErr().println("tidemark: " + ex.getMessage());
+      Throwable root = ex;
+      while ((root instanceof java.util.concurrent.ExecutionException || root instanceof java.util.concurrent.CompletionException)
+          && root.getCause() != null) {
+        root = root.getCause();  // the wait's wrapper says nothing the person can act on
+      }
+      if (root instanceof IllegalArgumentException || root instanceof IllegalStateException) {
+        // Tidemark's own refusals: the message names what to change (a flag, a setting, a right), as migrate prints it
+        line.getErr().println("tidemark: " + root.getMessage());
         return CommandLine.ExitCode.USAGE;
       }
-      line.getErr().println("tidemark: " + ex);
+      if (root instanceof io.vertx.pgclient.PgException pg) {
+        line.getErr().println("tidemark: PostgreSQL refused: " + pg.getMessage()
+            + (pg.getDetail() == null ? "" : " " + pg.getDetail()) + (pg.getHint() == null ? "" : " " + pg.getHint()));
+        return CommandLine.ExitCode.SOFTWARE;
+      }
+      line.getErr().println("tidemark: " + root);
       return CommandLine.ExitCode.SOFTWARE;
     });
     return cl;

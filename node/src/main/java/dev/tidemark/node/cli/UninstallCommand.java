@@ -1,6 +1,7 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.database.schema.CaptureSetup;
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -29,9 +30,32 @@ final class UninstallCommand implements Callable<Integer> {
   @Option(names = "--database", paramLabel = "NAME", description = "The served database to remove Tidemark from; default: the default database.")
   String database;
 
+  @Option(names = "--database-url", paramLabel = "URL", description = "The PostgreSQL to remove Tidemark from, as given to"
+      + " 'tidemark dev --database-url' (postgresql://user:password@host:port/database); overrides the configured database.")
+  String databaseUrl;
+
+  /** The configuration with the database of {@code --database-url}, its login included, as dev mode takes it. */
+  private TidemarkConfig fromUrl() {
+    DevCommand.External external;
+    try {
+      external = new DevCommand.External(java.net.URI.create(databaseUrl));
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--database-url: " + e.getMessage());
+    }
+    if (config != null && !java.nio.file.Files.isReadable(config)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--config: cannot read " + config);
+    }
+    java.util.Map<ConfigKey, String> flags = new java.util.EnumMap<>(ConfigKey.class);
+    flags.put(ConfigKey.DATABASE_URL, external.url());
+    flags.put(ConfigKey.DATABASE_USER, external.user());
+    flags.put(ConfigKey.DATABASE_PASSWORD, external.password());
+    flags.put(ConfigKey.DATABASE_PASSWORD_FILE, "");
+    return dev.tidemark.config.ConfigLoader.load(config, System.getenv(), flags);
+  }
+
   @Override
   public Integer call() throws Exception {
-    TidemarkConfig all = ServeCommand.load(spec, config, null);
+    TidemarkConfig all = databaseUrl == null ? ServeCommand.load(spec, config, null) : fromUrl();
     // one database at a time: removing Tidemark is never done to every database by one command
     TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
     if (!yes) {
@@ -47,7 +71,8 @@ final class UninstallCommand implements Callable<Integer> {
           + "; the caller roles tidemark_reader and tidemark_writer belong to the server and were left in place.");
       return 0;
     } catch (java.util.concurrent.ExecutionException e) {
-      spec.commandLine().getErr().println("tidemark uninstall: " + e.getCause().getMessage()
+      String hint = e.getCause() instanceof io.vertx.pgclient.PgException pg && pg.getHint() != null ? " " + pg.getHint() : "";
+      spec.commandLine().getErr().println("tidemark uninstall: " + e.getCause().getMessage() + hint
           + (String.valueOf(e.getCause().getMessage()).contains("is active") ? " (stop every Tidemark node first)" : ""));
       return 1;
     } finally {
