@@ -16,9 +16,9 @@ public final class Pools {
   }
 
   /**
-   * A pool whose connections keep their statements prepared, for reads whose statements Tidemark
-   * writes and which leave nothing behind on the session (so no {@code DISCARD ALL} follows them):
-   * PostgreSQL then parses and plans each statement once per connection instead of once per call.
+   * A pool whose connections keep every statement prepared, a star in its result or not, for reads
+   * whose statements Tidemark writes and which leave nothing behind on the session (so no
+   * {@code DISCARD ALL} follows them).
    */
   public static Pool createPreparing(Vertx vertx, DatabaseConfig db) {
     return create(vertx, db, true);
@@ -29,10 +29,18 @@ public final class Pools {
     return db.connectOptions(db.user(), db.password(), "tidemark");
   }
 
+  /** A select list with a star: {@code SELECT *} or {@code t.*}. */
+  static final java.util.regex.Pattern STAR_RESULT = java.util.regex.Pattern.compile("(?i)\\bselect\\s+\\*|\\w\\.\\*");
+
   private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
     // the name is the pool_name and namespace label of its metrics (docs/operations.md)
     String name = keepPrepared ? "tidemark-prepared" : "tidemark";
-    PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(keepPrepared);
+    // Tidemark's own statements are parsed and planned once per connection, not once per call: the
+    // idempotency lookup of every commit spent more on planning than on running. A statement whose
+    // result is a star over a table is left out, since PostgreSQL refuses a kept statement whose
+    // result columns changed (a migration that adds a column to one of Tidemark's tables).
+    PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(true)
+        .setPreparedStatementCacheSqlFilter(sql -> keepPrepared || !STAR_RESULT.matcher(sql).find());
     connect.setMetricsName(name);
     return PgBuilder.pool()
         .with(db.poolOptions(name))
