@@ -1,5 +1,6 @@
 package dev.tidemark.changelog;
 
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -18,11 +19,6 @@ import org.slf4j.LoggerFactory;
 public final class CaptureVerticle extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(CaptureVerticle.class);
-  private static final String PROBLEMS = """
-      SELECT format('%I.%I', n.nspname, c.relname) AS relation, t.problem
-        FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE t.problem IS NOT NULL ORDER BY 1""";
-
   private final TidemarkConfig config;
   private final Pool pool;
   private long timer = -1;
@@ -54,7 +50,7 @@ public final class CaptureVerticle extends VerticleBase {
           if (touched > 0) {
             LOG.debug("capture changed on {} table(s)", touched);
           }
-          return pool.query(PROBLEMS).execute();
+          return pool.query(CaptureSetup.PROBLEMS_SQL).execute();
         })
         .onSuccess(rows -> {
           StringBuilder now = new StringBuilder();

@@ -12,16 +12,20 @@ public final class Pools {
   private Pools() {}
 
   public static Pool create(Vertx vertx, DatabaseConfig db) {
-    return create(vertx, db, false);
-  }
-
-  /**
-   * A pool whose connections keep every statement prepared, a star in its result or not, for reads
-   * whose statements Tidemark writes and which leave nothing behind on the session (so no
-   * {@code DISCARD ALL} follows them).
-   */
-  public static Pool createPreparing(Vertx vertx, DatabaseConfig db) {
-    return create(vertx, db, true);
+    // the name is the pool_name and namespace label of its metrics (docs/operations.md)
+    String name = "tidemark";
+    // Tidemark's own statements are parsed and planned once per connection, not once per call: the
+    // idempotency lookup of every commit spent more on planning than on running. A statement whose
+    // result is a star over a table is left out, since PostgreSQL refuses a kept statement whose
+    // result columns changed (a migration that adds a column to one of Tidemark's tables).
+    PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(true)
+        .setPreparedStatementCacheSqlFilter(sql -> !STAR_RESULT.matcher(sql).find());
+    connect.setMetricsName(name);
+    return PgBuilder.pool()
+        .with(db.poolOptions(name))
+        .connectingTo(connect)
+        .using(vertx)
+        .build();
   }
 
   /** How Tidemark's own login connects to the served database, for a connection outside any pool (a LISTEN). */
@@ -31,21 +35,4 @@ public final class Pools {
 
   /** A select list with a star: {@code SELECT *} or {@code t.*}. */
   static final java.util.regex.Pattern STAR_RESULT = java.util.regex.Pattern.compile("(?i)\\bselect\\s+\\*|\\w\\.\\*");
-
-  private static Pool create(Vertx vertx, DatabaseConfig db, boolean keepPrepared) {
-    // the name is the pool_name and namespace label of its metrics (docs/operations.md)
-    String name = keepPrepared ? "tidemark-prepared" : "tidemark";
-    // Tidemark's own statements are parsed and planned once per connection, not once per call: the
-    // idempotency lookup of every commit spent more on planning than on running. A statement whose
-    // result is a star over a table is left out, since PostgreSQL refuses a kept statement whose
-    // result columns changed (a migration that adds a column to one of Tidemark's tables).
-    PgConnectOptions connect = connectOptions(db).setCachePreparedStatements(true)
-        .setPreparedStatementCacheSqlFilter(sql -> keepPrepared || !STAR_RESULT.matcher(sql).find());
-    connect.setMetricsName(name);
-    return PgBuilder.pool()
-        .with(db.poolOptions(name))
-        .connectingTo(connect)
-        .using(vertx)
-        .build();
-  }
 }

@@ -36,6 +36,12 @@ public final class CaptureSetup {
              EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1) AS slot_exists,
              (SELECT active FROM pg_replication_slots WHERE slot_name = $1) AS slot_active""";
 
+  /** Each captured table the capture cannot fully follow ({@code relation}), and why ({@code problem}). */
+  public static final String PROBLEMS_SQL = """
+      SELECT format('%I.%I', n.nspname, c.relname) AS relation, t.problem
+        FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE t.problem IS NOT NULL ORDER BY 1""";
+
   private CaptureSetup() {}
 
   /** What the server reports about the settings capture needs. */

@@ -145,6 +145,11 @@ final class DevCommand implements Callable<Integer> {
     String shown() {
       return url.replace("postgresql://", "postgresql://" + user + "@");
     }
+
+    /** The database keys that name this PostgreSQL and its login. */
+    Map<ConfigKey, String> keys() {
+      return Map.of(ConfigKey.DATABASE_URL, url, ConfigKey.DATABASE_USER, user, ConfigKey.DATABASE_PASSWORD, password);
+    }
   }
 
   /** The parts of a postgresql:// URL. */
@@ -206,9 +211,7 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.OPS_HOST, "127.0.0.1");
     v.put(ConfigKey.OPS_PORT, String.valueOf(opsPort));
     if (external != null) {
-      v.put(ConfigKey.DATABASE_URL, external.url());
-      v.put(ConfigKey.DATABASE_USER, external.user());
-      v.put(ConfigKey.DATABASE_PASSWORD, external.password());
+      v.putAll(external.keys());
     } else {
       v.put(ConfigKey.DATABASE_URL, env.postgres().url(DevEnvironment.DEMO_DATABASE));
       v.put(ConfigKey.DATABASE_USER, env.postgres().user());

@@ -1,5 +1,6 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.node.migrate.CallerRoleCheck;
@@ -78,13 +79,11 @@ final class MigrateCommand implements Callable<Integer> {
           + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")")
           + (published > 0 ? "; capture set up on " + published + " table(s)" : ""));
       // a table the capture cannot follow is said here too, not only in status and the node's log
-      var unfollowed = pool.query("SELECT format('%I.%I', n.nspname, c.relname) || ': ' || t.problem FROM tidemark.captured_table t"
-          + " JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE t.problem IS NOT NULL"
-          + " ORDER BY 1").execute().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      var unfollowed = pool.query(CaptureSetup.PROBLEMS_SQL).execute().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
       if (unfollowed.size() > 0) {
         var out = spec.commandLine().getOut();
         out.println(label + "capture cannot fully follow " + unfollowed.size() + " table(s):");
-        unfollowed.forEach(r -> out.println(label + "  - " + r.getString(0)));
+        unfollowed.forEach(r -> out.println(label + "  - " + r.getString("relation") + ": " + r.getString("problem")));
       }
       return 0;
     } finally {

@@ -38,7 +38,13 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Shared by the commands that read a config file: checks flags first so errors name them. */
   static TidemarkConfig load(CommandLine.Model.CommandSpec spec, Path file, List<String> roles) {
+    return load(spec, file, roles, Map.of());
+  }
+
+  /** Like {@link #load(CommandLine.Model.CommandSpec, Path, List)}, with {@code keys} given on the command line on top. */
+  static TidemarkConfig load(CommandLine.Model.CommandSpec spec, Path file, List<String> roles, Map<ConfigKey, String> keys) {
     Map<ConfigKey, String> flags = new EnumMap<>(ConfigKey.class);
+    flags.putAll(keys);
     if (roles != null) {
       for (String role : roles) {
         try {

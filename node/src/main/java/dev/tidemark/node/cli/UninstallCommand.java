@@ -42,15 +42,9 @@ final class UninstallCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--database-url: " + e.getMessage());
     }
-    if (config != null && !java.nio.file.Files.isReadable(config)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--config: cannot read " + config);
-    }
-    java.util.Map<ConfigKey, String> flags = new java.util.EnumMap<>(ConfigKey.class);
-    flags.put(ConfigKey.DATABASE_URL, external.url());
-    flags.put(ConfigKey.DATABASE_USER, external.user());
-    flags.put(ConfigKey.DATABASE_PASSWORD, external.password());
-    flags.put(ConfigKey.DATABASE_PASSWORD_FILE, "");
-    return dev.tidemark.config.ConfigLoader.load(config, System.getenv(), flags);
+    java.util.Map<ConfigKey, String> keys = new java.util.EnumMap<>(external.keys());
+    keys.put(ConfigKey.DATABASE_PASSWORD_FILE, "");  // the URL's password, not a file's
+    return ServeCommand.load(spec, config, null, keys);
   }
 
   @Override

@@ -10,6 +10,7 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.query.ReadTool;
+import dev.tidemark.database.schema.CaptureSetup;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -30,8 +31,6 @@ public final class StatusTool implements ReadTool {
       + " WHERE database = current_database() AND slot_name LIKE 'tidemark\\_%' AND confirmed_flush_lsn IS NOT NULL";
 
   /** Served tables the changelog cannot fully follow (docs/changelog.md#before-images-toast-and-tables-without-a-primary-key). */
-  static final String PROBLEMS = "SELECT format('%I.%I', n.nspname, c.relname), t.problem FROM tidemark.captured_table t"
-      + " JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE t.problem IS NOT NULL ORDER BY 1";
 
   /** @param admin Tidemark's login, which reads the changelog's head */
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
@@ -50,7 +49,7 @@ public final class StatusTool implements ReadTool {
     Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(admin, k.ring())).otherwise((String) null);
     Future<Long> lag = admin.query(LAG).execute()
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getLong(0)).otherwise((Long) null);
-    Future<io.vertx.core.json.JsonArray> problems = admin.query(PROBLEMS).execute().map(rows -> {
+    Future<io.vertx.core.json.JsonArray> problems = admin.query(CaptureSetup.PROBLEMS_SQL).execute().map(rows -> {
       io.vertx.core.json.JsonArray out = new io.vertx.core.json.JsonArray();
       rows.forEach(r -> out.add(new JsonObject().put("table", r.getString(0)).put("problem", r.getString(1))));
       return out;
