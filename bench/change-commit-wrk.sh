@@ -3,9 +3,11 @@
 # the client's own CPU does not decide the figure) against `tidemark dev`, side by side in one run
 # with pgbench running the same INSERT on the same table of the same PostgreSQL server.
 #
-# Usage: bench/change-commit-wrk.sh [connections] [warmup-seconds] [seconds]   (defaults 16, 20, 20)
+# Usage: bench/change-commit-wrk.sh [connections] [warmup-seconds] [seconds]   (defaults 16, 60, 20)
 # Needs: wrk and /usr/bin/time (Debian's packages), psql and pgbench. BUILD=0 reuses
-# node/target/tidemark.jar, JAR=path runs another build.
+# node/target/tidemark.jar, JAR=path runs another build. THREADS=1 also splits the JVM's CPU by
+# thread. The warm-up is a minute: dev mode's JVM (Kafka, Hazelcast, Vert.x and the PostgreSQL
+# clients in one process) is still compiling for most of that, and shorter warm-ups overstate its CPU.
 #
 # Every request is a stateless 2026-07-28 `tools/call` with a new idempotency_key:
 #   - direct commit: `insert_rows` without a plan (the read-write role is listed in
@@ -18,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONNECTIONS="${1:-16}"
-WARMUP="${2:-20}"
+WARMUP="${2:-60}"
 MEASURED="${3:-20}"
 source bench/wrk-common.sh
 

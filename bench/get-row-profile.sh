@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Profile, not a benchmark: where the JVM's CPU goes during `get_row` under wrk. Starts `tidemark
-# dev`, warms up for 20 s, records 20 s of load with JFR (settings=profile), and prints the share of
+# dev`, warms up (20 s, or WARMUP seconds), records 20 s of load with JFR (settings=profile), and prints the share of
 # the event-loop samples whose stacks pass through each part (a sample counts for every part on its
-# stack). The profiler slows the server: read the shares, not the rate it prints.
+# stack; 64 frames of each, where `jfr print` shows 5 unless told). The profiler slows the server: read the shares, not the rate it prints.
 #
 # Usage: bench/get-row-profile.sh [out-prefix]   (default /tmp/get-row-profile)
 # Needs: wrk (Debian's package), the JDK's jcmd and jfr, python3. BUILD=0 reuses node/target/tidemark.jar.
@@ -21,7 +21,7 @@ request = function()
   return wrk.format("POST", nil, { ["Authorization"] = "Bearer $token", ["Content-Type"] = "application/json", ["Accept"] = "application/json, text/event-stream", ["MCP-Protocol-Version"] = "2026-07-28", ["Mcp-Method"] = "tools/call", ["Mcp-Name"] = "get_row" }, body)
 end
 LUA
-wrk -t 2 -c 16 -d 20s -s "$work/get-row.lua" "$url" >/dev/null
+wrk -t 2 -c 16 -d "${WARMUP:-20}s" -s "$work/get-row.lua" "$url" >/dev/null
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "[profile] load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 jcmd "$dev_pid" JFR.start name=get-row settings=profile duration=25s filename="$out.jfr" >/dev/null
@@ -33,7 +33,7 @@ echo "[profile] $calls calls, $(grep Requests/sec "$out.wrk" | awk '{print $2}')
   "$(awk -v t=$((t1 - t0)) -v c="$calls" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t * 1000 / hz / c }') ms of the JVM's CPU per call"
 echo "[profile] load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 sleep 7  # the recording ends 25 s after it started
-jfr print --json --events jdk.ExecutionSample "$out.jfr" >"$out.json"
+jfr print --json --stack-depth 64 --events jdk.ExecutionSample "$out.jfr" >"$out.json"
 python3 - "$out.json" <<'PY'
 import collections, json, sys
 parts = {
@@ -46,6 +46,11 @@ parts = {
     "ResultRenderer": ("dev.tidemark.gateway.impl.tool.ResultRenderer",),
     "socket reads and writes": ("sun.nio.ch",),
     "OpenTelemetry": ("io.opentelemetry",),
+    "Vert.x's JSON objects": ("io.vertx.core.json",),
+    "the guards and the credential check (McpEndpoint.admit)": ("dev.tidemark.gateway.impl.McpEndpoint.admit",),
+    "parsing the request (Envelope.parse)": ("dev.tidemark.gateway.impl.jsonrpc.Envelope.parse",),
+    "the query service's call and reply (QueryVerticle.onMessage)": ("dev.tidemark.query.QueryVerticle.onMessage",),
+    "writing the response (ResponseChannel.finish)": ("dev.tidemark.gateway.impl.stream.ResponseChannel.finish",),
 }
 counts, loop, total = collections.Counter(), 0, 0
 for event in json.load(open(sys.argv[1]))["recording"]["events"]:
@@ -56,7 +61,7 @@ for event in json.load(open(sys.argv[1]))["recording"]["events"]:
     if not (event["values"].get("sampledThread", {}).get("javaName") or "").startswith("vert.x-eventloop"):
         continue
     loop += 1
-    types = [f["method"]["type"]["name"].replace("/", ".") for f in stack["frames"]]
+    types = [f["method"]["type"]["name"].replace("/", ".") + "." + f["method"]["name"] for f in stack["frames"]]
     for part, prefixes in parts.items():
         if any(t.startswith(prefixes) for t in types):
             counts[part] += 1

@@ -7,7 +7,7 @@
 # Needs: wrk and /usr/bin/time (Debian's packages), psql and pgbench, node and npm (MCP Toolbox is
 # installed from npm into bench/agent-tasks/node_modules on first use). BUILD=0 reuses
 # node/target/tidemark.jar, JAR=path runs another build. PEERS=0 measures Tidemark alone (for before
-# and after figures of two builds, run back to back).
+# and after figures of two builds, run back to back). THREADS=1 also splits each server's CPU by thread.
 #
 # Both servers get the same request shape: a stateless 2026-07-28 `tools/call` over HTTP, with a
 # random key from 1 to 500 (the demo `customers`), 16 connections and 2 wrk threads. Tidemark

