@@ -58,7 +58,7 @@ measure() {
   awk -v n="$1" -v u="$5" -v c="$count" -v s=$((s1 - s0)) -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v w="$w" -v hz="$hz" 'BEGIN {
     printf "[bench] %s: CPU per %s: server %.3f ms, PostgreSQL %.3f ms, wrk %.3f ms\n", n, u, s * 1000 / hz / c, p * 1000 / hz / c, w / c }'
   if [[ "${THREADS:-0}" == 1 ]]; then
-    awk -v n="$1" 'FILENAME == ARGV[1] { b[$1] = $3; next }
+    awk 'FILENAME == ARGV[1] { b[$1] = $3; next }
       { d = $3 - (($1 in b) ? b[$1] : 0); if (d > 0) { g[$2] += d; all += d } }
       END { for (k in g) printf "%d %s\n", g[k], k; print all " total" }' "$work/threads.before" "$work/threads.after" \
       | sort -rn | awk -v n="$1" 'NR == 1 { all = $1; next } NR <= 11 { printf "[bench] %s: threads: %s %.1f %%\n", n, $2, $1 * 100 / all }'
