@@ -411,33 +411,57 @@ class ChangeToolsIT {
         .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(apple)))
         .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(pear))))
         .put("idempotency_key", key);
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
-    try (Connection other = TestDatabases.jdbc(infra, DB)) {
-      other.setAutoCommit(false);
-      other.createStatement().execute("UPDATE public.ct_item SET name = 'pear2' WHERE id = " + pear);  // holds pear
-      java.util.concurrent.Future<ToolReply> call = pool.submit(() -> harness.call(ServiceHarness.WRITER, "transaction", args));
-      // the change holds apple and waits for pear; then this transaction asks for apple: a deadlock
-      dev.tidemark.testsupport.Await.that("the change waiting for the row this transaction holds", java.time.Duration.ofSeconds(30),
-          () -> count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE public.ct_item SET qty%'") > 0);
-      java.util.concurrent.Future<?> blocked = pool.submit(() -> {
-        other.createStatement().execute("UPDATE public.ct_item SET name = 'apple2' WHERE id = " + apple);
-        other.commit();
-        return null;
-      });
-      blocked.get(60, java.util.concurrent.TimeUnit.SECONDS);
-      ToolReply result = call.get(60, java.util.concurrent.TimeUnit.SECONDS);
-      assertNull(result.error(), result.toJson()::encode);
-      JsonObject s = result.structured();
-      assertEquals("commit", s.getString("mode"));
-      assertEquals(2, s.getJsonObject("totals").getInteger("updated"));
-    } finally {
-      pool.shutdownNow();
-    }
+    ToolReply result = losingADeadlock(args, apple, pear);
+    assertNull(result.error(), result.toJson()::encode);
+    JsonObject s = result.structured();
+    assertEquals("commit", s.getString("mode"));
+    assertEquals(2, s.getJsonObject("totals").getInteger("updated"));
     assertEquals(1, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "the change was applied once, after the retry");
     assertEquals(6, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
     TestDatabases.awaitDecoded(infra, DB);
     assertEquals(2, count("SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a ON a.xid = c.xid"
         + " WHERE a.idempotency_key = '" + key + "'"));
+  }
+
+  @Test
+  void aPlanThatLosesADeadlockIsMadeAgainAndWritesNothing() throws Exception {
+    long apple = count("SELECT id FROM public.ct_item WHERE name = 'apple'");
+    long pear = count("SELECT id FROM public.ct_item WHERE name = 'pear'");
+    JsonObject args = new JsonObject().put("statements", new JsonArray()
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(apple)))
+        .add(new JsonObject().put("sql", "UPDATE public.ct_item SET qty = qty + 1 WHERE id = $1").put("params", new JsonArray().add(pear))));
+    ToolReply result = losingADeadlock(args, apple, pear);
+    assertNull(result.error(), result.toJson()::encode);
+    assertEquals("plan", result.structured().getString("mode"));
+    assertEquals(2, result.structured().getJsonObject("totals").getInteger("updated"));
+    assertEquals(0, count("SELECT qty FROM public.ct_item WHERE id = " + apple), "a plan writes nothing, made once or twice");
+    assertEquals(5, count("SELECT qty FROM public.ct_item WHERE id = " + pear));
+  }
+
+  /**
+   * Runs {@code args} (updates of the rows {@code first}, then {@code second}) as a transaction
+   * while another transaction holds {@code second} and then asks for {@code first}: the change,
+   * which has waited longer, is the one PostgreSQL's deadlock check ends. The other transaction
+   * commits, renaming both rows.
+   */
+  private ToolReply losingADeadlock(JsonObject args, long first, long second) throws Exception {
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (Connection other = TestDatabases.jdbc(infra, DB)) {
+      other.setAutoCommit(false);
+      other.createStatement().execute("UPDATE public.ct_item SET name = name || '2' WHERE id = " + second);
+      java.util.concurrent.Future<ToolReply> call = pool.submit(() -> harness.call(ServiceHarness.WRITER, "transaction", args));
+      dev.tidemark.testsupport.Await.that("the change waiting for the row the other transaction holds", java.time.Duration.ofSeconds(30),
+          () -> count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE public.ct_item SET qty%'") > 0);
+      java.util.concurrent.Future<?> blocked = pool.submit(() -> {
+        other.createStatement().execute("UPDATE public.ct_item SET name = name || '2' WHERE id = " + first);
+        other.commit();
+        return null;
+      });
+      blocked.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      return call.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   // ---- refusals ----

@@ -116,9 +116,9 @@ public final class ChangeRunner {
       Future<ToolReply> replayed = args.containsKey("caused_by")
           ? lookup(request, key, null).compose(row -> Future.succeededFuture(replay(request, row)))
               .compose(reply -> reply == null ? Future.succeededFuture(null) : acknowledged(request, reply))
+              .recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture))
           : Future.succeededFuture(null);
-      return replayed.compose(reply -> reply != null ? Future.succeededFuture(reply) : plan(request, tool))
-          .recover(err -> blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, 1)).compose(Future::failedFuture));
+      return replayed.compose(reply -> reply != null ? Future.succeededFuture(reply) : planned(request, tool, 1));
     }
     if (key == null) {
       return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "A commit (a call with plan_id) needs an idempotency_key:"
@@ -150,6 +150,18 @@ public final class ChangeRunner {
   public record Approved(String id, String idempotencyKey, String fingerprint) {}
 
   // ---- plan ----
+
+  /**
+   * A plan writes nothing (its transaction always rolls back), so a plan that lost to a concurrent
+   * transaction (a deadlock, a serialization failure) is made again, as a commit is, up to
+   * {@link #MAX_ATTEMPTS} times in all. A migration's DDL takes strong locks, and may meet another
+   * session's in the other order.
+   */
+  private Future<ToolReply> planned(ToolRequest request, ChangeTool tool, int attempt) {
+    return plan(request, tool).recover(err -> SqlErrors.retriable(err) && attempt < MAX_ATTEMPTS
+        ? planned(request, tool, attempt + 1)
+        : blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture));
+  }
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
