@@ -18,7 +18,7 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.json.JsonObject;
-import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
 public final class CallRunner {
 
   private static final Logger LOG = LoggerFactory.getLogger(CallRunner.class);
+
+  private static final AtomicLong MODERN_KEYS = new AtomicLong();
 
   private final MethodTable methods;
   private final InFlight inFlight;
@@ -52,7 +54,9 @@ public final class CallRunner {
     // the service's span and the log lines of this call name this span's trace
     Traces.attach(call.trace().with(span));
     ResponseChannel channel = call.channel();
-    String key = call.modern() ? UUID.randomUUID().toString() : call.inflightKey();
+    // a 2026-07-28 call is cancelled by closing its stream, never by its id: the key only has to be
+    // unique in this JVM, and a counter is cheaper than a random UUID (no '|', so no legacy key matches)
+    String key = call.modern() ? "call-" + MODERN_KEYS.incrementAndGet() : call.inflightKey();
     Runnable cancel = () -> {
       call.cancellation().cancel();
       channel.abandon();

@@ -113,7 +113,8 @@ public final class ResponseChannel {
       if (closed()) {
         return Future.succeededFuture();
       }
-      return response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(message.encode());
+      // encoded straight to UTF-8 bytes: a String would be encoded a second time on its way out
+      return response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(message.toBuffer());
     }
     return enqueue(message).compose(v -> closed() ? Future.succeededFuture() : response.end());
   }

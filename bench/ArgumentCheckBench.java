@@ -1,0 +1,49 @@
+// Benchmark, not a test: run by bench/argument-check.sh with `java -cp <gateway's classpath>
+// bench/ArgumentCheckBench.java` (single-file source launch), so that nothing here is compiled or
+// run by the Maven build.
+//
+// Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walks and the
+// tool's JSON Schema through vertx-json-schema) on one thread, on the arguments of a get_row and of
+// an insert_rows of ten rows, as the gateway runs it on every tools/call. Prints nanoseconds per
+// check for each of several rounds: the first rounds include the JIT compiler's work.
+//
+// Usage: java -cp CLASSPATH bench/ArgumentCheckBench.java [rounds] [checks-per-round]
+import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.gateway.impl.tool.ArgumentValidator;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.function.IntFunction;
+
+public class ArgumentCheckBench {
+
+  public static void main(String[] args) {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 8;
+    int checks = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
+    ArgumentValidator validator = ArgumentValidator.forTools(ToolCatalog.all());
+    IntFunction<JsonObject> getRow = i -> new JsonObject().put("table", "customers").put("key", 1 + i % 500);
+    IntFunction<JsonObject> insertRows = i -> {
+      JsonArray rows = new JsonArray();
+      for (int r = 0; r < 10; r++) {
+        rows.add(new JsonObject().put("name", "customer " + i + "-" + r).put("email", "c" + i + "-" + r + "@example.com"));
+      }
+      return new JsonObject().put("table", "customers").put("rows", rows);
+    };
+    for (int round = 1; round <= rounds; round++) {
+      System.out.printf("[bench] round %d: get_row %,d ns per check, insert_rows (10 rows) %,d ns per check%n",
+          round, time(validator, "get_row", getRow, checks), time(validator, "insert_rows", insertRows, checks / 5));
+    }
+  }
+
+  static long time(ArgumentValidator validator, String tool, IntFunction<JsonObject> arguments, int checks) {
+    long faults = 0;
+    long started = System.nanoTime();
+    for (int i = 0; i < checks; i++) {
+      faults += validator.faults(tool, arguments.apply(i)).size();
+    }
+    long perCheck = (System.nanoTime() - started) / checks;
+    if (faults != 0) {
+      throw new IllegalStateException(tool + "'s arguments were refused: the benchmark measures the check of valid ones");
+    }
+    return perCheck;
+  }
+}
