@@ -29,8 +29,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "[profile] load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # JFR's profile settings sample every 10 ms; SAMPLE_MS (default 2) samples more often, for shares
 # that do not move by whole points from one run to the next
-sed "s|<setting name=\"period\" control=\"method-sampling-java-interval\">10 ms</setting>|<setting name=\"period\" control=\"method-sampling-java-interval\">${SAMPLE_MS:-2} ms</setting>|" \
-  "$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")/lib/jfr/profile.jfc" >"$work/sample.jfc"
+jfr configure --input profile "jdk.ExecutionSample#period=${SAMPLE_MS:-2}ms" --output "$work/sample.jfc" >/dev/null
 jcmd "$dev_pid" JFR.start name=get-row settings="$work/sample.jfc" duration=25s filename="$out.jfr" >/dev/null
 t0="$(ticks "$dev_pid")"
 wrk -t 2 -c 16 -d 20s -s "$work/get-row.lua" "$url" >"$out.wrk"
@@ -43,22 +42,6 @@ sleep 7  # the recording ends 25 s after it started
 jfr print --json --stack-depth 64 --events jdk.ExecutionSample "$out.jfr" >"$out.json"
 python3 - "$out.json" <<'PY'
 import collections, json, sys
-parts = {
-    "the argument check (vertx-json-schema)": ("io.vertx.json.schema",),
-    "the PostgreSQL client": ("io.vertx.pgclient", "io.vertx.sqlclient"),
-    "Jackson": ("com.fasterxml.jackson",),
-    "Micrometer": ("io.micrometer", "io.vertx.micrometer"),
-    "Netty's HTTP codec": ("io.netty.handler.codec.http",),
-    "the event bus": ("io.vertx.core.eventbus",),
-    "ResultRenderer": ("dev.tidemark.gateway.impl.tool.ResultRenderer",),
-    "socket reads and writes": ("sun.nio.ch",),
-    "OpenTelemetry": ("io.opentelemetry",),
-    "Vert.x's JSON objects": ("io.vertx.core.json",),
-    "the guards and the credential check (McpEndpoint.admit)": ("dev.tidemark.gateway.impl.McpEndpoint.admit",),
-    "parsing the request (Envelope.parse)": ("dev.tidemark.gateway.impl.jsonrpc.Envelope.parse",),
-    "the query service's call and reply (QueryVerticle.onMessage)": ("dev.tidemark.query.QueryVerticle.onMessage",),
-    "writing the response (ResponseChannel.finish)": ("dev.tidemark.gateway.impl.stream.ResponseChannel.finish",),
-}
 # exclusive parts: the first that matches a frame wins, so the narrower prefixes come first
 libraries = {
     "Micrometer": ("io.micrometer", "io.vertx.micrometer"),
@@ -79,6 +62,17 @@ libraries = {
     "Tidemark's contract": ("dev.tidemark.contract",),
     "Tidemark, other": ("dev.tidemark",),
 }
+# a sample counts for every part on its stack: the libraries above, and these narrower parts
+parts = {name: libraries[name] for name in ("Micrometer", "OpenTelemetry", "the argument check (vertx-json-schema)",
+    "the PostgreSQL client", "Jackson", "Vert.x's JSON objects", "the event bus", "socket reads and writes")}
+parts.update({
+    "Netty's HTTP codec": ("io.netty.handler.codec.http",),
+    "ResultRenderer": ("dev.tidemark.gateway.impl.tool.ResultRenderer",),
+    "the guards and the credential check (McpEndpoint.admit)": ("dev.tidemark.gateway.impl.McpEndpoint.admit",),
+    "parsing the request (Envelope.parse)": ("dev.tidemark.gateway.impl.jsonrpc.Envelope.parse",),
+    "the query service's call and reply (QueryVerticle.onMessage)": ("dev.tidemark.query.QueryVerticle.onMessage",),
+    "writing the response (ResponseChannel.finish)": ("dev.tidemark.gateway.impl.stream.ResponseChannel.finish",),
+})
 counts, own, leaves, loop, total = collections.Counter(), collections.Counter(), collections.Counter(), 0, 0
 for event in json.load(open(sys.argv[1]))["recording"]["events"]:
     stack = event["values"].get("stackTrace")
