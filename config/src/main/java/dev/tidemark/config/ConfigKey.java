@@ -141,6 +141,22 @@ public enum ConfigKey {
     return "TIDEMARK_" + key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
   }
 
+  /**
+   * A server that could not listen on {@code host:port}, which this key sets, as one sentence that names the key and the
+   * fix; a start that fails this way stops the node (the command exits with status 2), whatever else it had started.
+   */
+  public IllegalStateException listenFailure(String host, int port, Throwable err) {
+    Throwable root = err;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String why = root instanceof java.net.BindException || String.valueOf(root.getMessage()).contains("in use")
+        ? "the address is in use by another program (or another Tidemark node)"
+        : String.valueOf(root.getMessage());
+    return new IllegalStateException("cannot listen on " + host + ":" + port + " (" + key + ", " + envName() + "): " + why
+        + "; stop what uses it, or set " + key + " to a free port", err);
+  }
+
   public static ConfigKey byKey(String key) {
     for (ConfigKey k : values()) {
       if (k.key.equals(key)) {

@@ -67,6 +67,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
    * the protocol needs (key store, SASL users). {@link #bootstrapServers(String)} gives its address.
    */
   public static EmbeddedKafkaBroker start(Path logDir, Map<String, String> extraConfig, List<String> extraProtocols) {
+    return start(logDir, HOST, 0, extraConfig, extraProtocols);
+  }
+
+  /**
+   * A broker whose clients reach it at {@code host:port} ({@code tidemark kafka}, a broker for a trial on one machine);
+   * its controller listens on a free port of the same host, chosen anew on every start.
+   */
+  public static EmbeddedKafkaBroker startOn(Path logDir, String host, int port) {
+    return start(logDir, host, port, Map.of(), List.of());
+  }
+
+  private static EmbeddedKafkaBroker start(Path logDir, String host, int port, Map<String, String> extraConfig,
+      List<String> extraProtocols) {
     boolean temporary = logDir == null;
     Path dir;
     try {
@@ -77,9 +90,12 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
     try {
       int[] ports = FreePorts.allocate(2 + extraProtocols.size());
+      if (port > 0) {
+        ports[0] = port;
+      }
       Map<String, String> listeners = new LinkedHashMap<>();
       for (int i = 0; i < extraProtocols.size(); i++) {
-        listeners.put(extraProtocols.get(i), HOST + ":" + ports[2 + i]);
+        listeners.put(extraProtocols.get(i), host + ":" + ports[2 + i]);
       }
       Map<String, String> config = new LinkedHashMap<>(extraConfig == null ? Map.of() : extraConfig);
       if (!listeners.isEmpty()) {
@@ -89,11 +105,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
           names.append(',').append(protocol).append("://").append(address);
           protocols.append(',').append(protocol).append(':').append(protocol);
         });
-        config.put("listeners", "PLAINTEXT://" + HOST + ":" + ports[0] + ",CONTROLLER://" + HOST + ":" + ports[1] + names);
-        config.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + ports[0] + names);
+        config.put("listeners", "PLAINTEXT://" + host + ":" + ports[0] + ",CONTROLLER://" + host + ":" + ports[1] + names);
+        config.put("advertised.listeners", "PLAINTEXT://" + host + ":" + ports[0] + names);
         config.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + protocols);
       }
-      Properties props = brokerConfig(dir, ports[0], ports[1], config);
+      Properties props = brokerConfig(dir, host, ports[0], ports[1], config);
       if (!Files.exists(dir.resolve("meta.properties"))) {
         format(props);
       }
@@ -104,7 +120,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         stopQuietly(server);
         throw e;
       }
-      return new EmbeddedKafkaBroker(server, dir, temporary, HOST + ":" + ports[0], listeners);
+      return new EmbeddedKafkaBroker(server, dir, temporary, host + ":" + ports[0], listeners);
     } catch (RuntimeException | Error e) {
       if (temporary) {
         deleteRecursively(dir);
@@ -113,13 +129,13 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
   }
 
-  private static Properties brokerConfig(Path dir, int brokerPort, int controllerPort, Map<String, String> extra) {
+  private static Properties brokerConfig(Path dir, String host, int brokerPort, int controllerPort, Map<String, String> extra) {
     Map<String, String> c = new LinkedHashMap<>();
     c.put("process.roles", "broker,controller");
     c.put("node.id", NODE_ID);
-    c.put("controller.quorum.voters", NODE_ID + "@" + HOST + ":" + controllerPort);
-    c.put("listeners", "PLAINTEXT://" + HOST + ":" + brokerPort + ",CONTROLLER://" + HOST + ":" + controllerPort);
-    c.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + brokerPort);
+    c.put("controller.quorum.voters", NODE_ID + "@" + host + ":" + controllerPort);
+    c.put("listeners", "PLAINTEXT://" + host + ":" + brokerPort + ",CONTROLLER://" + host + ":" + controllerPort);
+    c.put("advertised.listeners", "PLAINTEXT://" + host + ":" + brokerPort);
     c.put("controller.listener.names", "CONTROLLER");
     c.put("inter.broker.listener.name", "PLAINTEXT");
     c.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway;
 
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
@@ -46,7 +47,8 @@ public final class GatewayVerticle extends VerticleBase {
         .setMaxInitialLineLength(8192)
         .setMaxHeaderSize(16384));
     server.connectionHandler(slots::opened);
-    return endpoint.start(router).compose(v -> server.requestHandler(router).listen());
+    return endpoint.start(router).compose(v -> server.requestHandler(router).listen())
+        .recover(err -> Future.failedFuture(ConfigKey.HTTP_PORT.listenFailure(config.http().host(), config.http().port(), err)));
   }
 
   @Override

@@ -9,25 +9,16 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.LocalIssuer;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.MultiMap;
-import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.Signature;
-import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.AfterAll;
@@ -47,12 +38,7 @@ class OAuthIT {
 
   private static final List<String> READER_CEILING = List.of("status", "list_tables", "describe_table", "query");
 
-  private final Vertx issuerVertx = Vertx.vertx();
-  private final AtomicInteger jwksFetches = new AtomicInteger();
-  /** What the JWKS endpoint serves; a test adds a key to rotate. */
-  private final List<JsonObject> published = new ArrayList<>();
-  private final Map<String, KeyPair> keys = new HashMap<>();
-  private HttpServer issuerServer;
+  private LocalIssuer localIssuer;
   private String issuer;
   private String endpoint;
   private String publicUrl;
@@ -63,23 +49,8 @@ class OAuthIT {
   void start(SharedInfra infra) throws Exception {
     TestNodes.prepareDatabase(infra);
     int[] ports = FreePorts.allocate(2);
-    issuer = "http://127.0.0.1:" + ports[0];
-    publish("k1");
-    issuerServer = TestNodes.await(issuerVertx.createHttpServer().requestHandler(req -> {
-      if (req.path().equals("/.well-known/oauth-authorization-server")) {
-        req.response().putHeader("Content-Type", "application/json").end(new JsonObject().put("issuer", issuer)
-            .put("jwks_uri", issuer + "/jwks").put("authorization_endpoint", issuer + "/authorize").encode());
-      } else if (req.path().equals("/jwks")) {
-        jwksFetches.incrementAndGet();
-        JsonArray served;
-        synchronized (published) {
-          served = new JsonArray(new ArrayList<>(published));
-        }
-        req.response().putHeader("Content-Type", "application/json").end(new JsonObject().put("keys", served).encode());
-      } else {
-        req.response().setStatusCode(404).end();
-      }
-    }).listen(ports[0], "127.0.0.1").toCompletionStage().toCompletableFuture());
+    localIssuer = LocalIssuer.start("k1");
+    issuer = localIssuer.url();
     publicUrl = "http://127.0.0.1:" + ports[1];
     endpoint = publicUrl + "/mcp";
     node = TestNodes.startAlone(infra, "gateway,query", Map.of(
@@ -95,49 +66,30 @@ class OAuthIT {
   void stop() {
     clients.forEach(McpHttpClient::close);
     TestNodes.stop(node);
-    TestNodes.await(issuerVertx.close().toCompletionStage().toCompletableFuture());
+    localIssuer.close();
   }
 
   // --- the authorization server's side: keys and tokens ---
 
-  private void publish(String kid) throws Exception {
-    KeyPairGenerator gen = KeyPairGenerator.getInstance("RSA");
-    gen.initialize(2048);
-    KeyPair pair = gen.generateKeyPair();
-    keys.put(kid, pair);
-    RSAPublicKey pub = (RSAPublicKey) pair.getPublic();
-    synchronized (published) {
-      published.add(new JsonObject().put("kty", "RSA").put("kid", kid).put("use", "sig").put("alg", "RS256")
-          .put("n", b64(unsigned(pub.getModulus()))).put("e", b64(unsigned(pub.getPublicExponent()))));
-    }
-  }
-
-  private static byte[] unsigned(BigInteger i) {
-    byte[] b = i.toByteArray();
-    return b[0] == 0 ? java.util.Arrays.copyOfRange(b, 1, b.length) : b;
+  private void publish(String kid) {
+    localIssuer.publish(kid);
   }
 
   private static String b64(byte[] b) {
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    return LocalIssuer.b64(b);
   }
 
   private static String b64(JsonObject json) {
-    return b64(json.encode().getBytes(StandardCharsets.UTF_8));
+    return LocalIssuer.b64(json);
   }
 
   /** Claims of a valid token for the default endpoint, as the given role, with the given scopes. */
   private JsonObject claims(String role, String scope) {
-    long now = System.currentTimeMillis() / 1000;
-    return new JsonObject().put("iss", issuer).put("sub", "agent-7").put("aud", endpoint).put("iat", now).put("exp", now + 300)
-        .put("pg_role", role).put("scope", scope);
+    return localIssuer.claims("agent-7", endpoint, role, scope);
   }
 
-  private String signed(String kid, JsonObject claims) throws Exception {
-    String input = b64(new JsonObject().put("alg", "RS256").put("typ", "JWT").put("kid", kid)) + "." + b64(claims);
-    Signature rsa = Signature.getInstance("SHA256withRSA");
-    rsa.initSign(keys.get(kid).getPrivate());
-    rsa.update(input.getBytes(StandardCharsets.US_ASCII));
-    return input + "." + b64(rsa.sign());
+  private String signed(String kid, JsonObject claims) {
+    return localIssuer.token(kid, claims);
   }
 
   private McpHttpClient client(String token) {
@@ -231,7 +183,7 @@ class OAuthIT {
     // HS256 keyed with the issuer's public key, which anyone can read: the key confusion attack
     String input = b64(new JsonObject().put("alg", "HS256").put("typ", "JWT").put("kid", "k1")) + "." + b64(claims(DevSetup.WRITER_ROLE, "tidemark:write"));
     Mac mac = Mac.getInstance("HmacSHA256");
-    mac.init(new SecretKeySpec(published.get(0).encode().getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+    mac.init(new SecretKeySpec(localIssuer.jwk("k1").encode().getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
     assertRefused(ping(input + "." + b64(mac.doFinal(input.getBytes(StandardCharsets.US_ASCII)))), "no key of the issuer's");
     // a valid signature over other claims
     String good = signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read"));
@@ -253,13 +205,13 @@ class OAuthIT {
   @Test
   void anUnknownKeyIdFetchesTheKeysOnDemandAtMostOncePerInterval() throws Exception {
     synchronized (this) {
-      int before = jwksFetches.get();
+      int before = localIssuer.jwksFetches();
       publish("k2"); // the issuer rotates: a new key the node has not seen
       client(signed("k2", claims(DevSetup.READER_ROLE, "tidemark:read"))).initialize();
-      assertEquals(before + 1, jwksFetches.get());
+      assertEquals(before + 1, localIssuer.jwksFetches());
       publish("k3"); // within the interval: not fetched again, so refused
       assertRefused(ping(signed("k3", claims(DevSetup.READER_ROLE, "tidemark:read"))), "no key of the issuer's");
-      assertEquals(before + 1, jwksFetches.get());
+      assertEquals(before + 1, localIssuer.jwksFetches());
       client(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read"))).initialize();
     }
   }

@@ -2,11 +2,14 @@ package dev.tidemark.database.schema;
 
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -39,9 +42,8 @@ public final class Migrator {
 
   /** Applies the migrations up to version {@code upTo} (tests of an upgrade start from an older schema). */
   public static Future<List<Integer>> migrate(Pool pool, int upTo) {
-    return pool.query("SELECT coalesce((SELECT max(version) FROM tidemark.schema_version), 0)").execute()
-        .map(rows -> rows.iterator().next().getInteger(0))
-        .otherwise(0)  // no schema yet
+    return installedVersion(pool)
+        .compose(version -> version >= upTo ? Future.succeededFuture(version) : refuseWithout(pool, version))
         .compose(version -> version < LOGICAL_DECODING && upTo >= LOGICAL_DECODING ? prepareCapture(pool) : Future.succeededFuture())
         .compose(x -> migrateInTransaction(pool, upTo))
         // two first migrations of one database can still meet on the schema's creation (23505 on
@@ -49,6 +51,66 @@ public final class Migrator {
         // finds what the other applied
         .recover(err -> err instanceof io.vertx.pgclient.PgException pg && "23505".equals(pg.getSqlState())
             ? migrateInTransaction(pool, upTo) : Future.failedFuture(err));
+  }
+
+  /** The version of Tidemark's schema in the database, 0 when it has none. */
+  public static Future<Integer> installedVersion(SqlClient client) {
+    return client.query("SELECT coalesce((SELECT max(version) FROM tidemark.schema_version), 0)").execute()
+        .map(rows -> rows.iterator().next().getInteger(0))
+        .otherwise(0);  // no schema yet
+  }
+
+  /**
+   * What the login lacks to apply the migrations after {@code version}, each with the statement that grants it; empty
+   * when it lacks nothing. Asked before anything is created, so that a refusal leaves the database as it was: a slot
+   * made before a migration that then failed would hold the server's WAL for a capture that never runs.
+   */
+  public static Future<List<String>> installProblems(SqlClient client, int version) {
+    return client.query(RIGHTS).execute().map(rows -> {
+      Row r = rows.iterator().next();
+      String login = r.getString("login");
+      String db = r.getString("db");
+      List<String> out = new ArrayList<>();
+      if (!r.getBoolean("has_schema") && !r.getBoolean("can_create")) {
+        out.add("the login " + login + " may not create schema tidemark in database " + db + ": run GRANT CREATE ON DATABASE "
+            + quote(db) + " TO " + quote(login) + "; as the database's owner or a superuser");
+      }
+      List<String> roles = java.util.Arrays.asList(r.getArrayOfStrings("roles_to_make"));
+      if (version < CALLER_ROLES && !roles.isEmpty() && !r.getBoolean("may_make_roles")) {
+        out.add("the login " + login + " may not create the caller roles " + String.join(" and ", roles) + ": run as a superuser "
+            + roles.stream().map(x -> "CREATE ROLE " + x + " NOLOGIN;").collect(java.util.stream.Collectors.joining(" "))
+            + " (docs/security.md gives them logins), or ALTER ROLE " + quote(login) + " CREATEROLE;");
+      }
+      return out;
+    });
+  }
+
+  /** Fails, naming every right and setting that is missing, before anything is created; else the version. */
+  private static Future<Integer> refuseWithout(SqlClient client, int version) {
+    Future<List<String>> capture = version >= LOGICAL_DECODING ? Future.succeededFuture(List.of())
+        : CaptureSetup.slotName(client).compose(slot -> CaptureSetup.settings(client, slot)).map(CaptureSetup::problems);
+    return Future.all(installProblems(client, version), capture).compose(both -> {
+      List<String> problems = new ArrayList<>(both.<List<String>>resultAt(0));
+      problems.addAll(both.<List<String>>resultAt(1));
+      return problems.isEmpty() ? Future.succeededFuture(version)
+          : Future.failedFuture(new IllegalStateException("PostgreSQL cannot take Tidemark's schema and capture yet:\n  - "
+              + String.join("\n  - ", problems)));
+    });
+  }
+
+  /** The version whose migration makes the caller roles tidemark_reader and tidemark_writer. */
+  static final int CALLER_ROLES = 2;
+
+  private static final String RIGHTS = """
+      SELECT current_user::text AS login, current_database()::text AS db,
+             has_database_privilege(current_database(), 'CREATE') AS can_create,
+             EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'tidemark') AS has_schema,
+             (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) AS may_make_roles,
+             ARRAY(SELECT x FROM unnest(ARRAY['tidemark_reader', 'tidemark_writer']) x
+                    WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = x) ORDER BY 1) AS roles_to_make""";
+
+  static String quote(String identifier) {
+    return identifier.matches("[a-z_][a-z0-9_]*") ? identifier : '"' + identifier.replace("\"", "\"\"") + '"';
   }
 
   /**

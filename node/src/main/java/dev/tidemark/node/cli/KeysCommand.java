@@ -1,16 +1,11 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.database.Pools;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.database.Pools;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -29,24 +24,19 @@ final class KeysCommand extends CommandGroup {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-    Path config;
+    @CommandLine.Mixin
+    DatabaseOptions options;
 
     @Option(names = "--database", paramLabel = "NAME", description = "The served database whose key ring this is; default: the default database.")
     String database;
 
     TidemarkConfig config() {
-      return ServeCommand.load(spec, config, null);
+      return options.load();
     }
 
-    <T> T withPool(TidemarkConfig cfg, java.util.function.Function<Pool, io.vertx.core.Future<T>> work) throws Exception {
-      Vertx vertx = Vertx.vertx();
-      try {
-        return work.apply(Pools.create(vertx, cfg.forDatabase(database == null ? cfg.defaultDatabase().name() : database).database())).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException e) {
-        throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
-      } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    <T> T withPool(TidemarkConfig cfg, java.util.function.Function<Pool, io.vertx.core.Future<T>> work) {
+      try (CommandSession session = options.open(cfg.forDatabase(database == null ? cfg.defaultDatabase().name() : database).database())) {
+        return session.await(work.apply(session.pool()));
       }
     }
   }

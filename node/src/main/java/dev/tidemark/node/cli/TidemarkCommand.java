@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
     versionProvider = TidemarkCommand.VersionProvider.class,
     description = "Serves a PostgreSQL database to AI agents over the Model Context Protocol.",
     subcommands = {DevCommand.class, ServeCommand.class, MigrateCommand.class, DoctorCommand.class, UninstallCommand.class, TokenCommand.class, KeysCommand.class,
+        KafkaCommand.class,
         ProposalsCommand.class,
         CommandLine.HelpCommand.class})
 public final class TidemarkCommand implements Runnable {
@@ -21,22 +22,20 @@ public final class TidemarkCommand implements Runnable {
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new TidemarkCommand());
     cl.setExecutionExceptionHandler((ex, line, parseResult) -> {
-      Throwable root = ex;
-      while ((root instanceof java.util.concurrent.ExecutionException || root instanceof java.util.concurrent.CompletionException)
-          && root.getCause() != null) {
-        root = root.getCause();  // the wait's wrapper says nothing the person can act on
-      }
-      if (root instanceof IllegalArgumentException || root instanceof IllegalStateException) {
-        // Tidemark's own refusals: the message names what to change (a flag, a setting, a right), as migrate prints it
+      Throwable root = CommandSession.root(ex);
+      if (root instanceof CommandFailure || root instanceof IllegalArgumentException || root instanceof IllegalStateException) {
+        // Tidemark's own refusals: the message names what to change (a flag, a setting, a right, a file)
         line.getErr().println("tidemark: " + root.getMessage());
         return CommandLine.ExitCode.USAGE;
       }
       if (root instanceof io.vertx.pgclient.PgException pg) {
-        line.getErr().println("tidemark: PostgreSQL refused: " + pg.getMessage()
+        line.getErr().println("tidemark: PostgreSQL refused: " + pg.getErrorMessage() + " (SQLSTATE " + pg.getSqlState() + ")"
             + (pg.getDetail() == null ? "" : " " + pg.getDetail()) + (pg.getHint() == null ? "" : " " + pg.getHint()));
         return CommandLine.ExitCode.SOFTWARE;
       }
-      line.getErr().println("tidemark: " + root);
+      // not a refusal Tidemark foresaw: still one line, naming what failed
+      line.getErr().println("tidemark: the command failed unexpectedly (" + root.getClass().getName() + ": " + root.getMessage()
+          + "); nothing more was done; report this line if it persists");
       return CommandLine.ExitCode.SOFTWARE;
     });
     return cl;

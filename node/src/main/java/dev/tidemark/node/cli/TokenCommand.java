@@ -1,18 +1,14 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.database.Pools;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.auth.Tokens;
 import dev.tidemark.contract.Access;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.database.Pools;
+import dev.tidemark.node.migrate.CallerRoleCheck;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -28,23 +24,13 @@ final class TokenCommand extends CommandGroup {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-    Path config;
+    @CommandLine.Mixin
+    DatabaseOptions options;
 
-    <T> T withStore(Function<TokenStore, Future<T>> work) throws Exception {
-      TidemarkConfig cfg = ServeCommand.load(spec, config, null);
-      Vertx vertx = Vertx.vertx();
-      try {
-        return work.apply(TokenStore.create(Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
-            .get(30, TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof IllegalArgumentException iae) {
-          throw iae;
-        }
-        throw new IllegalStateException(cause.getMessage(), cause);
-      } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    <T> T withStore(Function<TokenStore, Future<T>> work) {
+      TidemarkConfig cfg = options.load();
+      try (CommandSession session = options.open(cfg.database())) {
+        return session.await(work.apply(TokenStore.create(session.pool())));
       }
     }
   }
@@ -68,7 +54,7 @@ final class TokenCommand extends CommandGroup {
     String expiresIn;
 
     @Override
-    public Integer call() throws Exception {
+    public Integer call() {
       if (!name.matches("[A-Za-z0-9._-]{1,64}")) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--name: use 1 to 64 letters, digits, '.', '_' or '-'");
       }
@@ -88,18 +74,49 @@ final class TokenCommand extends CommandGroup {
       }
       String token = Tokens.generate();
       java.time.Instant until = expiresAt;
-      String id = withStore(store -> store.put(name, token, role, readOnly ? Access.READ_ONLY : Access.READ_WRITE,
-          databases == null ? List.of("*") : databases, until));
+      TidemarkConfig cfg = options.load();
+      List<String> reach = databases == null ? List.of("*") : databases;
+      for (String db : reach) {
+        if (!db.equals("*") && !cfg.databaseNames().contains(db)) {
+          throw new CommandLine.ParameterException(spec.commandLine(), "--database: " + db + " is not served; the config serves "
+              + cfg.databaseNames());
+        }
+      }
+      String id;
+      try (CommandSession session = options.open(cfg.database())) {
+        // a token whose role cannot log in would be refused every call: say so now, not at the agent's first call
+        List<String> problems = new java.util.ArrayList<>();
+        for (TidemarkConfig.DatabaseConfig db : cfg.databases()) {
+          if (reach.contains("*") || reach.contains(db.name())) {
+            CommandSession on = db.name().equals(cfg.database().name()) ? session : null;
+            problems.addAll(on != null
+                ? session.await(CallerRoleCheck.loginProblems(session.vertx(), session.pool(), db, role, cfg.databases().size() > 1))
+                : loginProblemsElsewhere(db, cfg.databases().size() > 1));
+          }
+        }
+        if (!problems.isEmpty()) {
+          throw new CommandFailure("no token was created, because a caller with role " + role + " could not run a single"
+              + " statement: " + String.join("; ", problems));
+        }
+        id = session.await(TokenStore.create(session.pool()).put(name, token, role, readOnly ? Access.READ_ONLY : Access.READ_WRITE,
+            reach, until));
+      }
       spec.commandLine().getOut().println("Token " + name + " (" + id + "), shown once: " + token
           + (until == null ? "" : " (valid until " + until.truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ")"));
       return 0;
+    }
+
+    private List<String> loginProblemsElsewhere(TidemarkConfig.DatabaseConfig db, boolean nameDatabase) {
+      try (CommandSession other = options.open(db)) {
+        return other.await(CallerRoleCheck.loginProblems(other.vertx(), other.pool(), db, role, nameDatabase));
+      }
     }
   }
 
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists every token, without the tokens themselves.")
   static final class ListTokens extends Common implements Callable<Integer> {
     @Override
-    public Integer call() throws Exception {
+    public Integer call() {
       List<JsonObject> tokens = withStore(TokenStore::list);
       tokens.forEach(t -> spec.commandLine().getOut().println(t.encode()));
       return 0;
@@ -112,7 +129,7 @@ final class TokenCommand extends CommandGroup {
     String name;
 
     @Override
-    public Integer call() throws Exception {
+    public Integer call() {
       withStore(store -> store.revoke(name).map(v -> (Void) null));
       spec.commandLine().getOut().println("Token " + name + " revoked.");
       return 0;

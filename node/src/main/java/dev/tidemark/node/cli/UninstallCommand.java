@@ -3,11 +3,7 @@ package dev.tidemark.node.cli;
 import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
-import io.vertx.core.Vertx;
-import io.vertx.sqlclient.Pool;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,8 +17,8 @@ final class UninstallCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-  Path config;
+  @CommandLine.Mixin
+  DatabaseOptions options;
 
   @Option(names = "--yes", description = "Really remove it: without this flag nothing is changed.")
   boolean yes;
@@ -44,12 +40,12 @@ final class UninstallCommand implements Callable<Integer> {
     }
     java.util.Map<ConfigKey, String> keys = new java.util.EnumMap<>(external.keys());
     keys.put(ConfigKey.DATABASE_PASSWORD_FILE, "");  // the URL's password, not a file's
-    return ServeCommand.load(spec, config, null, keys);
+    return ServeCommand.load(spec, options.config, null, keys);
   }
 
   @Override
   public Integer call() throws Exception {
-    TidemarkConfig all = databaseUrl == null ? ServeCommand.load(spec, config, null) : fromUrl();
+    TidemarkConfig all = databaseUrl == null ? options.load() : fromUrl();
     // one database at a time: removing Tidemark is never done to every database by one command
     TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
     if (!yes) {
@@ -57,20 +53,18 @@ final class UninstallCommand implements Callable<Integer> {
           + " database " + cfg.database().dbname() + "; run it again with --yes to do so. Nothing was changed.");
       return 2;
     }
-    Vertx vertx = Vertx.vertx();
-    try {
-      Pool pool = dev.tidemark.database.Pools.create(vertx, cfg.database());
-      CaptureSetup.uninstall(pool).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    try (CommandSession session = options.open(cfg.database())) {
+      try {
+        session.await(CaptureSetup.uninstall(session.pool()));
+      } catch (CommandFailure | IllegalStateException e) {
+        // a refusal of the uninstall itself (a slot in use, tables the login cannot undo) says what to do; nothing was removed
+        spec.commandLine().getErr().println("tidemark uninstall: " + e.getMessage()
+            + (String.valueOf(e.getMessage()).contains("is active") ? " (stop every Tidemark node first)" : ""));
+        return 1;
+      }
       spec.commandLine().getOut().println("Tidemark was removed from database " + cfg.database().dbname()
           + "; the caller roles tidemark_reader and tidemark_writer belong to the server and were left in place.");
       return 0;
-    } catch (java.util.concurrent.ExecutionException e) {
-      String hint = e.getCause() instanceof io.vertx.pgclient.PgException pg && pg.getHint() != null ? " " + pg.getHint() : "";
-      spec.commandLine().getErr().println("tidemark uninstall: " + e.getCause().getMessage() + hint
-          + (String.valueOf(e.getCause().getMessage()).contains("is active") ? " (stop every Tidemark node first)" : ""));
-      return 1;
-    } finally {
-      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.tidemark.node.cluster;
 
+import dev.tidemark.config.ConfigKey;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
@@ -46,7 +47,31 @@ public final class ClusterSetup {
     VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(cluster.loops())
         .setMetricsOptions(NodeMetrics.vertxOptions());
     return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(registry)).withClusterManager(manager).buildClustered()
-        .map(vertx -> new Clustered(vertx, manager));
+        .map(vertx -> new Clustered(vertx, manager))
+        .recover(err -> Future.failedFuture(isBind(err)
+            ? (cluster.eventBusPort() > 0 && !hazelcastPort(err)
+                ? ConfigKey.CLUSTER_EVENT_BUS_PORT.listenFailure(busHost, cluster.eventBusPort(), err)
+                : ConfigKey.CLUSTER_PORT.listenFailure(cluster.host(), cluster.port(), err))
+            : err));
+  }
+
+  private static boolean isBind(Throwable err) {
+    for (Throwable t = err; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.net.BindException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Hazelcast gives up binding only once cluster.port and the 20 after it were all taken, and says so in its own exception. */
+  private static boolean hazelcastPort(Throwable err) {
+    for (Throwable t = err; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t.getClass().getName().startsWith("com.hazelcast")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static Config hazelcast(ClusterConfig cluster) {

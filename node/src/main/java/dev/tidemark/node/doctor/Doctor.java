@@ -9,6 +9,7 @@ import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.config.TidemarkConfig.KafkaConfig;
 import dev.tidemark.database.Pools;
 import dev.tidemark.node.migrate.CallerRoleCheck;
+import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.database.schema.Migrator;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -66,10 +67,12 @@ public final class Doctor {
     } finally {
       vertx.close().await();
     }
-    if (config.roles().contains(Role.CHANGELOG)) {
+    // the changelog role relays to the topic, the gateway and query roles read it (notifications, events); only the
+    // command role never touches Kafka
+    if (config.roles().contains(Role.CHANGELOG) || config.roles().contains(Role.GATEWAY) || config.roles().contains(Role.QUERY)) {
       kafka(config.kafka(), out);
     } else {
-      out.add(Finding.skip("kafka", "this node runs " + config.roles() + ", none of which uses Kafka"));
+      out.add(Finding.skip("kafka", "this node runs " + config.roles() + ", which does not use Kafka"));
     }
     cluster(config.cluster(), out);
     out.add(issuer);
@@ -133,9 +136,19 @@ public final class Doctor {
       out.add(num < MIN_POSTGRES
           ? Finding.fail("postgres", "PostgreSQL " + server.getString("version") + " at " + where + " is older than 15: upgrade it")
           : Finding.ok("postgres", "PostgreSQL " + server.getString("version") + " at " + where));
+      // what migrate would refuse for, and what the relay needs on every start: each missing right with its statement
+      int version = wait(Migrator.installedVersion(conn));
+      List<String> missing = new ArrayList<>(wait(Migrator.installProblems(conn, version)));
+      missing.addAll(wait(CaptureSetup.slotName(conn).compose(slot -> CaptureSetup.settings(conn, slot))
+          .map(CaptureSetup::problems)));
+      missing.forEach(p -> out.add(Finding.fail("rights", p)));
+      if (missing.isEmpty()) {
+        out.add(Finding.ok("rights", db.user() + " has what migrate and the capture need (CREATE on the database or its schema,"
+            + " the caller roles, REPLICATION, a replication slot and a WAL sender)"));
+      }
       if (!server.getBoolean("installed")) {
         out.add(Finding.fail("schema", "Tidemark's schema is not installed: run tidemark migrate"
-            + (server.getBoolean("may_create") ? "" : " after GRANT CREATE ON DATABASE " + db.dbname() + " TO " + db.user())));
+            + (missing.isEmpty() ? "" : " once the rights above are given")));
         out.add(Finding.fail("capture", "the changelog is part of Tidemark's schema: run tidemark migrate"));
       } else {
         Row rights = wait(conn.query(RIGHTS).execute()).iterator().next();
@@ -198,6 +211,7 @@ public final class Doctor {
     } finally {
       pool.close();
     }
+    tokenRoles(vertx, db, out);
     for (Map.Entry<String, String> role : db.callerPasswords().entrySet()) {
       try {
         PgConnection c = wait(PgConnection.connect(vertx, Pools.connectOptions(db).setUser(role.getKey()).setPassword(role.getValue())));
@@ -207,6 +221,36 @@ public final class Doctor {
         out.add(Finding.fail("caller login", role.getKey() + " cannot log in (" + reason(e) + "): give it LOGIN and the password "
             + "database.caller-passwords or database.caller-password-dir holds"));
       }
+    }
+  }
+
+  /** Every role an active token maps to must be one its caller can run statements as, or the token is refused every call. */
+  private void tokenRoles(Vertx vertx, DatabaseConfig db, List<Finding> out) {
+    PgConnection conn;
+    try {
+      conn = wait(PgConnection.connect(vertx, Pools.connectOptions(db)));
+    } catch (Exception e) {
+      return;  // said by the postgres check already
+    }
+    try {
+      if (!wait(conn.query("SELECT to_regclass('tidemark.api_token') IS NOT NULL").execute()).iterator().next().getBoolean(0)) {
+        return;
+      }
+      List<String> roles = new ArrayList<>();
+      wait(conn.preparedQuery("SELECT DISTINCT pg_role FROM tidemark.api_token WHERE revoked_at IS NULL"
+              + " AND (expires_at IS NULL OR expires_at > now()) AND ('*' = ANY(databases) OR $1 = ANY(databases)) ORDER BY 1")
+          .execute(io.vertx.sqlclient.Tuple.of(db.name()))).forEach(r -> roles.add(r.getString(0)));
+      for (String role : roles) {
+        List<String> problems = wait(CallerRoleCheck.loginProblems(vertx, conn, db, role, false));
+        problems.forEach(p -> out.add(Finding.fail("token roles", "tokens of role " + role + " are refused every call: " + p)));
+        if (problems.isEmpty()) {
+          out.add(Finding.ok("token roles", "tokens of role " + role + " can log in as it"));
+        }
+      }
+    } catch (Exception e) {
+      out.add(Finding.fail("token roles", "cannot read the roles tokens name (" + reason(e) + ")"));
+    } finally {
+      conn.close();
     }
   }
 

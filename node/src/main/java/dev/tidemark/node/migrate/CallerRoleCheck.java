@@ -1,6 +1,10 @@
 package dev.tidemark.node.migrate;
 
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
@@ -79,6 +83,41 @@ public final class CallerRoleCheck {
                 return problems;
               });
         });
+  }
+
+  /**
+   * Why a caller mapped to {@code role} would be refused every call on {@code db}, one sentence per cause with its fix;
+   * empty when its statements can run: the role exists, may log in, has a password in the config, and PostgreSQL takes
+   * that password; {@code nameDatabase} names {@code db} in each sentence, where several are served. A caller's statements run on connections that log in as its own role, so a role that cannot log in
+   * leaves its tokens answering PERMISSION_DENIED to every call, {@code status} included.
+   */
+  public static Future<List<String>> loginProblems(Vertx vertx, io.vertx.sqlclient.SqlClient pool, DatabaseConfig db, String role, boolean nameDatabase) {
+    String where = nameDatabase ? " (database " + db.name() + ")" : "";
+    return pool.preparedQuery("SELECT rolcanlogin FROM pg_roles WHERE rolname = $1").execute(Tuple.of(role)).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.succeededFuture(List.of("role " + role + " does not exist" + where + ": create it as docs/security.md shows"
+            + " (CREATE ROLE " + quote(role) + " LOGIN PASSWORD '...'), then put its password where database.caller-password-dir"
+            + " points"));
+      }
+      List<String> out = new ArrayList<>();
+      if (!Boolean.TRUE.equals(rows.iterator().next().getBoolean(0))) {
+        out.add("role " + role + " cannot log in" + where + ", and every statement of a caller runs on a login of its own role:"
+            + " run ALTER ROLE " + quote(role) + " LOGIN PASSWORD '...' as a superuser");
+      }
+      String password = db.callerPasswords().get(role);
+      if (password == null) {
+        out.add("no password is configured for role " + role + where + ": put it in a file named " + role
+            + " in the folder database.caller-password-dir names (or in database.caller-passwords)");
+      }
+      if (!out.isEmpty()) {
+        return Future.succeededFuture(out);
+      }
+      return PgConnection.connect(vertx, Pools.connectOptions(db).setUser(role).setPassword(password))
+          .compose(c -> c.close().map(List.<String>of()))
+          .recover(err -> Future.succeededFuture(List.of("role " + role + " cannot log in with its configured password" + where
+              + " (" + err.getMessage() + "): put the password PostgreSQL holds for it in database.caller-password-dir, or set it"
+              + " with ALTER ROLE " + quote(role) + " PASSWORD '...'")));
+    });
   }
 
   private static List<String> problemsOf(Row r) {

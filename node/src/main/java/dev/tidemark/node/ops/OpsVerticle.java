@@ -1,5 +1,6 @@
 package dev.tidemark.node.ops;
 
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig.OpsConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -41,7 +42,8 @@ public final class OpsVerticle extends VerticleBase {
         .onSuccess(text -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(text))
         .onFailure(ctx::fail));
     server = vertx.createHttpServer();
-    return server.requestHandler(router).listen(config.port(), config.host());
+    return server.requestHandler(router).listen(config.port(), config.host())
+        .recover(err -> Future.failedFuture(ConfigKey.OPS_PORT.listenFailure(config.host(), config.port(), err)));
   }
 
   @Override
