@@ -34,6 +34,12 @@ import java.util.List;
  */
 public final class Proposals {
 
+  /**
+   * The connections of Tidemark's login an approval holds at once: the lock on its proposal, and
+   * the idempotency lookup and key ring of the change it runs. A pool for this class needs as many.
+   */
+  public static final int CONNECTIONS = 2;
+
   /** What may be approved or rejected: {@code applying} is only ever left by an earlier version's approval that stopped. */
   private static final java.util.Set<String> OPEN = java.util.Set.of("pending", "applying");
 
@@ -44,7 +50,7 @@ public final class Proposals {
 
   /**
    * @param config one database's view of the config ({@code TidemarkConfig.forDatabase})
-   * @param pool Tidemark's login to that database; an approval holds two of its connections at once
+   * @param pool Tidemark's login to that database, of at least {@link #CONNECTIONS} connections
    */
   public Proposals(Vertx vertx, TidemarkConfig config, Pool pool) {
     this.vertx = vertx;

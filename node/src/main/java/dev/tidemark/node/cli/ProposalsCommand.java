@@ -43,7 +43,8 @@ final class ProposalsCommand extends CommandGroup {
       TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
       Vertx vertx = Vertx.vertx();
       try {
-        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
+        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx,
+            cfg.database().withPoolSize(Math.max(Proposals.CONNECTIONS, cfg.database().poolSize()))))).toCompletionStage().toCompletableFuture()
             .get(120, TimeUnit.SECONDS);
         spec.commandLine().getOut().println(out);
         return 0;
