@@ -2,6 +2,8 @@ package dev.tidemark.command;
 
 import dev.tidemark.command.impl.ChangeRunner;
 import dev.tidemark.command.impl.ProposalStore;
+import dev.tidemark.command.impl.ProposalStore.Decision;
+import dev.tidemark.command.impl.ProposalStore.Step;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
@@ -19,16 +21,27 @@ import io.vertx.sqlclient.Pool;
 import java.util.List;
 
 /**
- * What people do with proposals ({@code tidemark proposals}): list, show, approve and reject. No
- * tool reaches this: an agent proposes, and only someone who runs Tidemark's command line with
- * the database's login decides. An approved proposal is applied here, by this process, as its
- * proposer, exactly as it was proposed or not at all: no node has to be running.
+ * What people do with proposals ({@code tidemark proposals}, and any other place people decide):
+ * list, show, approve and reject. No tool reaches this: an agent proposes, and only someone who
+ * holds the database's login decides. An approved proposal is applied here, by this process, as
+ * its proposer, writing exactly the rows it showed or nothing: no node has to be running.
+ *
+ * <p>Each decision locks its proposal and is recorded in that lock's transaction, so of two
+ * decisions at once (two processes, two nodes) exactly one is recorded, and the other is refused.
+ * A proposal that would now write other rows or values than it showed becomes {@code stale}, one
+ * whose proposer's token ended or whose role may no longer make the change {@code void}; neither
+ * writes anything, and the proposer reads either through {@code status}.
  */
 public final class Proposals {
 
-  private static final String[] PENDING = {"pending"};
-  private static final String[] CLAIMABLE = {"pending", "applying"};
-  private static final String[] APPLYING = {"applying"};
+  /**
+   * The connections of Tidemark's login an approval holds at once: the lock on its proposal, and
+   * the idempotency lookup and key ring of the change it runs. A pool for this class needs as many.
+   */
+  public static final int CONNECTIONS = 2;
+
+  /** What may be approved or rejected: {@code applying} is only ever left by an earlier version's approval that stopped. */
+  private static final java.util.Set<String> OPEN = java.util.Set.of("pending", "applying");
 
   private final Vertx vertx;
   private final TidemarkConfig config;
@@ -37,7 +50,7 @@ public final class Proposals {
 
   /**
    * @param config one database's view of the config ({@code TidemarkConfig.forDatabase})
-   * @param pool Tidemark's login to that database
+   * @param pool Tidemark's login to that database, of at least {@link #CONNECTIONS} connections
    */
   public Proposals(Vertx vertx, TidemarkConfig config, Pool pool) {
     this.vertx = vertx;
@@ -46,56 +59,120 @@ public final class Proposals {
     this.store = new ProposalStore(pool);
   }
 
-  /** Every proposal, newest first, or those with {@code status} (pending, applied, rejected, failed). */
+  /** Every proposal, newest first, or those with {@code status} (pending, applied, rejected, failed, stale, void). */
   public Future<JsonArray> list(String status) {
     return store.list(status);
   }
 
-  /** The proposal, with the plan people decide on and its audit. */
+  /** The proposal, with every row it writes (before and after), the plan its proposer was shown, and its audit. */
   public Future<JsonObject> show(String id) {
     return store.find(id).compose(p -> store.audit(id).map(audit -> p.put("audit", audit)));
   }
 
-  /** Rejects a pending proposal: nothing of it is ever applied, and its proposer learns why. */
+  /**
+   * Rejects an open proposal: nothing of it is ever applied, and its proposer learns why. A
+   * proposal that an approval committed and stopped before it recorded so is recorded as applied
+   * instead, and the rejection refused.
+   */
   public Future<JsonObject> reject(String id, String by, String reason) {
-    return store.find(id).compose(p -> store.decide(id, "rejected", by, reason, null, PENDING, "rejected",
-            reason == null ? null : new JsonObject().put("reason", reason))
-        .compose(done -> done ? show(id) : Future.failedFuture(decided(id, p.getString("status")))));
+    return store.decide(id, locked -> {
+      String status = locked.proposal().getString("status");
+      if (!OPEN.contains(status)) {
+        return Future.failedFuture(decided(id, status));
+      }
+      if (locked.storedOutcome() != null) {
+        return Future.succeededFuture(recovered(locked.storedOutcome(), by));
+      }
+      return Future.succeededFuture(new Decision("rejected", by, reason, null,
+          List.of(new Step("rejected", reason == null ? null : new JsonObject().put("reason", reason)))));
+    }).compose(d -> "rejected".equals(d.status()) ? show(id) : Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS,
+        "Proposal " + id + " was applied already: an approval wrote it and stopped before it recorded so. It is recorded as applied"
+            + " now, and nothing was rejected; tidemark proposals show " + id + " shows what was written.")));
   }
 
   /**
-   * Approves a pending proposal and applies it as its proposer: applied when the rows it touches
-   * are as they were proposed, failed (with the reason, for the proposer) when they moved on.
+   * Approves an open proposal and applies it as its proposer, in the same step: {@code applied}
+   * when the change writes exactly the rows and values the proposal showed, {@code stale} when it
+   * would write anything else, {@code void} when its proposer may no longer make it, {@code failed}
+   * when the database refused it for another reason (each with the reason, for the proposer; none
+   * writes anything), and {@code pending} again when the failure may pass (a database that did not
+   * answer).
    */
   public Future<JsonObject> approve(String id, String by) {
-    // claimed before it is applied, so that no rejection lands between; one left applying (a crash) is approved again
-    return store.find(id).compose(p -> store.decide(id, "applying", by, null, null, CLAIMABLE, "approved", null)
-        .compose(claimed -> claimed ? apply(p, by).compose(x -> show(id)) : Future.failedFuture(decided(id, p.getString("status")))));
+    return store.decide(id, locked -> {
+      JsonObject p = locked.proposal();
+      if (!OPEN.contains(p.getString("status"))) {
+        return Future.failedFuture(decided(id, p.getString("status")));
+      }
+      if (locked.storedOutcome() != null) {
+        // written by an approval that stopped before it recorded so: whatever became of the proposer since, it was applied
+        return Future.succeededFuture(recovered(locked.storedOutcome(), by));
+      }
+      String voided = locked.standing().voidReason(config.database().name(), config.oauth());
+      if (voided != null) {
+        return Future.succeededFuture(refused(by, "void", new ToolException(ErrorCode.PROPOSAL_VOID, "Proposal " + id + " is void: its"
+            + " proposer (" + p.getString("caller") + ") may no longer make changes, since " + voided + "; nothing was written."), null));
+      }
+      if (locked.imagesHash() == null) {
+        return Future.succeededFuture(refused(by, "stale", new ToolException(ErrorCode.PROPOSAL_STALE, "Proposal " + id + " is stale: it was"
+            + " made by an earlier version of Tidemark, which kept only samples of the rows it writes, so what it writes cannot be shown"
+            + " whole; nothing was written. The proposer may plan the change again and propose it anew."), null));
+      }
+      return apply(p, new ChangeRunner.Approved(id, p.getString("idempotency_key"), locked.imagesHash(), p.getJsonArray("rows")), by);
+    }).compose(d -> show(id));
   }
 
-  private Future<Void> apply(JsonObject p, String by) {
+  /** Runs the approved change as its proposer, and what the approval comes to. */
+  private Future<Decision> apply(JsonObject p, ChangeRunner.Approved approved, String by) {
     Caller proposer = new Caller(p.getString("caller_id"), p.getString("caller"), p.getString("role"), Access.READ_WRITE, List.of("*"));
-    ToolRequest request = new ToolRequest("proposal-" + p.getString("proposal_id"), config.database().name(), p.getString("tool"),
+    ToolRequest request = new ToolRequest("proposal-" + approved.id(), config.database().name(), p.getString("tool"),
         p.getJsonObject("arguments"), proposer);
-    ChangeRunner.Approved approved = new ChangeRunner.Approved(p.getString("proposal_id"), p.getString("idempotency_key"),
-        p.getString("fingerprint"));
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);
       // no shapes kept: an approval is rare, and its runner lives for this one change
       CatalogCache shapes = new CatalogCache(pool, config.database().schemas(), 0, config.database().statementTimeoutMs());
       return CommandVerticle.runner(vertx, config, pool, callers, keys, shapes).applyApproved(request, approved)
           .transform(done -> {
-            String pid = p.getString("proposal_id");
-            boolean retriable = done.failed() && (!(done.cause() instanceof ToolException te) || te.code().retriable());
+            if (done.succeeded()) {
+              return Future.succeededFuture(new Decision("applied", by, null, new JsonObject().put("summary", done.result().summary())
+                  .put("result", done.result().structured()), List.of(new Step("approved", null), new Step("applied", null))));
+            }
+            Throwable err = done.cause();
+            ErrorCode code = err instanceof ToolException te ? te.code() : ErrorCode.INTERNAL;
+            if (code == ErrorCode.PROPOSAL_STALE) {
+              return Future.succeededFuture(refused(by, "stale", (ToolException) err, ((ToolException) err).details()));
+            }
+            if (code == ErrorCode.PERMISSION_DENIED) {
+              // PostgreSQL refused the proposer's role (a privilege revoked, a policy): the proposer may not make it
+              return Future.succeededFuture(refused(by, "void", new ToolException(ErrorCode.PROPOSAL_VOID, "Proposal " + approved.id()
+                  + " is void: its proposer's role " + proposer.pgRole() + " may no longer make this change (" + err.getMessage()
+                  + "); nothing was written."), null));
+            }
             // a failure that may pass (a database that did not answer) leaves it pending, to be approved again
-            Future<Boolean> recorded = done.succeeded()
-                ? store.decide(pid, "applied", by, null, new JsonObject().put("summary", done.result().summary())
-                    .put("result", done.result().structured()), APPLYING, "applied", null)
-                : store.decide(pid, retriable ? "pending" : "failed", by, reason(done.cause()), null, APPLYING, "failed",
-                    new JsonObject().put("error", reason(done.cause())).put("retriable", retriable));
-            return recorded.eventually(callers::close).mapEmpty();
-          });
+            String status = code.retriable() ? "pending" : "failed";
+            return Future.succeededFuture(new Decision(status, by, reason(err), null, List.of(new Step("approved", null),
+                new Step("failed", new JsonObject().put("error", reason(err)).put("retriable", code.retriable())))));
+          })
+          .eventually(callers::close);
     });
+  }
+
+  /** An approval that wrote nothing and ends the proposal as {@code status}, for the reason of {@code why}. */
+  private static Decision refused(String by, String status, ToolException why, JsonObject details) {
+    JsonObject detail = new JsonObject().put("error", reason(why));
+    if (details != null) {
+      detail.mergeIn(details);
+    }
+    return new Decision(status, by, reason(why), detail.copy(), List.of(new Step("approved", null), new Step(status, detail)));
+  }
+
+  /** A proposal whose change an approval committed (its proposer's key holds the outcome), recorded as applied. */
+  private static Decision recovered(JsonObject stored, String by) {
+    JsonObject outcome = new JsonObject().put("summary", stored.getString("summary"));
+    String text = stored.getString("structured_text");
+    outcome.put("result", text != null ? new JsonObject(text) : stored.getJsonObject("structured"));
+    return new Decision("applied", by, null, outcome, List.of(new Step("applied", new JsonObject()
+        .put("note", "an approval wrote it and stopped before it recorded so; found under its proposer's idempotency key"))));
   }
 
   private static String reason(Throwable err) {

@@ -26,7 +26,9 @@ public enum ErrorCode {
   TRANSACTION_STATEMENT("TRANSACTION_STATEMENT", false, "Transaction control is not allowed here; Tidemark manages the transaction."),
   LEASE_EXPIRED("LEASE_EXPIRED", false, "The lease ran out; lease the events again."),
   INTERNAL("INTERNAL", true, "Tidemark failed unexpectedly; retry, and report it if it persists."),
-  INVALID_LEASE("INVALID_LEASE", false, "Pass the lease_token that events_next returned with these events, for this consumer.");
+  INVALID_LEASE("INVALID_LEASE", false, "Pass the lease_token that events_next returned with these events, for this consumer."),
+  PROPOSAL_STALE("PROPOSAL_STALE", false, "What the proposal showed is no longer what it would write; plan the change again and propose it with a new idempotency_key."),
+  PROPOSAL_VOID("PROPOSAL_VOID", false, "The proposer may no longer make this change, so its proposal is void; nothing was written.");
 
   private final String code;
   private final boolean retriable;

@@ -11,10 +11,18 @@ import io.vertx.sqlclient.Row;
  */
 public final class ProposalRows {
 
-  public static final String SELECT = """
-      SELECT p.id, p.caller_id, p.caller_name, p.pg_role, p.tool, p.arguments, p.idempotency_key, p.fingerprint, p.tables, p.plan,
-             p.status, p.created_at, p.decided_at, p.decided_by, p.reason, p.outcome
-        FROM tidemark.proposal p""";
+  /** The columns {@link #json} reads, of {@code tidemark.proposal p}. */
+  public static final String COLUMNS = """
+      p.id, p.caller_id, p.caller_name, p.pg_role, p.tool, p.arguments, p.idempotency_key, p.fingerprint, p.tables, p.plan,
+      p.status, p.created_at, p.decided_at, p.decided_by, p.reason, p.outcome""";
+
+  public static final String SELECT = "SELECT " + COLUMNS + " FROM tidemark.proposal p";
+
+  /**
+   * The rows a proposal writes, as people are shown them, and the hash of their images: read
+   * beside {@link #COLUMNS} only where a person decides (they may be many).
+   */
+  public static final String ROW_COLUMNS = "p.row_images, p.images_hash";
 
   private ProposalRows() {}
 
@@ -35,8 +43,12 @@ public final class ProposalRows {
     if (r.getValue("outcome") != null) {
       p.put("outcome", r.getValue("outcome"));
     }
+    if (r.getColumnIndex("row_images") >= 0 && r.getValue("row_images") != null) {
+      p.put("rows", r.getValue("row_images"));
+    }
     return p;
   }
+
   /** What its proposer is shown of a proposal ({@link #json}): its state, not its plan or arguments; the outcome as its summary. */
   public static JsonObject forProposer(JsonObject proposal) {
     JsonObject out = new JsonObject();

@@ -136,6 +136,8 @@ class ProposalsIT {
     JsonObject detail = new JsonObject(shown.out());
     assertEquals("update_rows", detail.getString("tool"));
     assertEquals(1, detail.getJsonObject("plan").getJsonObject("totals").getInteger("updated"));
+    JsonObject row = detail.getJsonArray("rows").getJsonObject(0);
+    assertEquals(new JsonObject().put("id", 1).put("amount", 150), row.getJsonObject("after"), "every row it writes, whole");
 
     Cli.Run approved = proposals("approve", id, "--by", "ada");
     assertEquals(0, approved.code(), approved.out() + approved.err());
@@ -180,15 +182,49 @@ class ProposalsIT {
   }
 
   @Test
-  void aProposalWhoseRowsMovedOnFailsAndTellsItsProposerWhy() throws Exception {
+  void aProposalWhoseRowsMovedOnIsStaleAndTellsItsProposerWhy() throws Exception {
     String id = commit(client, raise(1, 300), UUID.randomUUID().toString()).getString("proposal_id");
     sql(infra, DB, "UPDATE public.pr_salary SET amount = 110 WHERE id = 1");
     Cli.Run approved = proposals("approve", id);
     assertEquals(1, approved.code(), approved.out());
+    assertTrue(approved.out().startsWith("Proposal " + id + " stale: PROPOSAL_STALE: "), approved.out());
     JsonObject followed = proposalOf(client, id);
-    assertEquals("failed", followed.getString("status"));
-    assertTrue(followed.getString("reason").startsWith("PLAN_CHANGED"), followed::encode);
+    assertEquals("stale", followed.getString("status"));
+    assertTrue(followed.getString("reason").contains("public.pr_salary: 1 updated row changed since it was shown (amount)"),
+        followed::encode);
     assertEquals(List.of("1:110", "2:200"), amounts(), "applied exactly as planned or not at all");
+  }
+
+  @Test
+  void anApprovalWritesOnlyTheValuesItShowedAndTheProposerReadsWhyNot() throws Exception {
+    // the case of issue 37: a value read from a table the agent may write, changed between the proposal and its approval
+    sql(infra, DB, "INSERT INTO public.pr_note VALUES (5, 'abc')");
+    JsonObject args = new JsonObject().put("sql", "UPDATE public.pr_salary SET amount = (SELECT length(body) FROM public.pr_note WHERE id = 5)"
+        + " WHERE id = 2");
+    JsonObject plan = ToolResults.ok(client, "execute", args);
+    String key = UUID.randomUUID().toString();
+    String id = ToolResults.ok(client, "execute", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key))
+        .getString("proposal_id");
+    JsonObject shown = new JsonObject(proposals("show", id).out());
+    assertEquals(3, shown.getJsonArray("rows").getJsonObject(0).getJsonObject("after").getInteger("amount"), "the person is shown 3");
+
+    JsonObject note = new JsonObject().put("table", "pr_note").put("key", 5).put("set", new JsonObject().put("body", "a longer note"));
+    JsonObject notePlan = ToolResults.ok(client, "update_rows", note);
+    ToolResults.ok(client, "update_rows", note.copy().put("plan_id", notePlan.getString("plan_id"))
+        .put("idempotency_key", UUID.randomUUID().toString()));
+    Cli.Run approved = proposals("approve", id, "--by", "ada");
+    assertEquals(1, approved.code(), approved.out() + approved.err());
+    assertTrue(approved.out().contains("stale") && approved.out().contains("would be written with other values than shown (amount)"),
+        approved.out());
+    assertEquals(List.of("1:100", "2:200"), amounts(), "nothing was written");
+
+    JsonObject followed = proposalOf(client, id);
+    assertEquals("stale", followed.getString("status"), "the proposer reads the outcome where it reads every proposal's");
+    assertEquals("ada", followed.getString("decided_by"));
+    assertTrue(followed.getString("reason").startsWith("PROPOSAL_STALE: "), followed::encode);
+    JsonObject retried = ToolResults.ok(client, "execute", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key));
+    assertEquals(id, retried.getString("proposal_id"), "a retry under the same key is the stale proposal");
+    assertEquals(1, proposals("approve", id).code(), "a stale proposal is not approved again");
   }
 
   @Test

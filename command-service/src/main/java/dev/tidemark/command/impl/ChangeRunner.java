@@ -129,10 +129,13 @@ public final class ChangeRunner {
   }
 
   /**
-   * Applies a proposal a person approved, as its proposer: the change runs again and commits only
-   * when the rows it touches are still as they were proposed (PLAN_CHANGED otherwise), under the
-   * proposer's idempotency key, so that the proposer's retry replays it and an approval sent twice
-   * applies it once.
+   * Applies a proposal a person approved, as its proposer: the change runs again, in this
+   * transaction, and commits only when every row it writes (cascades and trigger effects included)
+   * has exactly the before and after images the proposal showed (PROPOSAL_STALE otherwise, with
+   * what differs), under the proposer's idempotency key, so that the proposer's retry replays it
+   * and an approval sent twice applies it once. Running it again, rather than writing the shown
+   * images, keeps what a commit guarantees: it runs as the proposer's role, with its privileges and
+   * policies, fires the tables' triggers once, and is captured and attributed as any commit.
    */
   public Future<ToolReply> applyApproved(ToolRequest request, Approved approved) {
     ChangeTool tool = tools.get(request.tool());
@@ -146,8 +149,20 @@ public final class ChangeRunner {
     return commit(request, tool, null, approved.idempotencyKey(), 1, approved);
   }
 
-  /** A proposal a person approved: its id, the proposer's idempotency key, and the fingerprint of the rows it was proposed for. */
-  public record Approved(String id, String idempotencyKey, String fingerprint) {}
+  /**
+   * A proposal a person approved: its id, the proposer's idempotency key, and what it showed: the
+   * hash of its rows' images ({@link ChangeSet#imagesHash}, with a migration's schema) and the rows.
+   */
+  public record Approved(String id, String idempotencyKey, String imagesHash, JsonArray rows) {}
+
+  /** The refusal of an approval whose change would now write {@code now} instead of the rows the proposal showed. */
+  static ToolException stale(Approved approved, JsonArray now) {
+    JsonArray differences = ShownRows.differences(approved.rows(), now);
+    return new ToolException(ErrorCode.PROPOSAL_STALE, "Proposal " + approved.id() + " is stale: what it showed is no longer what"
+        + " it would write (" + ShownRows.describe(differences) + "): a row it touches changed since it was shown, or the change"
+        + " now takes another value from another table, now(), random(), a sequence or a trigger. Nothing was written. The"
+        + " proposer may plan the change again and propose it anew.", new JsonObject().put("differences", differences));
+  }
 
   // ---- plan ----
 
@@ -228,10 +243,11 @@ public final class ChangeRunner {
           return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
-                if (approved != null && !approved.fingerprint().equals(captured.fingerprint())) {
-                  throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the proposal touched changed since it was proposed (or the"
-                      + " change would now touch other rows), so it was not applied; nothing was written. Propose the change again.",
-                      new JsonObject().put("argument", "proposal"));
+                if (approved != null && !captured.images().equals(approved.imagesHash())) {
+                  // rolled back: the rows as they would now be written, for the reason
+                  return captured.withImages(conn).<Result<ToolReply>>map(now -> {
+                    throw stale(approved, now.changes().rows());
+                  });
                 }
                 if (plan != null && !plan.fingerprint().equals(captured.fingerprint())) {
                   throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
@@ -247,9 +263,11 @@ public final class ChangeRunner {
                 java.util.List<String> needApproval = approved == null ? protectedTables(captured) : java.util.List.of();
                 if (!needApproval.isEmpty()) {
                   // rolled back: the change waits for a person, who applies it as this caller (tidemark proposals)
-                  return captured.withSamples(conn).map(shown -> {
+                  // every row, mapped as reads show rows: what the people who decide see, and the approval must write
+                  return captured.withImages(conn).map(shown -> {
                     proposal.set(new JsonObject().put("fingerprint", shown.fingerprint()).put("tables", new JsonArray(needApproval))
-                        .put("plan", body(shown, "plan")).put("describe", shown.describe()));
+                        .put("plan", body(shown, "plan")).put("describe", shown.describe()).put("rows", shown.changes().rows())
+                        .put("images_hash", shown.images()));
                     return new Result<ToolReply>(null, false);
                   });
                 }
@@ -387,6 +405,17 @@ public final class ChangeRunner {
     /** The same, with the samples mapped for a plan's answer (see {@link ChangeSet#withSamples}). */
     Future<Captured> withSamples(SqlConnection conn) {
       return changes.withSamples(conn).map(mapped -> new Captured(xid, mapped, applied));
+    }
+
+    /** The same, with every row mapped for a proposal (see {@link ChangeSet#withImages}). */
+    Future<Captured> withImages(SqlConnection conn) {
+      return changes.withImages(conn).map(mapped -> new Captured(xid, mapped, applied));
+    }
+
+    /** The hash of every row's images ({@link ChangeSet#imagesHash}), with the tool's own fingerprint where it depends on more. */
+    String images() {
+      ChangeTool.Report r = applied.report();
+      return r == null || r.fingerprint() == null ? changes.imagesHash() : Canonical.hash(changes.imagesHash() + "\n" + r.fingerprint());
     }
 
     /** The captured rows' fingerprint, with the tool's own where it depends on more (a migration on the schema). */

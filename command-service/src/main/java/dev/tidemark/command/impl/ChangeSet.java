@@ -87,19 +87,31 @@ public final class ChangeSet {
        ORDER BY c.id""";
 
   private final List<Change> changes;
-  /** The sampled changes, by index in {@link #changes}, with images mapped as reads map rows. */
+  /**
+   * Each change's table, operation and images as PostgreSQL wrote them ({@code jsonb::text}, which
+   * is one text per value: keys sorted, numbers with their scale): what {@link #imagesHash} hashes,
+   * so that no digit is lost to a double on the way.
+   */
+  private final List<String> exact;
+  /** The sampled changes (or all of them, see {@link #withImages}), by index in {@link #changes}, with images mapped as reads map rows. */
   private final Map<Integer, Change> shown;
   /** The rows {@link #changes} were read from, kept until the samples are mapped (a commit never shows them). */
   private final List<Row> raw;
 
   public ChangeSet(List<Change> changes) {
-    this(changes, Map.of(), List.of());
+    this(changes, changes.stream().map(c -> exact(c.table(), c.op(), c.before() == null ? null : Canonical.json(c.before()),
+        c.after() == null ? null : Canonical.json(c.after()))).toList(), Map.of(), List.of());
   }
 
-  private ChangeSet(List<Change> changes, Map<Integer, Change> shown, List<Row> raw) {
+  private ChangeSet(List<Change> changes, List<String> exact, Map<Integer, Change> shown, List<Row> raw) {
     this.changes = List.copyOf(changes);
+    this.exact = List.copyOf(exact);
     this.shown = Map.copyOf(shown);
     this.raw = raw;
+  }
+
+  private static String exact(String table, String op, String before, String after) {
+    return table + "\u0000" + op + "\u0000" + before + "\u0000" + after;
   }
 
   /**
@@ -109,18 +121,21 @@ public final class ChangeSet {
   public static Future<ChangeSet> read(SqlConnection conn, String mac) {
     return conn.preparedQuery(SQL).execute(Tuple.of(mac)).map(rows -> {
       List<Change> changes = new ArrayList<>();
+      List<String> exact = new ArrayList<>();
       List<Row> raw = new ArrayList<>();
       for (Row r : rows) {
         if ("DDL".equals(r.getString("op"))) {
           continue;
         }
         String[] readable = r.getArrayOfStrings("readable_columns");
-        changes.add(new Change(r.getString("schema_name") + "." + r.getString("table_name"), r.getString("op"), r.getValue("key"),
+        String table = r.getString("schema_name") + "." + r.getString("table_name");
+        changes.add(new Change(table, r.getString("op"), r.getValue("key"),
             (JsonObject) r.getValue("before"), (JsonObject) r.getValue("after"),
             readable == null ? Set.of() : Set.of(readable), Boolean.TRUE.equals(r.getBoolean("row_security"))));
+        exact.add(exact(table, r.getString("op"), r.getString("before_text"), r.getString("after_text")));
         raw.add(r);
       }
-      return new ChangeSet(changes, Map.of(), raw);
+      return new ChangeSet(changes, exact, Map.of(), raw);
     });
   }
 
@@ -131,19 +146,74 @@ public final class ChangeSet {
    * round trip of three statements.
    */
   public Future<ChangeSet> withSamples(SqlConnection conn) {
-    List<Integer> sampled = sampled(changes);
+    return mapped(conn, sampled(changes));
+  }
+
+  /**
+   * This change set with every change's key, before and after mapped as get_row shows them: what
+   * a proposal shows the people who decide ({@link #rows}), and its samples. One statement per
+   * table, as {@link #withSamples}.
+   */
+  public Future<ChangeSet> withImages(SqlConnection conn) {
+    return mapped(conn, java.util.stream.IntStream.range(0, changes.size()).boxed().toList());
+  }
+
+  private Future<ChangeSet> mapped(SqlConnection conn, List<Integer> indexes) {
     if (raw.size() != changes.size()) {
       return Future.succeededFuture(this);  // built from changes, not read: nothing to map
     }
-    return RowImages.ofChanges(conn, sampled.stream().map(raw::get).toList()).map(images -> {
+    return RowImages.ofChanges(conn, indexes.stream().map(raw::get).toList()).map(images -> {
       Map<Integer, Change> out = new HashMap<>();
-      for (int j = 0; j < sampled.size(); j++) {
-        Change c = changes.get(sampled.get(j));
+      for (int j = 0; j < indexes.size(); j++) {
+        Change c = changes.get(indexes.get(j));
         RowImages.Images m = images.get(j);
-        out.put(sampled.get(j), new Change(c.table(), c.op(), m.key(), m.before(), m.after(), c.readable(), c.rowSecurity()));
+        out.put(indexes.get(j), new Change(c.table(), c.op(), m.key(), m.before(), m.after(), c.readable(), c.rowSecurity()));
       }
-      return new ChangeSet(changes, out, List.of());
+      return new ChangeSet(changes, exact, out, List.of());
     });
+  }
+
+  /**
+   * A hash of every row the change wrote, whole: its table, operation, and before and after images
+   * as PostgreSQL wrote them, cascades and trigger effects included. Sorted, so that the order the
+   * rows were visited in does not matter; any other value in any image, a row more or a row less,
+   * changes it. An approval writes only what hashes as the proposal did.
+   */
+  public String imagesHash() {
+    List<String> entries = new ArrayList<>(exact);
+    Collections.sort(entries);
+    return Canonical.hash(String.join("\n", entries));
+  }
+
+  /**
+   * Every change, whole and in the order it was made, as people who decide on it are shown it:
+   * {@code table}, {@code op}, {@code key}, {@code before}, {@code after} (every column, mapped as
+   * get_row maps a row once {@link #withImages} ran), and for an update {@code changed}, the columns
+   * whose value it changes.
+   */
+  public JsonArray rows() {
+    JsonArray out = new JsonArray();
+    for (int i = 0; i < changes.size(); i++) {
+      Change c = shown.getOrDefault(i, changes.get(i));
+      JsonObject row = new JsonObject().put("table", c.table()).put("op", c.op());
+      if (c.key() != null) {
+        row.put("key", c.key());
+      }
+      if (c.before() != null) {
+        row.put("before", c.before());
+      }
+      if (c.after() != null) {
+        row.put("after", c.after());
+      }
+      if ("UPDATE".equals(c.op()) && c.before() != null && c.after() != null) {
+        JsonArray changed = new JsonArray();
+        c.after().fieldNames().stream().filter(col -> !java.util.Objects.equals(c.before().getValue(col), c.after().getValue(col)))
+            .forEach(changed::add);
+        row.put("changed", changed);
+      }
+      out.add(row);
+    }
+    return out;
   }
 
   public boolean isEmpty() {

@@ -10,7 +10,10 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.util.List;
+import java.util.function.Function;
 
 /**
  * Proposals ({@code tidemark.proposal}) and their audit, as Tidemark's login: a change to a table
@@ -22,8 +25,8 @@ public final class ProposalStore {
   private static final String PROPOSE_SQL = """
       WITH ins AS (
         INSERT INTO tidemark.proposal (id, caller_id, caller_name, pg_role, tool, arguments, idempotency_key, input_hash, fingerprint,
-                                       tables, plan)
-        VALUES ('prop_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+                                       tables, plan, row_images, images_hash)
+        VALUES ('prop_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text::json, $12)
         ON CONFLICT (caller_id, idempotency_key) DO NOTHING
         RETURNING id),
       audit AS (INSERT INTO tidemark.proposal_audit (proposal_id, actor, action) SELECT id, $2, 'proposed' FROM ins)
@@ -33,15 +36,46 @@ public final class ProposalStore {
        WHERE p.caller_id = $1 AND p.idempotency_key = $6 AND NOT EXISTS (SELECT 1 FROM ins)""";
 
 
-  private static final String DECIDE_SQL = """
+  /**
+   * The proposal, locked until the decision on it is recorded: a second decision, from another
+   * process or node, waits here and then finds it decided. Beside it, its proposer's standing
+   * ({@link ProposerStanding}) and the outcome stored under the proposer's key for its input, if
+   * a change was committed under it (by an approval that stopped before it recorded so).
+   */
+  private static final String LOCK_SQL = "SELECT " + ProposalRows.COLUMNS + ", " + ProposalRows.ROW_COLUMNS + ", "
+      + ProposerStanding.COLUMNS + """
+      , k.outcome AS stored_outcome
+        FROM tidemark.proposal p
+        LEFT JOIN tidemark.api_token t ON t.id::text = p.caller_id
+        LEFT JOIN tidemark.idempotency k ON k.caller = p.caller_id AND k.key = p.idempotency_key AND k.input_hash = p.input_hash
+       WHERE p.id = $1
+         FOR UPDATE OF p""";
+
+  /** Records a decision: the proposal's new state, and its steps in the audit, in order. */
+  private static final String RECORD_SQL = """
       WITH d AS (
         UPDATE tidemark.proposal SET status = $2,
-               decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce(decided_at, now()) END,
-               decided_by = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce(decided_by, $3) END,
+               decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END,
+               decided_by = CASE WHEN $2 = 'pending' THEN NULL ELSE $3 END,
                reason = $4, outcome = $5::jsonb
-         WHERE id = $1 AND status = ANY($6::text[])
+         WHERE id = $1
         RETURNING id)
-      INSERT INTO tidemark.proposal_audit (proposal_id, actor, action, detail) SELECT id, $3, $7, $8::jsonb FROM d RETURNING proposal_id""";
+      INSERT INTO tidemark.proposal_audit (proposal_id, actor, action, detail)
+      SELECT d.id, $3, s.step ->> 'action', s.step -> 'detail'
+        FROM d CROSS JOIN jsonb_array_elements($6::jsonb) WITH ORDINALITY AS s(step, n)
+       ORDER BY s.n""";
+
+  /** A proposal locked for a decision: its rows as {@link #find} reads them, the hash of its rows' images, its proposer's standing. */
+  public record Locked(JsonObject proposal, String imagesHash, ProposerStanding standing, JsonObject storedOutcome) {}
+
+  /**
+   * What a decision comes to: the proposal's new {@code status} ({@code pending} again when it may
+   * be approved again), who decided, why, the outcome, and the steps it adds to the audit.
+   */
+  public record Decision(String status, String by, String reason, JsonObject outcome, List<Step> steps) {}
+
+  /** One step of the audit: {@code action}, and what the people who read it should know ({@code detail}, or null). */
+  public record Step(String action, JsonObject detail) {}
 
   private final Pool pool;
 
@@ -59,7 +93,8 @@ public final class ProposalStore {
         .addString(request.tool()).addString(request.arguments().encode()).addString(key).addString(inputHash)
         .addString(proposal.getString("fingerprint"))
         .addValue(proposal.getJsonArray("tables").stream().map(String::valueOf).toArray(String[]::new))
-        .addValue(proposal.getJsonObject("plan"));
+        .addValue(proposal.getJsonObject("plan")).addString(proposal.getJsonArray("rows").encode())
+        .addString(proposal.getString("images_hash"));
     // a concurrent proposal under the same key commits while this one waits: its row is visible to the statement run again
     return pool.preparedQuery(PROPOSE_SQL).execute(values)
         .compose(rows -> rows.size() > 0 ? Future.succeededFuture(rows) : pool.preparedQuery(PROPOSE_SQL).execute(values))
@@ -78,17 +113,26 @@ public final class ProposalStore {
           .put("totals", plan.getJsonObject("totals")).put("confirmation_required", plan.getBoolean("confirmation_required"))
           .put("idempotency_key", key).put("replayed", !r.getBoolean("created"));
       String tables = String.join(", ", proposal.getJsonArray("tables").stream().map(String::valueOf).toList());
-      return ToolReply.ok(request.tool() + ": proposed as " + id + " (" + r.getString("status") + ") — the change "
+      String status = r.getString("status");
+      // a retry under the key of a proposal that was decided is answered with that proposal: a new one needs a new key
+      String decided = switch (status) {
+        case "pending", "applying" -> " A person approves or rejects it with tidemark proposals; follow it with status and proposal: "
+            + id + ".";
+        default -> " This idempotency_key's proposal is " + status + " already (status with proposal: " + id + " says why); to"
+            + " propose the change again, plan it again and commit it with a new idempotency_key.";
+      };
+      return ToolReply.ok(request.tool() + ": proposed as " + id + " (" + status + ") — the change "
           + proposal.getString("describe") + " and touches " + tables + ", whose changes need a person's approval; nothing was written."
-          + " A person approves or rejects it with tidemark proposals; follow it with status and proposal: " + id + ".", out);
+          + decided, out);
     });
   }
 
-  /** The proposal {@code id}; NOT_FOUND when there is none. */
+  /** The proposal {@code id}, with every row it writes; NOT_FOUND when there is none. */
   public Future<JsonObject> find(String id) {
-    return pool.preparedQuery(ProposalRows.SELECT + " WHERE p.id = $1").execute(Tuple.of(id)).map(rows -> {
+    return pool.preparedQuery("SELECT " + ProposalRows.COLUMNS + ", " + ProposalRows.ROW_COLUMNS + " FROM tidemark.proposal p WHERE p.id = $1")
+        .execute(Tuple.of(id)).map(rows -> {
       if (rows.size() == 0) {
-        throw new ToolException(ErrorCode.NOT_FOUND, "No proposal has the id " + id + "; tidemark proposals list shows them.");
+        throw notFound(id);
       }
       return ProposalRows.json(rows.iterator().next());
     });
@@ -121,20 +165,38 @@ public final class ProposalStore {
         });
   }
 
-  /** Writes one step into the audit: {@code action} by {@code actor}. */
-  public Future<Void> note(String id, String actor, String action, JsonObject detail) {
-    return pool.preparedQuery("INSERT INTO tidemark.proposal_audit (proposal_id, actor, action, detail) VALUES ($1, $2, $3, $4::jsonb)")
-        .execute(Tuple.of(id, actor, action, detail)).mapEmpty();
+  /**
+   * Locks proposal {@code id}, asks {@code decide} what to do with it, and records the decision,
+   * in one transaction of Tidemark's login, so that of two decisions at once exactly one is
+   * recorded and the second sees it: {@code decide} fails to record nothing (a proposal decided
+   * already). NOT_FOUND when there is no such proposal.
+   */
+  public Future<Decision> decide(String id, Function<Locked, Future<Decision>> decide) {
+    return pool.withTransaction(conn -> conn.preparedQuery(LOCK_SQL).execute(Tuple.of(id)).compose(rows -> {
+      if (rows.size() == 0) {
+        throw notFound(id);
+      }
+      Row r = rows.iterator().next();
+      return decide.apply(new Locked(ProposalRows.json(r), r.getString("images_hash"), ProposerStanding.of(r),
+              (JsonObject) r.getValue("stored_outcome")))
+          .compose(d -> record(conn, id, d).map(d));
+    }));
   }
 
-  /**
-   * Moves proposal {@code id} from one of {@code from} to {@code status}, with the audit step
-   * {@code action}; false when it was not in one of {@code from} (decided already).
-   */
-  public Future<Boolean> decide(String id, String status, String by, String reason, JsonObject outcome, String[] from, String action,
-      JsonObject detail) {
-    return pool.preparedQuery(DECIDE_SQL).execute(Tuple.tuple().addString(id).addString(status).addString(by).addString(reason)
-            .addValue(outcome).addValue(from).addString(action).addValue(detail))
-        .map(rows -> rows.size() > 0);
+  private static Future<Void> record(SqlConnection conn, String id, Decision d) {
+    JsonArray steps = new JsonArray();
+    for (Step step : d.steps()) {
+      JsonObject s = new JsonObject().put("action", step.action());
+      if (step.detail() != null) {
+        s.put("detail", step.detail());
+      }
+      steps.add(s);
+    }
+    return conn.preparedQuery(RECORD_SQL).execute(Tuple.tuple().addString(id).addString(d.status()).addString(d.by())
+        .addString(d.reason()).addValue(d.outcome()).addValue(steps)).mapEmpty();
+  }
+
+  private static ToolException notFound(String id) {
+    return new ToolException(ErrorCode.NOT_FOUND, "No proposal has the id " + id + "; tidemark proposals list shows them.");
   }
 }

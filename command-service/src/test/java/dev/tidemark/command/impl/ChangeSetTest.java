@@ -70,4 +70,32 @@ class ChangeSetTest {
     assertEquals(new JsonObject().put("v", 2), sample.getJsonObject("before"));
     assertEquals(new JsonObject().put("v", 3), sample.getJsonObject("after"));
   }
+
+  @Test
+  void theImagesHashIgnoresOrderButNotAnyValueOfAnyImage() {
+    ChangeSet shown = new ChangeSet(List.of(update(1, 1, 2), insert(7), delete("public.a", 3)));
+    assertEquals(shown.imagesHash(), new ChangeSet(List.of(delete("public.a", 3), update(1, 1, 2), insert(7))).imagesHash());
+    assertNotEquals(shown.imagesHash(), new ChangeSet(List.of(update(1, 1, 20), insert(7), delete("public.a", 3))).imagesHash(),
+        "an after-image with another value");
+    assertNotEquals(shown.imagesHash(), new ChangeSet(List.of(update(1, 1, 2), insert(8), delete("public.a", 3))).imagesHash(),
+        "an inserted row with another generated key, which the fingerprint of a plan lets pass");
+    assertNotEquals(shown.imagesHash(), new ChangeSet(List.of(update(1, 0, 2), insert(7), delete("public.a", 3))).imagesHash(),
+        "a before-image changed since");
+    assertNotEquals(shown.imagesHash(), new ChangeSet(List.of(update(1, 1, 2), insert(7))).imagesHash(), "a row less");
+    assertNotEquals(shown.imagesHash(), new ChangeSet(List.of(update(1, 1, 2), insert(7), delete("public.a", 3), insert(9))).imagesHash(),
+        "a row more");
+  }
+
+  @Test
+  void rowsShowEveryChangeWholeWithTheColumnsAnUpdateChanges() {
+    Change c = new Change("public.t", "UPDATE", new JsonArray().add(1), new JsonObject().put("id", 1).put("v", 2).put("w", "same"),
+        new JsonObject().put("id", 1).put("v", 3).put("w", "same"));
+    JsonArray rows = new ChangeSet(List.of(c, insert(7), insert(8), insert(9))).rows();
+    assertEquals(4, rows.size(), "every row, not a sample");
+    JsonObject row = rows.getJsonObject(0);
+    assertEquals(new JsonObject().put("id", 1).put("v", 2).put("w", "same"), row.getJsonObject("before"));
+    assertEquals(new JsonObject().put("id", 1).put("v", 3).put("w", "same"), row.getJsonObject("after"));
+    assertEquals(new JsonArray().add("v"), row.getJsonArray("changed"));
+    assertFalse(rows.getJsonObject(1).containsKey("before"));
+  }
 }

@@ -1,6 +1,5 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.database.Pools;
 import dev.tidemark.command.Proposals;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ToolException;
@@ -44,7 +43,8 @@ final class ProposalsCommand extends CommandGroup {
       TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
       Vertx vertx = Vertx.vertx();
       try {
-        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
+        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx,
+            cfg.database().withPoolSize(Math.max(Proposals.CONNECTIONS, cfg.database().poolSize()))))).toCompletionStage().toCompletableFuture()
             .get(120, TimeUnit.SECONDS);
         spec.commandLine().getOut().println(out);
         return 0;
@@ -65,13 +65,14 @@ final class ProposalsCommand extends CommandGroup {
 
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists proposals, newest first, one JSON object per line.")
   static final class ListProposals extends Common implements Callable<Integer> {
-    @Option(names = "--status", paramLabel = "STATUS", description = "Only pending, applying, applied, rejected or failed ones.")
+    @Option(names = "--status", paramLabel = "STATUS", description = "Only pending, applying, applied, rejected, failed, stale or void"
+        + " ones.")
     String status;
 
     @Override
     public Integer call() throws Exception {
-      if (status != null && !java.util.List.of("pending", "applying", "applied", "rejected", "failed").contains(status)) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--status: pending, applying, applied, rejected or failed");
+      if (status != null && !java.util.List.of("pending", "applying", "applied", "rejected", "failed", "stale", "void").contains(status)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--status: pending, applying, applied, rejected, failed, stale or void");
       }
       return with(p -> p.list(status).map(list -> {
         StringBuilder out = new StringBuilder();
@@ -90,8 +91,9 @@ final class ProposalsCommand extends CommandGroup {
     }
   }
 
-  @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows a proposal: who proposed what, the plan (rows per"
-      + " table, samples) and every step so far.")
+  @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows a proposal: who proposed what, every row it writes"
+      + " (rows: table, op, key, before, after, and the columns an update changes), the plan its proposer was shown, and every step so"
+      + " far. An approval writes exactly these rows, or nothing.")
   static final class Show extends Common implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -103,7 +105,9 @@ final class ProposalsCommand extends CommandGroup {
   }
 
   @Command(name = "approve", mixinStandardHelpOptions = true, description = "Approves a pending proposal and applies it at once, as its"
-      + " proposer, exactly as proposed: it fails (and says why) when the rows it touches changed since.")
+      + " proposer, writing exactly the rows proposals show shows, or nothing: it is stale (and says what differs) when a row changed"
+      + " since or the change would now write other values, and void when its proposer's token was revoked or expired or its role"
+      + " may no longer make the change. Exits 0 only when applied.")
   static final class Approve extends Common implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -115,16 +119,17 @@ final class ProposalsCommand extends CommandGroup {
     public Integer call() throws Exception {
       int[] code = {0};
       int exit = with(p -> p.approve(id, person(by)).map(shown -> {
-        code[0] = "applied".equals(shown.getString("status")) ? 0 : 1;
-        return "Proposal " + id + " " + shown.getString("status") + ("failed".equals(shown.getString("status"))
-            ? ": " + shown.getString("reason") : shown.getJsonObject("outcome") == null ? "" : ": " + shown.getJsonObject("outcome")
-            .getString("summary"));
+        boolean applied = "applied".equals(shown.getString("status"));
+        code[0] = applied ? 0 : 1;
+        String why = applied ? shown.getJsonObject("outcome").getString("summary") : shown.getString("reason");
+        return "Proposal " + id + " " + shown.getString("status") + (why == null ? "" : ": " + why);
       }));
       return exit != 0 ? exit : code[0];
     }
   }
 
-  @Command(name = "reject", mixinStandardHelpOptions = true, description = "Rejects a pending proposal: nothing of it is applied.")
+  @Command(name = "reject", mixinStandardHelpOptions = true, description = "Rejects a pending proposal: nothing of it is applied, and"
+      + " its proposer reads the reason through status.")
   static final class Reject extends Common implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID")
     String id;
