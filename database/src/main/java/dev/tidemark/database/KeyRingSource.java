@@ -57,7 +57,7 @@ public final class KeyRingSource {
     lastTryMs = System.currentTimeMillis();
     return read(pool).onSuccess(r -> ring = r)
         .onFailure(err -> LOG.warn("reading the key ring failed{}: {}", ring == null ? "" : ", keeping the keys last read",
-            err.getMessage()))
+            SqlErrors.describe(err)))
         .mapEmpty();
   }
 

@@ -102,12 +102,22 @@ public final class SqlErrors {
    * queue of waiting calls was full: the Vert.x pool's own failures, told apart from a connection
    * that could not be opened (which is the database being unreachable).
    */
-  static boolean poolExhausted(Throwable err) {
+  public static boolean poolExhausted(Throwable err) {
     // the pool's own failures, as Vert.x 5 words them; a connection it could not open fails otherwise
     String message = err.getMessage() == null ? "" : err.getMessage();
     return err instanceof io.vertx.core.http.ConnectionPoolTooBusyException
         || err instanceof io.vertx.core.impl.NoStackTraceThrowable && message.equals("Timeout")
         || err.getClass() == io.vertx.core.VertxException.class && message.startsWith("Timeout waiting for connection");
+  }
+
+  /**
+   * {@code err} worded for a log line about Tidemark's own work (reading the key ring, polling revocations): a pool's
+   * bare "Timeout waiting for connection" says which wait ran out, and which key sets it.
+   */
+  public static String describe(Throwable err) {
+    return poolExhausted(err)
+        ? "no connection of Tidemark's pool came free within database.pool-wait-ms (the host or PostgreSQL is busy; it is tried again)"
+        : String.valueOf(err.getMessage());
   }
 
   /**

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -226,7 +227,13 @@ class DevModeIT {
     infra.postgres().createDatabaseIfMissing("dev_existing_it");
     String url = "postgresql://" + infra.postgres().user() + ":" + infra.postgres().password() + "@127.0.0.1:" + infra.postgres().port()
         + "/dev_existing_it";
-    Dev dev = start(List.of("--database-url", url));
+    // the README's two commands for a database of one's own, as written, with this test's URL for its example one
+    String readme = java.nio.file.Files.readString(Path.of("..", "README.md"));
+    java.util.regex.Matcher example = java.util.regex.Pattern.compile(
+        "java -jar node/target/tidemark.jar dev (--database-url (postgresql://\\S+))\n"
+        + "java -jar node/target/tidemark.jar (uninstall --database-url \\2 --yes)\n").matcher(readme);
+    assertTrue(example.find(), "the README shows dev mode and uninstall against a database of one's own");
+    Dev dev = start(List.of(example.group(1).replace(example.group(2), url).split(" ")));
     try {
       assertEquals("postgresql://" + infra.postgres().user() + "@127.0.0.1:" + infra.postgres().port() + "/dev_existing_it",
           dev.value("PostgreSQL"), "the URL without its password");
@@ -243,6 +250,18 @@ class DevModeIT {
       assertEquals(true, demoTables(infra));
     } finally {
       stop(demo);
+    }
+    Process uninstall = new ProcessBuilder(java.util.stream.Stream.concat(Stream.of(ProcessHandle.current().info().command().orElse("java"),
+        "-jar", JAR.toString()), Stream.of(example.group(3).replace(example.group(2), url).split(" "))).toList())
+        .redirectErrorStream(true).start();
+    String said = new String(uninstall.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(uninstall.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), said);
+    assertEquals(0, uninstall.exitValue(), said);
+    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl("dev_existing_it"), infra.postgres().user(),
+            infra.postgres().password());
+        ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'")) {
+      rs.next();
+      assertEquals(0, rs.getInt(1), "the README's uninstall removed Tidemark's schema: " + said);
     }
   }
 

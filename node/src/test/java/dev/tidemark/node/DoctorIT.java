@@ -38,16 +38,24 @@ class DoctorIT {
 
   @Test
   void everyCheckPassesAgainstAMigratedDatabaseAndABrokerWithShareGroups(SharedInfra infra) throws Exception {
-    TestNodes.prepareDatabase(infra);
+    TestNodes.prepareDatabase(infra);  // the caller roles, with their logins
+    // a database of its own, migrated and with a token as an operator's would be: the shared one holds other tests' tokens
+    String db = "doctor_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    infra.postgres().createDatabaseIfMissing(db);
     // the two callers prepareDatabase creates (the suite's third role is made by the test that uses it)
     String callers = dev.tidemark.node.dev.DevSetup.WRITER_ROLE + ":" + TestNodes.CALLER_PASSWORDS.get(dev.tidemark.node.dev.DevSetup.WRITER_ROLE)
         + "," + dev.tidemark.node.dev.DevSetup.READER_ROLE + ":" + TestNodes.CALLER_PASSWORDS.get(dev.tidemark.node.dev.DevSetup.READER_ROLE);
-    Cli.Run r = Cli.run("doctor", "--config", configFile(infra, Map.of(ConfigKey.DATABASE_CALLER_PASSWORDS, callers)).toString());
+    String config = configFile(infra, Map.of(ConfigKey.DATABASE_CALLER_PASSWORDS, callers,
+        ConfigKey.DATABASE_URL, "postgresql://127.0.0.1:" + infra.postgres().port() + "/" + db)).toString();
+    assertEquals(0, Cli.run("migrate", "--config", config).code());
+    assertEquals(0, Cli.run("token", "create", "--name", "doctor-agent", "--role", dev.tidemark.node.dev.DevSetup.WRITER_ROLE,
+        "--config", config).code());
+    Cli.Run r = Cli.run("doctor", "--config", config);
     Files.writeString(Path.of("target", "doctor-it.txt"), r.out());
     List<String> lines = r.out().lines().toList();
     assertEquals(0, r.code(), r.out() + r.err());
-    for (String check : List.of("config", "postgres", "schema", "login", "capture", "wal_level", "caller roles", "caller login",
-        "kafka", "topic", "share groups", "cluster", "oauth")) {
+    for (String check : List.of("config", "postgres", "rights", "schema", "login", "capture", "wal_level", "caller roles", "token roles",
+        "caller login", "kafka", "topic", "share groups", "cluster", "oauth")) {
       assertTrue(lines.stream().anyMatch(l -> l.substring(5).startsWith(check + ": ")), "no line for " + check + ":\n" + r.out());
     }
     assertTrue(lines.stream().noneMatch(l -> l.startsWith("FAIL")), r.out());
@@ -62,6 +70,32 @@ class DoctorIT {
     }
   }
 
+  @Test
+  void beforeMigrateEachMissingRightIsNamedWithItsFix(SharedInfra infra) throws Exception {
+    TestNodes.prepareDatabase(infra);
+    String db = "rights_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    infra.postgres().createDatabaseIfMissing(db);
+    String login = "it_bare_" + db.substring(7);
+    dev.tidemark.testsupport.TestDatabases.sql(infra, db, "CREATE ROLE " + login + " LOGIN PASSWORD 'bare-login-pw'");
+    String callers = dev.tidemark.node.dev.DevSetup.WRITER_ROLE + ":" + TestNodes.CALLER_PASSWORDS.get(dev.tidemark.node.dev.DevSetup.WRITER_ROLE);
+    String config = configFile(infra, Map.of(ConfigKey.DATABASE_URL, "postgresql://127.0.0.1:" + infra.postgres().port() + "/" + db,
+        ConfigKey.DATABASE_USER, login, ConfigKey.DATABASE_PASSWORD, "bare-login-pw", ConfigKey.DATABASE_CALLER_PASSWORDS, callers)).toString();
+    Cli.Run r = Cli.run("doctor", "--roles", "command", "--config", config);
+    assertEquals(1, r.code(), r.out());
+    List<String> rights = r.out().lines().filter(l -> l.startsWith("FAIL rights: ")).toList();
+    assertTrue(rights.stream().anyMatch(l -> l.contains("may not create schema tidemark") && l.contains("GRANT CREATE ON DATABASE")), r.out());
+    assertTrue(rights.stream().anyMatch(l -> l.contains("neither REPLICATION nor superuser") && l.contains("ALTER ROLE " + login + " REPLICATION")),
+        r.out());
+    // migrate refuses for the same reasons, and leaves the database as it was: no schema, no slot
+    Cli.Run migrate = Cli.run("migrate", "--config", config);
+    assertEquals(2, migrate.code(), migrate.out() + migrate.err());
+    assertTrue(migrate.err().contains("GRANT CREATE ON DATABASE") && migrate.err().contains("REPLICATION"), migrate.err());
+    assertEquals(0L, dev.tidemark.testsupport.TestDatabases.count(infra, db,
+        "SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'"));
+    assertEquals(0L, dev.tidemark.testsupport.TestDatabases.count(infra, db,
+        "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"));
+  }
+
   /** Each line's status word and check name. */
   private static List<String> checks(String output) {
     return output.lines().filter(l -> l.contains(": ") && !l.startsWith("tidemark doctor"))
@@ -70,13 +104,13 @@ class DoctorIT {
 
   @Test
   void aWrongDatabaseUrlFailsWithANamedLineAndExitStatusOne(SharedInfra infra) throws Exception {
-    Cli.Run r = Cli.run("doctor", "--roles", "query", "--config", configFile(infra, Map.of(
+    Cli.Run r = Cli.run("doctor", "--roles", "command", "--config", configFile(infra, Map.of(
         ConfigKey.DATABASE_URL, "postgresql://127.0.0.1:" + FreePorts.allocate() + "/nowhere")).toString());
     assertEquals(1, r.code(), r.out() + r.err());
     Files.writeString(Path.of("target", "doctor-it-wrong-url.txt"), r.out());
     assertTrue(r.out().lines().anyMatch(l -> l.startsWith("FAIL postgres: cannot connect to 127.0.0.1:")
         && l.contains("check database.url")), r.out());
-    assertTrue(r.out().lines().anyMatch(l -> l.equals("skip kafka: this node runs [QUERY], none of which uses Kafka")), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.equals("skip kafka: this node runs [COMMAND], which does not use Kafka")), r.out());
     assertTrue(r.out().strip().endsWith("check(s) failed"), r.out());
   }
 

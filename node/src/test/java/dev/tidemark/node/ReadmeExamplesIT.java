@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.contract.ToolCatalog;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -84,9 +85,23 @@ class ReadmeExamplesIT {
         replayed++;
       }
       assertTrue(replayed >= 2, "the README has " + replayed + " curl examples");
+      Matcher counts = Pattern.compile("serves (\\d+) tools; .*? the read-write\\s+caller of dev mode (\\d+), its read-only caller (\\d+)",
+          Pattern.DOTALL).matcher(readme);
+      assertTrue(counts.find(), "the README says how many tools each caller sees");
+      assertEquals(Integer.parseInt(counts.group(1)), ToolCatalog.all().size(), "tools served in all");
+      assertEquals(Integer.parseInt(counts.group(2)), toolCount(dev.value("Tidemark ready"), dev.value("Token")), "the read-write caller's tools");
+      assertEquals(Integer.parseInt(counts.group(3)), toolCount(dev.value("Tidemark ready"), dev.value("Read-only token")),
+          "the read-only caller's tools");
       assertNotNull(variables.get("$SESSION"), "the README's initialize example issued a session");
     } finally {
       DevModeIT.stop(dev);
+    }
+  }
+
+  private static int toolCount(String url, String token) {
+    try (dev.tidemark.testsupport.McpHttpClient c = new dev.tidemark.testsupport.McpHttpClient(url, token)) {
+      c.initialize();
+      return c.rpc("tools/list", new io.vertx.core.json.JsonObject()).getJsonObject("result").getJsonArray("tools").size();
     }
   }
 

@@ -5,6 +5,7 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.node.dev.DevSetup;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -47,6 +48,24 @@ final class TestNodes {
       await(vertx.close().toCompletionStage().toCompletableFuture());
     }
     prepared = true;
+  }
+
+  /**
+   * A config file as an operator's commands read it: the prepared test database, Tidemark's login, and the passwords of
+   * the two callers prepareDatabase makes (a token's role must log in with one); {@code more} adds YAML lines at the top
+   * level.
+   */
+  static java.nio.file.Path cliConfig(SharedInfra infra, java.nio.file.Path dir, String... more) throws java.io.IOException {
+    prepareDatabase(infra);
+    StringBuilder yaml = new StringBuilder("database:\n  url: " + infra.postgres().url(DATABASE) + "\n  user: " + infra.postgres().user()
+        + "\n  password: " + infra.postgres().password() + "\n  caller-passwords: \"" + String.join(",", ServiceHarness.CALLER_PASSWORDS.entrySet().stream()
+            .map(e -> e.getKey() + ":" + e.getValue()).sorted().toList()) + "\"\n");
+    for (String line : more) {
+      yaml.append(line).append('\n');
+    }
+    java.nio.file.Path config = dir.resolve("tidemark.yaml");
+    java.nio.file.Files.writeString(config, yaml.toString());
+    return config;
   }
 
   /** A unique cluster name, so that test classes never join each other's clusters. */

@@ -9,7 +9,6 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -73,7 +72,11 @@ class TokenCommandIT {
   @Test
   void aTokenBoundToADatabaseReachesNoOtherAndOneWithAnExpiryStopsWorkingThen(SharedInfra infra, @TempDir Path dir) throws Exception {
     Path config = configFor(infra, dir);
-    Cli.Run elsewhere = run("token", "create", "--name", "it-other-db", "--role", "tidemark_reader", "--database", "sales,hr",
+    Cli.Run unknown = run("token", "create", "--name", "it-other-db", "--role", "tidemark_reader", "--database", "sales,hr",
+        "--config", config.toString());
+    assertEquals(2, unknown.code(), "a database the config does not serve is refused: " + unknown.err());
+    assertTrue(unknown.err().contains("hr is not served"), unknown.err());
+    Cli.Run elsewhere = run("token", "create", "--name", "it-other-db", "--role", "tidemark_reader", "--database", "sales",
         "--config", config.toString());
     assertEquals(0, elsewhere.code(), elsewhere.err());
     Cli.Run badExpiry = run("token", "create", "--name", "it-bad", "--role", "r", "--expires-in", "soon", "--config", config.toString());
@@ -91,7 +94,7 @@ class TokenCommandIT {
         McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), token(expiring))) {
       McpHttpClient.Reply refused = other.post(other.request("initialize", new JsonObject().put("protocolVersion", "2025-11-25")
           .put("capabilities", new JsonObject()).put("clientInfo", new JsonObject().put("name", "it").put("version", "1"))));
-      assertEquals(403, refused.status(), "a token bound to sales and hr cannot reach " + TestNodes.DATABASE + ": " + refused.body());
+      assertEquals(403, refused.status(), "a token bound to sales cannot reach " + TestNodes.DATABASE + ": " + refused.body());
       c.initialize();
       assertEquals("it-expiring", c.callTool("status", new JsonObject()).getJsonObject("structuredContent")
           .getJsonObject("caller").getString("name"));
@@ -106,11 +109,9 @@ class TokenCommandIT {
 
   /** The prepared test database, and a config file that names it. */
   private static Path configFor(SharedInfra infra, Path dir) throws java.io.IOException {
-    TestNodes.prepareDatabase(infra);
-    Path config = dir.resolve("tidemark.yaml");
-    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
-        + "\n  password: " + infra.postgres().password() + "\n");
-    return config;
+    // a second database the config serves and the node of the test does not, for a token bound to it
+    infra.postgres().createDatabaseIfMissing("it_tokens_sales");
+    return TestNodes.cliConfig(infra, dir, "databases:", "  - {name: sales, url: \"" + infra.postgres().url("it_tokens_sales") + "\"}");
   }
 
   private static String token(Cli.Run created) {

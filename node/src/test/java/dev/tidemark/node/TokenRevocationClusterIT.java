@@ -13,7 +13,6 @@ import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -50,10 +49,7 @@ class TokenRevocationClusterIT {
   }
 
   private static Path configFile(SharedInfra infra, Path dir) throws Exception {
-    Path config = dir.resolve("tidemark.yaml");
-    Files.writeString(config, "database:\n  url: " + infra.postgres().url(TestNodes.DATABASE) + "\n  user: " + infra.postgres().user()
-        + "\n  password: " + infra.postgres().password() + "\n");
-    return config;
+    return TestNodes.cliConfig(infra, dir);
   }
 
   private static String createToken(Path config, String name) {

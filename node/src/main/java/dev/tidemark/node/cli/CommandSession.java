@@ -57,8 +57,13 @@ final class CommandSession implements AutoCloseable {
    * unreachable or busy, up to {@code timeout}.
    */
   static CommandSession open(DatabaseConfig db, Duration timeout) {
+    return open(db, timeout, 2);
+  }
+
+  /** Like {@link #open(DatabaseConfig, Duration)}, with a pool of {@code connections} for a command that holds several at once. */
+  static CommandSession open(DatabaseConfig db, Duration timeout, int connections) {
     Vertx vertx = Vertx.vertx();
-    PoolOptions options = db.poolOptions("tidemark-cli").setMaxSize(2)
+    PoolOptions options = db.poolOptions("tidemark-cli").setMaxSize(connections)
         .setConnectionTimeout((int) Math.min(timeout.toMillis(), Integer.MAX_VALUE)).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
     Pool pool = PgBuilder.pool().with(options).connectingTo(Pools.connectOptions(db)).using(vertx).build();
     CommandSession session = new CommandSession(vertx, db, pool, timeout);
@@ -123,7 +128,7 @@ final class CommandSession implements AutoCloseable {
       return NOT_YET.contains(pg.getSqlState());
     }
     return root instanceof ConnectException || root instanceof NoRouteToHostException || root instanceof TimeoutException
-        || root instanceof io.netty.channel.ConnectTimeoutException || isPoolTimeout(root);
+        || root instanceof io.netty.channel.ConnectTimeoutException || dev.tidemark.database.SqlErrors.poolExhausted(root);
   }
 
   /** {@code err} as the sentence the operator reads: what failed, the key that decides it, and what to do. */
@@ -134,7 +139,7 @@ final class CommandSession implements AutoCloseable {
   static RuntimeException explain(Throwable err, DatabaseConfig db, Duration timeout) {
     Throwable root = root(err);
     if (root instanceof CommandFailure || root instanceof IllegalArgumentException || root instanceof IllegalStateException
-        || root instanceof picocli.CommandLine.ParameterException) {
+        || root instanceof picocli.CommandLine.ParameterException || root instanceof dev.tidemark.contract.ToolException) {
       return (RuntimeException) root;
     }
     String at = db.host() + ":" + db.port() + "/" + db.dbname();
@@ -174,11 +179,6 @@ final class CommandSession implements AutoCloseable {
     return new CommandFailure("cannot reach PostgreSQL at " + db.host() + ":" + db.port() + " (database.url) within "
         + seconds(timeout) + ": " + why + "; check that the server runs and accepts connections there, or give the command"
         + " more time with --timeout");
-  }
-
-  /** Vert.x's pool says it gave up waiting only in its message: its exception has no type of its own. */
-  private static boolean isPoolTimeout(Throwable root) {
-    return root instanceof io.vertx.core.VertxException && String.valueOf(root.getMessage()).startsWith("Timeout waiting for connection");
   }
 
   static Throwable root(Throwable err) {

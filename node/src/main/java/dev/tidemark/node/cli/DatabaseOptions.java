@@ -33,4 +33,9 @@ final class DatabaseOptions {
   CommandSession open(DatabaseConfig db) {
     return CommandSession.open(db, timeout());
   }
+
+  /** Like {@link #open(DatabaseConfig)}, for a command that holds {@code connections} at once. */
+  CommandSession open(DatabaseConfig db, int connections) {
+    return CommandSession.open(db, timeout(), connections);
+  }
 }

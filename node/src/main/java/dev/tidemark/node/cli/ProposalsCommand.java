@@ -3,13 +3,9 @@ package dev.tidemark.node.cli;
 import dev.tidemark.command.Proposals;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -31,29 +27,26 @@ final class ProposalsCommand extends CommandGroup {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-    Path config;
+    @CommandLine.Mixin
+    DatabaseOptions options;
 
     @Option(names = "--database", paramLabel = "NAME", description = "The served database; default: the default database.")
     String database;
 
     /** Runs {@code work} against the database's proposals; a refusal prints its message and exits 1. */
-    int with(Function<Proposals, Future<String>> work) throws Exception {
-      TidemarkConfig all = ServeCommand.load(spec, config, null);
+    int with(Function<Proposals, Future<String>> work) {
+      TidemarkConfig all = options.load();
       TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
-      Vertx vertx = Vertx.vertx();
-      try {
-        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx,
-            cfg.database().withPoolSize(Math.max(Proposals.CONNECTIONS, cfg.database().poolSize()))))).toCompletionStage().toCompletableFuture()
-            .get(120, TimeUnit.SECONDS);
+      try (CommandSession session = options.open(cfg.database(), Math.max(Proposals.CONNECTIONS, cfg.database().poolSize()))) {
+        String out;
+        try {
+          out = session.await(work.apply(new Proposals(session.vertx(), cfg, session.pool())));
+        } catch (ToolException te) {
+          spec.commandLine().getErr().println("tidemark proposals: " + te.getMessage());
+          return 1;
+        }
         spec.commandLine().getOut().println(out);
         return 0;
-      } catch (java.util.concurrent.ExecutionException e) {
-        Throwable cause = e.getCause();
-        spec.commandLine().getErr().println("tidemark proposals: " + (cause instanceof ToolException te ? te.getMessage() : cause.toString()));
-        return 1;
-      } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
       }
     }
 

@@ -25,6 +25,21 @@ class OperatorGuideIT {
   private static final Path SECURITY = ROOT.resolve("docs/security.md");
   private static final String SUPERUSER_PASSWORD = "guide-superuser-pw";
 
+  /**
+   * The test's own steps after the guide's, on the same server, which checks passwords as the suite's does not: a wrong
+   * password of Tidemark's login stops a command with the sentence that names its key, and a token whose role's
+   * configured password PostgreSQL refuses is not created.
+   */
+  private static final String REFUSED_PASSWORDS = String.join("\n",
+      "# the test's own checks (not the guide's)",
+      "printf wrong > wrong-password && mkdir -p wrong-callers && printf wrong > wrong-callers/tidemark_reader",
+      "if TIDEMARK_DATABASE_PASSWORD_FILE=$PWD/wrong-password java -jar \"$JAR\" token list --config tidemark.yaml 2> wrong.err; then exit 1; fi",
+      "grep -F 'refused the password of the login tidemark: put the login' wrong.err",
+      "if TIDEMARK_DATABASE_CALLER_PASSWORD_DIR=$PWD/wrong-callers java -jar \"$JAR\" token create --name wrong --role tidemark_reader"
+          + " --config tidemark.yaml 2> wrong-caller.err; then exit 1; fi",
+      "grep -F 'role tidemark_reader cannot log in with its configured password' wrong-caller.err",
+      "");
+
   @Test
   void theGuideRunsAsWrittenOnAPostgreSqlWithFsyncOn() throws Exception {
     Namespaces.requireRoot();
@@ -45,6 +60,7 @@ class OperatorGuideIT {
         + "cd " + work + "\n"
         + PostgresServer.startScript(work.resolve("pg"), 5432, SUPERUSER_PASSWORD, "app")
         + GuideScript.bash(guide, env)
+        + REFUSED_PASSWORDS
         + "echo GUIDE-DONE\n";
     Path run = work.resolve("run.sh");
     Files.writeString(run, script);
