@@ -136,7 +136,8 @@ public final class FunctionGuard {
                WHERE t.tgrelid = w.relid AND NOT t.tgisinternal AND t.tgenabled <> 'D'
                  AND (t.tgtype::int & CASE w.op WHEN 'i' THEN 4 WHEN 'd' THEN 8 WHEN 'u' THEN 16 ELSE 0 END) <> 0
             UNION ALL
-              SELECT CASE w.op WHEN 'd' THEN 'using' ELSE 'expr' END, 'pg_policy'::regclass, p.oid FROM pg_policy p
+              SELECT CASE w.op WHEN 'd' THEN 'using' ELSE 'expr' END, 'pg_policy'::regclass, p.oid
+                FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid AND c.relrowsecurity
                WHERE p.polrelid = w.relid AND w.op <> 'r'
                  AND p.polcmd IN ('*', 'r', CASE w.op WHEN 'i' THEN 'a' WHEN 'u' THEN 'w' ELSE 'd' END)
             UNION ALL
