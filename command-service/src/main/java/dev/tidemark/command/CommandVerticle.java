@@ -7,6 +7,7 @@ import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.MigrateTool;
 import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.RunningStatements;
@@ -76,9 +77,13 @@ public final class CommandVerticle extends VerticleBase {
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.WRITES);
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
-      runner = runner(vertx, config, pool, callers, keys, catalog);
+      FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
+      runner = runner(vertx, config, pool, callers, keys, catalog, functions);
       // published by the node's fan-out where it has one; elsewhere each change checks the shape it uses
-      schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> catalog.clear());
+      schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
+        catalog.clear();
+        functions.clear();
+      });
       if (prunes) {
         pruneTimer = vertx.setPeriodic(1000, PRUNE_INTERVAL_MS, t -> prune());
       }
@@ -90,19 +95,25 @@ public final class CommandVerticle extends VerticleBase {
     });
   }
 
-  /** The change tools of one database, run as their callers on {@code callers}; the command role's, and an approval's. */
+  /** The change tools of one database, run as their callers on {@code callers}; an approval's, which keeps nothing. */
   static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys,
       CatalogCache catalog) {
+    return runner(vertx, config, pool, callers, keys, catalog, new FunctionGuard(pool, config.database().reviewedFunctions(), 0));
+  }
+
+  /** As above, with the function check whose findings the role keeps. */
+  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys,
+      CatalogCache catalog, FunctionGuard functions) {
     DatabaseConfig db = config.database();
     return new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
-        ToolCatalog.INSERT_ROWS, new InsertRowsTool(catalog),
-        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(catalog),
-        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(catalog),
-        ToolCatalog.EXECUTE, new ExecuteTool(),
-        ToolCatalog.TRANSACTION, new TransactionTool(),
-        ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring),
-        ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool),
-        ToolCatalog.MIGRATE, new MigrateTool(db)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
+        ToolCatalog.INSERT_ROWS, new InsertRowsTool(catalog, functions),
+        ToolCatalog.UPDATE_ROWS, new UpdateRowsTool(catalog, functions),
+        ToolCatalog.DELETE_ROWS, new DeleteRowsTool(catalog, functions),
+        ToolCatalog.EXECUTE, new ExecuteTool(functions),
+        ToolCatalog.TRANSACTION, new TransactionTool(functions),
+        ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring, functions),
+        ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool, functions),
+        ToolCatalog.MIGRATE, new MigrateTool(db, functions)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
   }
 
   @Override

@@ -165,7 +165,8 @@ public record TidemarkConfig(
       Map<String, String> callerPasswords,
       String sslMode,
       String sslRootCert,
-      List<String> approvalTables) {
+      List<String> approvalTables,
+      List<String> reviewedFunctions) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -173,6 +174,7 @@ public record TidemarkConfig(
     public DatabaseConfig {
       callerPasswords = Map.copyOf(callerPasswords);
       approvalTables = List.copyOf(approvalTables);
+      reviewedFunctions = List.copyOf(reviewedFunctions);
     }
 
     /** Whether a change to {@code table} (schema.name) needs a person's approval (database.approval-tables). */
@@ -183,7 +185,7 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions);
     }
 
     /**
@@ -518,7 +520,8 @@ public record TidemarkConfig(
           callerPasswords(),
           sslMode(),
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
-          list(ConfigKey.DATABASE_APPROVAL_TABLES));
+          list(ConfigKey.DATABASE_APPROVAL_TABLES),
+          functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS));
     }
 
     /**
@@ -605,6 +608,19 @@ public record TidemarkConfig(
     List<String> list(ConfigKey k) {
       String s = str(k);
       return s.isEmpty() ? List.of() : Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    }
+
+    /** Functions as schema.name or schema.*: the check matches them against pg_proc's schema and name exactly. */
+    List<String> functions(ConfigKey k) {
+      List<String> out = list(k);
+      for (String f : out) {
+        int dot = f.indexOf('.');
+        if (dot <= 0 || dot == f.length() - 1 || f.indexOf('.', dot + 1) >= 0 || f.contains("(") || f.contains(" ")) {
+          throw fail(k, "a comma-separated list of schema.name or schema.* (a function of every overload, or every function of a"
+              + " schema, unquoted and as PostgreSQL stores the names)");
+        }
+      }
+      return out;
     }
 
     long nonNegativeLong(ConfigKey k) {

@@ -79,6 +79,18 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void reviewedFunctionsAreSchemaQualifiedNamesOrWholeSchemas() {
+    assertEquals(java.util.List.of(), TidemarkConfig.from(Map.of()).database().reviewedFunctions());
+    assertEquals(java.util.List.of("public.touch_updated_at", "audit.*"), TidemarkConfig.from(
+        Map.of(ConfigKey.DATABASE_REVIEWED_FUNCTIONS, " public.touch_updated_at , audit.* ")).database().reviewedFunctions());
+    for (String bad : new String[] {"touch_updated_at", "public.", ".f", "a.b.c", "public.f(int)", "public.f g"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> TidemarkConfig.from(Map.of(ConfigKey.DATABASE_REVIEWED_FUNCTIONS, bad)));
+      assertTrue(e.getMessage().contains("database.reviewed-functions") && e.getMessage().contains("schema.name"), e.getMessage());
+    }
+  }
+
+  @Test
   void invalidValuesNameTheirKey() {
     for (var bad : Map.of(
         ConfigKey.HTTP_PORT, "70000",

@@ -70,6 +70,7 @@ public final class CatalogCache {
   }
 
   private final Pool pool;
+  private final FunctionGuard functions;
   private final long timeoutMs;
   private final List<String> schemas;
   private final long ttlNanos;
@@ -83,10 +84,20 @@ public final class CatalogCache {
    * @param timeoutMs the statement timeout of a read
    */
   public CatalogCache(Pool pool, List<String> schemas, long ttlMs, long timeoutMs) {
+    this(pool, schemas, ttlMs, timeoutMs, null);
+  }
+
+  /**
+   * @param functions the function check of the reads: a read of a relation whose reading runs code
+   *     someone wrote (a view's query, a policy) is refused when that code reaches a function the
+   *     check refuses; null for a cache that serves no read
+   */
+  public CatalogCache(Pool pool, List<String> schemas, long ttlMs, long timeoutMs, FunctionGuard functions) {
     this.pool = pool;
     this.timeoutMs = timeoutMs;
     this.schemas = List.copyOf(schemas);
     this.ttlNanos = ttlMs * 1_000_000L;
+    this.functions = functions;
   }
 
   /** The statement timeout of a read. */
@@ -229,7 +240,8 @@ public final class CatalogCache {
 
   private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name, boolean plain,
       Function<SqlConnection, Future<S>> send, Function<S, Future<T>> then) {
-    return CallerSessions.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain, conn -> {
+    return CallerSessions.readOnly(db, plain ? db.preparing() : db.pool(), request, timeoutMs, !plain,
+        conn -> (plain ? Future.<Void>succeededFuture() : guarded(table)).compose(checked -> {
       Future<RowSet<Row>> readable = conn.preparedQuery(READABLE).execute(Tuple.of(table.oid()));
       Future<S> sent = send.apply(conn);
       return readable.compose(r -> {
@@ -239,7 +251,17 @@ public final class CatalogCache {
         }
         return may ? sent.compose(then) : Future.failedFuture(TableCatalog.notFound(name, schemas));
       });
-    });
+    }));
+  }
+
+  /**
+   * Refuses a read of a relation whose query or policies reach a function the function check
+   * refuses (the plain path, with row-level security off, runs no code of anyone's). A relation
+   * found harmless before completes at once, so the statements that follow still go out together.
+   */
+  public Future<Void> guarded(Table table) {
+    return functions == null ? Future.succeededFuture()
+        : functions.check(FunctionGuard.Reach.reading(table.schema(), table.name()), ErrorCode.PERMISSION_DENIED, "table");
   }
 
   private Entry fresh(String name) {

@@ -61,7 +61,8 @@ class CallerIsolationIT {
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.sec_items TO tidemark_writer",
         "GRANT SELECT ON public.sec_items TO tidemark_reader",
         "SELECT tidemark.capture_schemas(ARRAY['public'])",
-        // functions someone with CREATE rights marked STABLE although they change session state
+        // functions someone with CREATE rights marked STABLE although they change session state, and that the
+        // operator lists as reviewed (database.reviewed-functions): the function check takes them as they are
         "CREATE OR REPLACE FUNCTION public.it_claim(text) RETURNS boolean LANGUAGE sql STABLE"
             + " AS $$ SELECT set_config('tidemark.caller', $1, true) IS NOT NULL $$",
         "CREATE OR REPLACE FUNCTION public.it_as(text) RETURNS boolean LANGUAGE sql STABLE"
@@ -74,7 +75,8 @@ class CallerIsolationIT {
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.DATABASE_POOL_SIZE, "1",
-        ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "8000"));
+        ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "8000",
+        ConfigKey.DATABASE_REVIEWED_FUNCTIONS, "public.it_claim,public.it_as,public.it_sneak,public.it_lock"));
     writer = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
     writer.initialize();
     reader = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
@@ -298,7 +300,7 @@ class CallerIsolationIT {
     refused(writer, "execute", new JsonObject().put("sql",
         "UPDATE public.sec_items SET qty = qty + 1 WHERE id = 1 AND set_config('tidemark.caller', 'someone-else', true) IS NOT NULL"),
         "INVALID_ARGUMENTS");
-    // a function the database's owner marked STABLE passes the function check: the attribution still holds
+    // a function the operator reviewed passes the function check: the attribution still holds
     JsonObject args = new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty + 1 WHERE id = 1 AND public.it_claim('someone-else')");
     JsonObject plan = ToolResults.ok(writer, "execute", args);
     String key = "iso-" + UUID.randomUUID();
@@ -313,7 +315,7 @@ class CallerIsolationIT {
   void aForgedIdentityIsRefusedAndShowsNoOneElsesRows() {
     for (String forged : List.of("dev-read-write", "v1|1|99999999999999|00|dev-read-write")) {
       refused(reader, "query", query("SELECT set_config('tidemark.identity', '" + forged + "', true)"), "READ_ONLY");
-      // through a function that sets it (marked STABLE, so the function check lets it pass), the signature refuses it
+      // through a function that sets it (reviewed, so the function check lets it pass), the signature refuses it
       JsonObject result = refused(reader, "query", query("SELECT public.it_as('" + forged + "') AS forged, tidemark.caller() AS who"),
           "PERMISSION_DENIED");
       assertFalse(result.encode().contains("Plan every change"), "the writer's note is not shown: " + result.encode());
@@ -420,7 +422,7 @@ class CallerIsolationIT {
     refused(writer, "execute", new JsonObject().put("sql",
         "UPDATE public.sec_items SET qty = qty WHERE id = 2 AND set_config('search_path', 'it_evil', false) IS NOT NULL"),
         "INVALID_ARGUMENTS");
-    // what a function marked STABLE leaves on the session ends with the call: the session is reset
+    // what a reviewed function leaves on the session ends with the call: the session is reset
     JsonObject args = new JsonObject().put("sql", "UPDATE public.sec_items SET qty = qty WHERE id = 2 AND public.it_sneak('it_evil')");
     JsonObject plan = ToolResults.ok(writer, "execute", args);
     ToolResults.ok(writer, "execute", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", "iso-" + UUID.randomUUID()));

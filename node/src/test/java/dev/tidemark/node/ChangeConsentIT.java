@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
@@ -42,7 +43,9 @@ class ChangeConsentIT {
     sql("GRANT SELECT ON consent_notes TO tidemark_reader");
     sql("DELETE FROM consent_notes");
     sql("INSERT INTO consent_notes SELECT g, 'note ' || g FROM generate_series(1, 10) g");
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of());
+    // the operator reviewed the trigger that fails every insert with a serialization failure
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog",
+        Map.of(ConfigKey.DATABASE_REVIEWED_FUNCTIONS, "public.conflict_always_fail"));
     url = TestNodes.mcpUrl(node);
   }
 

@@ -13,6 +13,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.ParamTypeCache;
 import dev.tidemark.query.impl.CursorCodec;
 import dev.tidemark.query.impl.DescribeTableTool;
@@ -80,7 +81,8 @@ public final class QueryVerticle extends VerticleBase {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.READS);
       CursorCodec cursors = new CursorCodec(keys::ring);
       ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
-      CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
+      FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
+      CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs(), functions);
       waits = new ChangelogWaits(vertx, db.connectOptions(db.user(), db.password(), "tidemark-watch"));
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
@@ -88,8 +90,8 @@ public final class QueryVerticle extends VerticleBase {
           ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
           ToolCatalog.GET_ROW, new GetRowTool(catalog),
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
-          ToolCatalog.QUERY, new QueryTool(db, paramTypes, cursors, staleness),
-          ToolCatalog.EXPLAIN, new ExplainTool(db),
+          ToolCatalog.QUERY, new QueryTool(db, paramTypes, functions, cursors, staleness),
+          ToolCatalog.EXPLAIN, new ExplainTool(db, functions),
           ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool),
           ToolCatalog.WATCH, new WatchTool(db, pool, catalog, cursors, waits));
       consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
@@ -102,6 +104,7 @@ public final class QueryVerticle extends VerticleBase {
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
         paramTypes.clear();
+        functions.clear();
       });
       return Future.all(consumer.completion(), cancels.completion());
     });

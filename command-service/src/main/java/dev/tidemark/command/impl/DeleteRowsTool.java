@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
 import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.TableCatalog.Table;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -19,9 +20,11 @@ public final class DeleteRowsTool implements ChangeTool {
   }
 
   private final CatalogCache catalog;
+  private final FunctionGuard functions;
 
-  public DeleteRowsTool(CatalogCache catalog) {
+  public DeleteRowsTool(CatalogCache catalog, FunctionGuard functions) {
     this.catalog = catalog;
+    this.functions = functions;
   }
 
   @Override
@@ -32,7 +35,8 @@ public final class DeleteRowsTool implements ChangeTool {
     }).compose(statement -> {
       Table table = statement.table();
       SqlParams params = statement.params();
-      return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "delete")
+      return Sql.guard(functions, table, "d")
+          .compose(v -> Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "delete"))
           .compose(v -> conn.preparedQuery(statement.sql()).execute(params.tuple()))
           .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, args.containsKey("key") ? "key" : "where")))
           .map(result -> {

@@ -1,5 +1,6 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.SqlErrors;
 import dev.tidemark.database.PgJson;
 import io.vertx.core.Future;
@@ -17,6 +18,12 @@ public final class ExecuteTool implements ChangeTool {
   public static final int MAX_RETURNING_ROWS = 100;
   /** The most bytes of RETURNING row JSON a result shows, so that a plan or commit stays small enough for a model's context. */
   public static final int MAX_RETURNING_BYTES = 64 * 1024;
+
+  private final FunctionGuard functions;
+
+  public ExecuteTool(FunctionGuard functions) {
+    this.functions = functions;
+  }
 
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
@@ -48,18 +55,18 @@ public final class ExecuteTool implements ChangeTool {
     });
   }
 
-  static Future<Long> run(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
+  Future<Long> run(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
     return execute(conn, sql, params, sqlArgument, paramsArgument).map(rows -> rows.checked() ? (long) rows.rows().rowCount() : -1L);
   }
 
   /** The statement's rows, and whether its top plan node writes (so that its row count is rows changed). */
   private record Executed(RowSet<Row> rows, boolean checked) {}
 
-  private static Future<Executed> execute(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
+  private Future<Executed> execute(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
     // without params a refused value can only come from the statement's own text; the planner
     // may refuse one already (it folds constants), so the guard's failures are blamed too
     String valueArgument = params.isEmpty() ? sqlArgument : paramsArgument;
-    return WriteGuard.check(conn, sql, params, sqlArgument)
+    return WriteGuard.check(conn, functions, sql, params, sqlArgument)
         .compose(checked -> checked.statement().query().execute(checked.params())
             .map(rows -> new Executed(rows, checked.topLevelWrite())))
         .recover(err -> Future.failedFuture(SqlErrors.argumentError(err, valueArgument)));

@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
 import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
@@ -24,16 +25,23 @@ public final class InsertRowsTool implements ChangeTool {
     return false;  // its statement is built from the catalog, with every value bound
   }
 
-  private final CatalogCache catalog;
+  /** What PostgreSQL does to the table: insert, and with on_conflict: update, update. */
+  private static final String[] INSERT = {"i"};
+  private static final String[] UPSERT = {"i", "u"};
 
-  public InsertRowsTool(CatalogCache catalog) {
+  private final CatalogCache catalog;
+  private final FunctionGuard functions;
+
+  public InsertRowsTool(CatalogCache catalog, FunctionGuard functions) {
     this.catalog = catalog;
+    this.functions = functions;
   }
 
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement ->
-        conn.preparedQuery(statement.sql()).execute(statement.params().tuple())
+        Sql.guard(functions, statement.table(), "update".equals(args.getString("on_conflict")) ? UPSERT : INSERT)
+            .compose(v -> conn.preparedQuery(statement.sql()).execute(statement.params().tuple()))
             .recover(err -> Future.failedFuture(ValueFaults.pending(err, statement.params(), "rows")))
             .map(result -> (long) result.rowCount()));
   }

@@ -4,6 +4,7 @@ import dev.tidemark.command.Canonical;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.SqlText;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -83,9 +84,11 @@ public final class MigrateTool implements ChangeTool {
               AND n.nspname NOT LIKE 'pg\\_temp\\_%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%'))) AS protected""";
 
   private final DatabaseConfig database;
+  private final FunctionGuard functions;
 
-  public MigrateTool(DatabaseConfig database) {
+  public MigrateTool(DatabaseConfig database, FunctionGuard functions) {
     this.database = database;
+    this.functions = functions;
   }
 
   @Override
@@ -111,7 +114,9 @@ public final class MigrateTool implements ChangeTool {
         .compose(x -> probe(conn, statements, 0))
         .compose(x -> conn.query("SAVEPOINT tidemark_migrate").execute())
         .compose(x -> snapshot(conn))
-        .compose(before -> run(conn, statements, 0).compose(x -> snapshot(conn)).compose(after -> report(conn, statements, before, after)));
+        .compose(before -> run(conn, statements, 0).compose(x -> snapshot(conn))
+            .compose(after -> refuseReached(conn, before, after).map(after))
+            .compose(after -> report(conn, statements, before, after)));
   }
 
   /** Whether {@code sql}'s leading keywords name a kind of statement migrate runs. */
@@ -179,6 +184,33 @@ public final class MigrateTool implements ChangeTool {
               + " as CREATE TABLE ... AS): migrate changes the schema only. Create the table empty, then fill it with insert_rows or"
               + " execute, which plan and show the rows. Nothing was written.", new JsonObject().put("argument", at)));
         });
+  }
+
+  /**
+   * Refuses a migration whose new CHECK constraints, defaults, generated columns, indexes,
+   * partition keys or column types (a domain's checks) reach a function the function check
+   * refuses: each would run for every caller that writes the table. What the current transaction
+   * wrote in the catalog is what the migration made; what a table had before stays its owner's.
+   */
+  private Future<Void> refuseReached(SqlConnection conn, Snapshot before, Snapshot after) {
+    List<Long> changed = new ArrayList<>();
+    after.tables().forEach((oid, t) -> {
+      JsonObject was = before.tables().get(oid);
+      if (was == null || !definition(was).equals(definition(t))) {
+        changed.add(oid);
+      }
+    });
+    if (changed.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return conn.query("SELECT pg_current_xact_id()::xid::text").execute()
+        .compose(rows -> functions.created(conn, changed, rows.iterator().next().getString(0)))
+        .compose(refused -> refused.isEmpty() ? Future.succeededFuture() : Future.failedFuture(new ToolException(
+            ErrorCode.INVALID_ARGUMENTS, "The migration creates what would make PostgreSQL run functions Tidemark never runs for a"
+                + " caller: " + FunctionGuard.describe(refused) + ". A table's constraints, defaults, generated columns, indexes and"
+                + " column types run for every caller that writes it, so migrate creates none that reach such a function. Change the"
+                + " statements. Nothing was written.",
+            FunctionGuard.details(refused).put("argument", "statements").put("reason", "function_refused"))));
   }
 
   private Future<Snapshot> snapshot(SqlConnection conn) {

@@ -1,6 +1,7 @@
 package dev.tidemark.command.impl;
 
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
@@ -34,10 +35,10 @@ public final class RestoreRowsTool extends RestoreTool {
    * @param pool Tidemark's login, which reads the changelog
    * @param keys the database's key ring, which signed the positions changes_since gave out
    */
-  public RestoreRowsTool(DatabaseConfig database, Pool pool, Supplier<KeyRing> keys) {
+  public RestoreRowsTool(DatabaseConfig database, Pool pool, Supplier<KeyRing> keys, FunctionGuard functions) {
     this.database = database;
     this.history = new History(pool);
-    this.restorer = new Restorer(database.schemas());
+    this.restorer = new Restorer(database.schemas(), functions);
     this.keys = keys;
   }
 

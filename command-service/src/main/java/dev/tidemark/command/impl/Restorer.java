@@ -4,6 +4,7 @@ import dev.tidemark.command.impl.History.Change;
 import dev.tidemark.command.impl.History.RowRestore;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.SqlText;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -29,11 +30,12 @@ import java.util.TreeSet;
 final class Restorer {
 
   /** A served table as the caller's role sees it, by oid. */
-  private record Target(long relid, String sql, String qualified, boolean rowSecurity, boolean readable, List<String> key,
-      List<String> insertable, List<String> updatable) {}
+  private record Target(long relid, String schema, String name, String sql, String qualified, boolean rowSecurity, boolean readable,
+      List<String> key, List<String> insertable, List<String> updatable) {}
 
   private static final String TABLES_SQL = """
-      SELECT c.oid::int8 AS relid, format('%I.%I', n.nspname, c.relname) AS sql, n.nspname || '.' || c.relname AS qualified,
+      SELECT c.oid::int8 AS relid, n.nspname::text AS schema, c.relname::text AS name, format('%I.%I', n.nspname, c.relname) AS sql,
+             n.nspname || '.' || c.relname AS qualified,
              c.relrowsecurity AS row_security, has_table_privilege(c.oid, 'SELECT') AS readable,
              coalesce((SELECT array_agg(a.attname::text ORDER BY k.ord)
                          FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
@@ -48,9 +50,11 @@ final class Restorer {
        WHERE c.oid = ANY($1::int8[]::oid[]) AND c.relkind IN ('r', 'p') AND n.nspname = ANY($2::text[]) AND n.nspname <> 'tidemark'""";
 
   private final List<String> schemas;
+  private final FunctionGuard functions;
 
-  Restorer(List<String> schemas) {
+  Restorer(List<String> schemas, FunctionGuard functions) {
     this.schemas = schemas;
+    this.functions = functions;
   }
 
   /**
@@ -96,9 +100,9 @@ final class Restorer {
     return conn.preparedQuery(TABLES_SQL).execute(Tuple.tuple().addValue(relids.toArray(new Long[0])).addValue(schemas.toArray(new String[0]))).map(rs -> {
       Map<Long, Target> out = new LinkedHashMap<>();
       for (Row r : rs) {
-        Target t = new Target(r.getLong("relid"), r.getString("sql"), r.getString("qualified"), r.getBoolean("row_security"),
-            r.getBoolean("readable"), List.of(r.getArrayOfStrings("key")), List.of(r.getArrayOfStrings("insertable")),
-            List.of(r.getArrayOfStrings("updatable")));
+        Target t = new Target(r.getLong("relid"), r.getString("schema"), r.getString("name"), r.getString("sql"), r.getString("qualified"),
+            r.getBoolean("row_security"), r.getBoolean("readable"), List.of(r.getArrayOfStrings("key")),
+            List.of(r.getArrayOfStrings("insertable")), List.of(r.getArrayOfStrings("updatable")));
         if (!t.readable()) {
           throw new ToolException(ErrorCode.PERMISSION_DENIED, "Restoring rows of " + t.qualified() + " needs SELECT on the whole table:"
               + " the rows come back from the changelog with every column. Nothing was written.", new JsonObject().put("table", t.qualified()));
@@ -252,10 +256,12 @@ final class Restorer {
     List<String> counts = new ArrayList<>();
     Tuple params = Tuple.tuple();
     int n = 0;
+    Set<FunctionGuard.TableOp> writes = new java.util.LinkedHashSet<>();
     for (Map.Entry<String, JsonArray> g : groups.entrySet()) {
       Target t = groupTable.get(g.getKey());
       List<String> columns = groupColumns.get(g.getKey());
       String op = g.getKey().split("\\|")[1];
+      writes.add(new FunctionGuard.TableOp(t.schema(), t.name(), op.substring(0, 1).toLowerCase(java.util.Locale.ROOT)));
       params.addValue(g.getValue());
       String p = "$" + (++n) + "::jsonb";
       String name = "w" + n;
@@ -269,7 +275,9 @@ final class Restorer {
       counts.add("(SELECT count(*) FROM " + name + ")");
     }
     String sql = "WITH " + String.join(", ", parts) + " SELECT " + String.join(" + ", counts);
-    return conn.preparedQuery(sql).execute(params)
+    // what the tables' triggers, constraints and defaults would run, refused before anything is written back
+    return functions.check(new FunctionGuard.Reach(Set.of(), Set.of(), writes), ErrorCode.PERMISSION_DENIED, "table")
+        .compose(v -> conn.preparedQuery(sql).execute(params))
         .map(rs -> new ChangeTool.Applied(rs.iterator().next().getLong(0), null, false, ChangeTool.Report.of(report)));
   }
 

@@ -4,6 +4,7 @@ import dev.tidemark.database.SqlText;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.FilterCompiler;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
 import dev.tidemark.database.TableCatalog.Column;
@@ -22,6 +23,15 @@ final class Sql {
 
   /** A row tool's statement, built from the table's shape before anything runs in the change's transaction. */
   record Statement(Table table, String sql, SqlParams params) {}
+
+  /**
+   * Refuses, before the statement runs, a write of {@code table} with {@code ops} (i, u, d) that
+   * would make PostgreSQL run a function the function check refuses (a trigger's, a constraint's,
+   * a default's...): PERMISSION_DENIED, naming each route.
+   */
+  static Future<Void> guard(FunctionGuard functions, Table table, String... ops) {
+    return functions.check(FunctionGuard.Reach.writing(table.schema(), table.name(), ops), ErrorCode.PERMISSION_DENIED, "table");
+  }
 
   static String ident(String name) {
     return SqlText.quoteIdent(name);

@@ -1,5 +1,6 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.FunctionGuard;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -8,6 +9,12 @@ import io.vertx.sqlclient.SqlConnection;
 /** {@code transaction}: several statements, in order, in the one transaction; each sees the ones before it. */
 public final class TransactionTool implements ChangeTool {
 
+  private final ExecuteTool execute;
+
+  public TransactionTool(FunctionGuard functions) {
+    this.execute = new ExecuteTool(functions);
+  }
+
   @Override
   public Future<Long> apply(SqlConnection conn, JsonObject args) {
     JsonArray statements = args.getJsonArray("statements");
@@ -15,7 +22,7 @@ public final class TransactionTool implements ChangeTool {
     for (int i = 0; i < statements.size(); i++) {
       JsonObject s = statements.getJsonObject(i);
       String at = "statements/" + i;
-      chain = chain.compose(total -> ExecuteTool.run(conn, s.getString("sql"), s.getJsonArray("params", new JsonArray()),
+      chain = chain.compose(total -> execute.run(conn, s.getString("sql"), s.getJsonArray("params", new JsonArray()),
               at + "/sql", at + "/params")
           .map(n -> total < 0 || n < 0 ? -1L : total + n));
     }

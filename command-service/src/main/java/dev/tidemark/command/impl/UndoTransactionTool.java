@@ -1,6 +1,7 @@
 package dev.tidemark.command.impl;
 
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.Future;
@@ -19,9 +20,9 @@ public final class UndoTransactionTool extends RestoreTool {
   private final Restorer restorer;
 
   /** @param pool Tidemark's login, which reads the changelog */
-  public UndoTransactionTool(DatabaseConfig database, Pool pool) {
+  public UndoTransactionTool(DatabaseConfig database, Pool pool, FunctionGuard functions) {
     this.history = new History(pool);
-    this.restorer = new Restorer(database.schemas());
+    this.restorer = new Restorer(database.schemas(), functions);
   }
 
   @Override

@@ -5,6 +5,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.ValueFaults;
 import dev.tidemark.database.CatalogCache;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.database.TableCatalog.Column;
 import io.vertx.core.Future;
@@ -22,9 +23,11 @@ public final class UpdateRowsTool implements ChangeTool {
   }
 
   private final CatalogCache catalog;
+  private final FunctionGuard functions;
 
-  public UpdateRowsTool(CatalogCache catalog) {
+  public UpdateRowsTool(CatalogCache catalog, FunctionGuard functions) {
     this.catalog = catalog;
+    this.functions = functions;
   }
 
   @Override
@@ -32,7 +35,8 @@ public final class UpdateRowsTool implements ChangeTool {
     return catalog.inTransaction(conn, args.getString("table"), table -> build(table, args)).compose(statement -> {
       Table table = statement.table();
       SqlParams params = statement.params();
-      return Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "update")
+      return Sql.guard(functions, table, "u")
+          .compose(v -> Sql.refuseEveryRowUnlessConfirmed(conn, args, table, "update"))
           .compose(v -> conn.preparedQuery(statement.sql()).execute(params.tuple()))
           .recover(err -> Future.failedFuture(ValueFaults.pending(err, params, "set")))
           .map(result -> {

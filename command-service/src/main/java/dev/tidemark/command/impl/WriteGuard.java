@@ -45,8 +45,8 @@ public final class WriteGuard {
   private WriteGuard() {}
 
   /** @param argument the argument the statement came in, for errors (sql, or statements/3/sql) */
-  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String argument) {
-    java.util.concurrent.atomic.AtomicReference<JsonObject> planOf = new java.util.concurrent.atomic.AtomicReference<>();
+  public static Future<Checked> check(SqlConnection conn, FunctionGuard functions, String sql, JsonArray params, String argument) {
+    java.util.concurrent.atomic.AtomicReference<FunctionGuard.Reach> reach = new java.util.concurrent.atomic.AtomicReference<>();
     return conn.prepare(sql)
         .recover(err -> Future.failedFuture(StatementGuard.severalStatements(err)
             ? refuse(argument, "Send exactly one statement in " + argument + "; use the transaction tool for several.")
@@ -59,8 +59,10 @@ public final class WriteGuard {
                   ? notAChange(sql, argument)
                   : err))
               .map(plans -> {
-                JsonObject plan = ((JsonArray) plans.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan");
-                planOf.set(plan);
+                JsonArray all = (JsonArray) plans.iterator().next().getValue(0);
+                JsonObject plan = all.getJsonObject(0).getJsonObject("Plan");
+                // a rule may add plans after the first: each runs, so each is checked
+                reach.set(FunctionGuard.Reach.of(all, types));
                 StatementGuard.Shape shape = StatementGuard.shape(plan);
                 if (!shape.writes()) {
                   throw refuse(argument, "The statement in " + argument + " changes no table: only INSERT, UPDATE, DELETE or MERGE (also"
@@ -69,7 +71,7 @@ public final class WriteGuard {
                 shape.refuseOwnTables(argument);
                 return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")));
               })
-              .compose(checked -> FunctionGuard.check(conn, planOf.get(), ErrorCode.INVALID_ARGUMENTS, argument).map(checked));
+              .compose(checked -> functions.check(reach.get(), ErrorCode.INVALID_ARGUMENTS, argument).map(checked));
         }));
   }
 

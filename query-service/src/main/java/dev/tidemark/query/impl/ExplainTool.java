@@ -1,6 +1,7 @@
 package dev.tidemark.query.impl;
 
 import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.ToolReply;
@@ -17,9 +18,11 @@ import java.util.List;
 public final class ExplainTool implements ReadTool {
 
   private final DatabaseConfig database;
+  private final FunctionGuard functions;
 
-  public ExplainTool(DatabaseConfig database) {
+  public ExplainTool(DatabaseConfig database, FunctionGuard functions) {
     this.database = database;
+    this.functions = functions;
   }
 
   @Override
@@ -29,7 +32,7 @@ public final class ExplainTool implements ReadTool {
     JsonArray params = args.getJsonArray("params", new JsonArray());
     boolean analyze = args.getBoolean("analyze", false);
     return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
-        conn -> ReadGuard.check(conn, sql, params, request.caller().access() == Access.READ_WRITE).compose(checked -> {
+        conn -> ReadGuard.check(conn, functions, sql, params, request.caller().access() == Access.READ_WRITE).compose(checked -> {
           Future<JsonObject> plan = !analyze
               ? Future.succeededFuture(checked.plan())
               : conn.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) " + sql).execute(checked.params())

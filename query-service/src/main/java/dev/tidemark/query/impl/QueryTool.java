@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.ParamTypeCache;
 import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.CallerPools.CallerDb;
@@ -39,10 +40,13 @@ public final class QueryTool implements ReadTool {
   private final StalenessCheck staleness;
 
   private final ParamTypeCache paramTypes;
+  private final FunctionGuard functions;
 
-  public QueryTool(DatabaseConfig database, ParamTypeCache paramTypes, CursorCodec cursors, StalenessCheck staleness) {
+  public QueryTool(DatabaseConfig database, ParamTypeCache paramTypes, FunctionGuard functions, CursorCodec cursors,
+      StalenessCheck staleness) {
     this.database = database;
     this.paramTypes = paramTypes;
+    this.functions = functions;
     this.cursors = cursors;
     this.staleness = staleness;
   }
@@ -101,7 +105,7 @@ public final class QueryTool implements ReadTool {
   private Future<ToolReply> page(CallerDb db, ToolRequest request, String sql, JsonArray params, int limit, int maxBytes, String sqlFp,
       String paramsFp, JsonObject cursor, long offset, String pos, String[] knownTypes) {
     return CallerSessions.readOnly(db, request, database.statementTimeoutMs(),
-        conn -> ReadGuard.check(conn, sql, params, knownTypes, request.caller().access() == Access.READ_WRITE).compose(checked -> {
+        conn -> ReadGuard.check(conn, functions, sql, params, knownTypes, request.caller().access() == Access.READ_WRITE).compose(checked -> {
           paramTypes.put(sql, checked.types());
           Cursor portal = checked.statement().cursor(checked.params());
           Page.Builder builder = new Page.Builder(limit, maxBytes, "max_bytes");

@@ -33,8 +33,12 @@ import java.util.Set;
  */
 public final class ReadGuard {
 
-  /** A statement that passed the guard: the prepared statement, its bound values, its plan and the tables it reads. */
-  public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables, String[] types) {}
+  /**
+   * A statement that passed the guard: the prepared statement, its bound values, its plan, the
+   * tables it reads, its parameter types and what the function check reads of it.
+   */
+  public record Checked(PreparedStatement statement, Tuple params, JsonObject plan, Set<String> tables, String[] types,
+                        FunctionGuard.Reach reach) {}
 
   private ReadGuard() {}
 
@@ -43,12 +47,12 @@ public final class ReadGuard {
    * lookup runs after the Parse on the same connection); the EXPLAIN needs the values bound to
    * those types, so it follows.
    */
-  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, boolean mayWrite) {
-    return check(conn, sql, params, null, mayWrite);
+  public static Future<Checked> check(SqlConnection conn, FunctionGuard functions, String sql, JsonArray params, boolean mayWrite) {
+    return check(conn, functions, sql, params, null, mayWrite);
   }
 
   /**
-   * Like {@link #check(SqlConnection, String, JsonArray)}; with {@code knownTypes}, the parameter
+   * Like {@link #check(SqlConnection, FunctionGuard, String, JsonArray, boolean)}; with {@code knownTypes}, the parameter
    * types PostgreSQL gave this very text before, the lookup is skipped and the EXPLAIN goes out
    * with the Parse, in one round trip. Types that no longer hold make the check fail (a value
    * that does not convert, a parameter count or type PostgreSQL refuses); the caller then checks
@@ -56,9 +60,10 @@ public final class ReadGuard {
    * statements in one text, the EXPLAIN's included. {@code mayWrite}: whether the caller has change
    * tools, which a refusal of a write then points to.
    */
-  public static Future<Checked> check(SqlConnection conn, String sql, JsonArray params, String[] knownTypes, boolean mayWrite) {
+  public static Future<Checked> check(SqlConnection conn, FunctionGuard functions, String sql, JsonArray params, String[] knownTypes,
+      boolean mayWrite) {
     return checkPlan(conn, sql, params, knownTypes, mayWrite)
-        .compose(checked -> FunctionGuard.check(conn, checked.plan(), ErrorCode.READ_ONLY, "sql").map(checked));
+        .compose(checked -> functions.check(checked.reach(), ErrorCode.READ_ONLY, "sql").map(checked));
   }
 
   private static Future<Checked> checkPlan(SqlConnection conn, String sql, JsonArray params, String[] knownTypes, boolean mayWrite) {
@@ -130,7 +135,8 @@ public final class ReadGuard {
                 + " (such as SET, DO, CALL, NOTIFY, LISTEN, COPY, LOCK, PREPARE, DDL or transaction control).")
             : err))
         .map(planRows -> {
-          JsonObject plan = ((JsonArray) planRows.iterator().next().getValue(0)).getJsonObject(0);
+          JsonArray all = (JsonArray) planRows.iterator().next().getValue(0);
+          JsonObject plan = all.getJsonObject(0);
           StatementGuard.Shape shape = StatementGuard.shape(plan.getJsonObject("Plan"));
           if (shape.writes()) {
             throw refuse("The statement writes (INSERT, UPDATE, DELETE or MERGE, perhaps inside a WITH). " + writeAdvice(mayWrite));
@@ -139,7 +145,7 @@ public final class ReadGuard {
             throw refuse(LOCKS_OR_WRITES + writeAdvice(mayWrite));
           }
           shape.refuseOwnTables("sql");
-          return new Checked(prepared, tuple, plan, shape.relations(), types);
+          return new Checked(prepared, tuple, plan, shape.relations(), types, FunctionGuard.Reach.of(all, types));
         });
   }
 

@@ -217,8 +217,8 @@ public final class WatchTool implements ReadTool {
     }
     int asked = args.getInteger("limit", DEFAULT_LIMIT);
     return pool.query(START).execute().map(r -> r.iterator().next().getLong(0)).compose(start ->
-        CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn ->
-            conn.preparedQuery(COLUMNS).execute(Tuple.of(table.oid())).compose(cols -> {
+        CallerSessions.readOnly(db, request, database.statementTimeoutMs(), conn -> catalog.guarded(table).compose(v ->
+            conn.preparedQuery(COLUMNS).execute(Tuple.of(table.oid()))).compose(cols -> {
               Set<String> readable = new LinkedHashSet<>();
               boolean rls = false;
               for (Row r : cols) {
@@ -511,7 +511,7 @@ public final class WatchTool implements ReadTool {
         }
         List<String> images = new ArrayList<>();
         nets.forEach(n -> images.addAll(n.images()));
-        return matches(conn, table, where, images).compose(matched -> {
+        return catalog.guarded(table).compose(v -> matches(conn, table, where, images)).compose(matched -> {
           List<Boolean> inFilter = new ArrayList<>();
           List<Boolean> everIn = new ArrayList<>();
           List<String> finals = new ArrayList<>();
