@@ -285,6 +285,23 @@ class Network:
         return left
 
 
+def remove_orphans():
+    """Namespaces (and what runs in them) of earlier runs that were killed before their cleanup."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    for ns in (line.split()[0] for line in listed if line.strip()):
+        m = re.match(r"tmc(\d+)-", ns)
+        if not m or os.path.exists("/proc/" + m.group(1)):
+            continue
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        log("removed %s, left by a run that ended before its cleanup" % ns)
+
+
 def wait_port(ip, port, seconds, proc=None):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -336,8 +353,9 @@ class Postgres:
         return wait_port(self.ip, self.port, 60, self.proc)
 
     def sql(self, db, text):
-        return subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", self.sock, "-p", str(self.port),
-                               "-U", "postgres", "-d", db], input=text, capture_output=True, text=True)
+        return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", self.sock,
+                               "-p", str(self.port), "-U", "postgres", "-d", db],
+                              input=text, capture_output=True, text=True)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -956,6 +974,7 @@ class Run:
         resources = [d for d in docs if d not in hooks]
 
         # the operator's PostgreSQL and Kafka, under the names the values give them
+        remove_orphans()
         self.net = Network("tmc%d-" % os.getpid())
         node_ns, self.node_ip = self.net.host("node")
         setns("/run/netns/" + node_ns)
@@ -969,7 +988,8 @@ class Run:
         self.unpack_image()
         if not self.check("PostgreSQL answers at %s:%d" % (db_url.hostname, pg.port), pg.ready(), tail(pg.log)):
             raise Failure("no PostgreSQL")
-        self.database_setup(pg, values, db_url.path.lstrip("/"))
+        self.dbname = db_url.path.lstrip("/")
+        self.database_setup(pg, values, self.dbname)
         if not self.check("Kafka's %d brokers answer at %s" % (len(bootstrap), ", ".join(bootstrap)), kafka.ready(),
                           "\n".join(tail(l, 10) for l in kafka.logs)):
             raise Failure("no Kafka")
@@ -1080,7 +1100,7 @@ class Run:
         log("%s: %s" % (last_pod.name, tail(last_pod.log, 3).strip().replace("\n", " | ")))
 
     def start_deployments(self):
-        """Every Deployment's pods (an autoscaled one's at its HPA's minReplicas), the first of each role first."""
+        """Every Deployment's pods (an autoscaled one's at its HPA's minReplicas), in the order they start."""
         hpa = {}
         for (kind, ns, name), obj in self.store.objects.items():
             if kind == "HorizontalPodAutoscaler":
@@ -1093,8 +1113,8 @@ class Run:
             template_hash = "".join(random.choice("0123456789abcdef") for _ in range(10))
             by_deployment.append([Pod(self, d["spec"]["template"], "%s-%s-%s" % (name, template_hash, suffix(5)), name)
                                   for _ in range(replicas)])
-        for i in range(max(map(len, by_deployment), default=0)):
-            self.pods += [pods[i] for pods in by_deployment if i < len(pods)]
+        for pods in by_deployment:
+            self.pods += pods
         hosts = self.hosts_file()
         for pod in self.pods:
             pod.prepare(hosts)
@@ -1132,7 +1152,7 @@ class Run:
         for p in self.pods:
             threads.append(threading.Thread(target=watch, args=(p,)))
             threads[-1].start()
-            time.sleep(0.05)  # in order: the first pod of each role takes the first slots
+            time.sleep(0.05)  # in order: a Deployment's pods take the slots together, as they start together
         for t in threads:
             t.join()
         for pod in self.pods:
@@ -1204,6 +1224,12 @@ class Run:
                    status.get("cluster", {}).get("size") == members, json.dumps(status.get("cluster")))
         self.check("status reaches Kafka through a changelog pod", (status.get("kafka") or {}).get("reachable") is True,
                    json.dumps(status.get("kafka")))
+        changelog = [p for p in self.pods if p.labels.get("app.kubernetes.io/component") == "changelog"]
+        r = self.servers[0].sql(self.dbname, "SELECT count(*) FILTER (WHERE active) || ' of ' || count(*)"
+                                             " FROM pg_replication_slots WHERE slot_name LIKE 'tidemark%'")
+        self.check("of the %d ready changelog pods one streams the replication slot and the others stand by"
+                   % len(changelog), r.returncode == 0 and r.stdout.strip() == "1 of 1" and len(changelog) > 1
+                   and all(p.ready for p in changelog), r.stdout + r.stderr)
 
     def notes_exec(self, argv, role_keys):
         ns = option(argv, "-n", "--namespace")
