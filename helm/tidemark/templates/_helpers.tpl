@@ -336,14 +336,40 @@ an empty string, list or map keeps the base value.
 {{- toYaml $merged -}}
 {{- end -}}
 
-{{/* Whether a role gets a PodDisruptionBudget: "true" or "". */}}
+{{/* Whether a role gets a PodDisruptionBudget: "true" or "". Every role does, one pod or many: a budget of
+at least one pod can always be used, so it never blocks a drain (see the guide's "How the roles scale"). */}}
 {{- define "tidemark.wantsPdb" -}}
 {{- $cfg := include "tidemark.roleValues" . | fromYaml -}}
-{{- $own := index .root.Values .role -}}
-{{- $autoscaled := and (eq .role "gateway") $own.autoscaling.enabled -}}
-{{- if and $cfg.podDisruptionBudget.enabled (or $autoscaled (gt (int $own.replicas) 1)) -}}
+{{- if $cfg.podDisruptionBudget.enabled -}}
 true
 {{- end -}}
+{{- end -}}
+
+{{/* The role's spread over nodes and zones: its topologySpreadConstraints, each counting the role's own
+pods unless it names a labelSelector, and the affinity with zoneSpread's preferred anti-affinity added. */}}
+{{- define "tidemark.placement" -}}
+{{- $cfg := .cfg -}}
+{{- $selector := dict "matchLabels" (include "tidemark.roleSelectorLabels" .ctx | fromYaml) -}}
+{{- $spread := list -}}
+{{- range $cfg.topologySpreadConstraints -}}
+{{- $c := deepCopy . -}}
+{{- if not $c.labelSelector -}}
+{{- $_ := set $c "labelSelector" $selector -}}
+{{- end -}}
+{{- $spread = append $spread $c -}}
+{{- end -}}
+{{- $affinity := deepCopy ($cfg.affinity | default dict) -}}
+{{- $zone := $cfg.zoneSpread | default dict -}}
+{{- if and $zone.topologyKey (gt (int $zone.weight) 0) -}}
+{{- $anti := $affinity.podAntiAffinity | default dict -}}
+{{- $term := dict "weight" (int $zone.weight) "podAffinityTerm" (dict "topologyKey" $zone.topologyKey "labelSelector" $selector) -}}
+{{- $_ := set $anti "preferredDuringSchedulingIgnoredDuringExecution" (append ($anti.preferredDuringSchedulingIgnoredDuringExecution | default list) $term) -}}
+{{- $_ := set $affinity "podAntiAffinity" $anti -}}
+{{- end -}}
+{{- $out := dict -}}
+{{- with $spread }}{{ $_ := set $out "topologySpreadConstraints" . }}{{ end -}}
+{{- with $affinity }}{{ $_ := set $out "affinity" . }}{{ end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
 {{- end -}}
 
 {{/* One role's Deployment: call with (dict "root" $ "role" "query"). */}}
@@ -505,13 +531,12 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $cfg.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
+      {{- with include "tidemark.placement" (dict "cfg" $cfg "ctx" .) }}
+      {{- . | nindent 6 }}
       {{- end }}
 {{- end -}}
 
-{{/* One role's PodDisruptionBudget, when it has more than one pod to protect. */}}
+{{/* One role's PodDisruptionBudget. */}}
 {{- define "tidemark.pdb" -}}
 {{- if include "tidemark.wantsPdb" . -}}
 {{- $cfg := include "tidemark.roleValues" . | fromYaml -}}
@@ -524,6 +549,9 @@ metadata:
     {{- include "tidemark.roleLabels" . | nindent 4 }}
 spec:
   maxUnavailable: {{ $cfg.podDisruptionBudget.maxUnavailable }}
+  {{- if semverCompare ">=1.27-0" .root.Capabilities.KubeVersion.Version }}
+  unhealthyPodEvictionPolicy: {{ $cfg.podDisruptionBudget.unhealthyPodEvictionPolicy }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "tidemark.roleSelectorLabels" . | nindent 6 }}
