@@ -74,6 +74,18 @@ public final class ClusterSetup {
     return false;
   }
 
+  /**
+   * Members found through a Kubernetes Service are looked up only while a starting member waits to join: with no wait, the
+   * pods of a release that start together each form a cluster of their own (seen when the chart's pods were run), so the
+   * wait there is never below {@link #KUBERNETES_MIN_JOIN_WAIT_SECONDS}.
+   */
+  static final int KUBERNETES_MIN_JOIN_WAIT_SECONDS = 5;
+
+  static int joinWaitSeconds(ClusterConfig cluster) {
+    return cluster.kubernetesServiceDns().isEmpty() ? cluster.joinWaitSeconds()
+        : Math.max(KUBERNETES_MIN_JOIN_WAIT_SECONDS, cluster.joinWaitSeconds());
+  }
+
   static Config hazelcast(ClusterConfig cluster) {
     Config hz = ConfigUtil.loadConfig();
     hz.setClusterName(cluster.name());
@@ -83,7 +95,7 @@ public final class ClusterSetup {
     // a dead member is noticed within seconds, not the default minute
     hz.setProperty("hazelcast.heartbeat.interval.seconds", "1");
     hz.setProperty("hazelcast.max.no.heartbeat.seconds", "10");
-    hz.setProperty("hazelcast.wait.seconds.before.join", String.valueOf(cluster.joinWaitSeconds()));
+    hz.setProperty("hazelcast.wait.seconds.before.join", String.valueOf(joinWaitSeconds(cluster)));
     hz.setProperty("hazelcast.local.localAddress", cluster.host());
     // leaving waits for the partitions it owns to reach the members that stay, at most this long
     // (Hazelcast's default is 10 minutes); their backups are already there, so little is at stake
