@@ -132,6 +132,9 @@ class NotificationDeliveryClusterIT {
         Subscriber sub = new Subscriber("session " + s + " (stream on " + (s % 2 == 0 ? "A" : "B") + ")", uris, session);
         sub.stream = SseStream.open(HttpMethod.GET, gateways.get(s % 2), GatewayClusterIT.streamHeaders(session, null), null);
         assertEquals(200, sub.stream.status());
+        SseStream opened = sub.stream;
+        Await.that("the GET stream's first bytes", ROUND_TIMEOUT, () -> !opened.text().isEmpty());
+        assertTrue(opened.text().startsWith("retry: 1000\n\n"), "it tells the client how long to wait before reconnecting: " + opened.text());
         subscribers.add(sub);
       }
       // a 2026-07-28 listen stream on B beside them

@@ -97,6 +97,7 @@ public final class McpEndpoint {
   private final Challenges challenges;
   private final ScopeGate scopes;
   private final Drain drain = new Drain();
+  private final ServiceClient services;
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -122,7 +123,7 @@ public final class McpEndpoint {
     this.requestStates = new RequestStates(vertx);
     Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
     this.scopes = new ScopeGate(grants, challenges);
-    ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
+    this.services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
@@ -168,7 +169,7 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
-    return inFlight.start().compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
+    return inFlight.start().compose(v -> services.start()).compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
@@ -177,7 +178,7 @@ public final class McpEndpoint {
     inFlight.stopStreams();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
-        .compose(v -> sessions.stop()).compose(v -> inFlight.stop());
+        .compose(v -> sessions.stop()).compose(v -> services.stop()).compose(v -> inFlight.stop());
   }
 
   /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */
@@ -228,7 +229,7 @@ public final class McpEndpoint {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());
           } else if (turn instanceof Turn.Run r) {
-            run(r.call());
+            run(r.call(), ctx.request().getHeader(HttpHeaders.USER_AGENT));
           }
           return null;
         })
@@ -266,9 +267,9 @@ public final class McpEndpoint {
     };
   }
 
-  private void run(Call call) {
+  private void run(Call call, String userAgent) {
     if (call.modern() && ModernEra.LISTEN.equals(call.method())) {
-      listenStreams.open(call);
+      listenStreams.open(call, ResponseChannel.openingOf(userAgent));
     } else {
       runner.run(call);
     }
@@ -282,7 +283,7 @@ public final class McpEndpoint {
     }
     admit(ctx).compose(who -> lifecycle.streamOf(ctx.request().headers(), who)
             .compose(sessionId -> getStreams.open(ctx.response(), who, sessionId, ctx.request().getHeader(McpHeaders.LAST_EVENT_ID),
-                () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
+                ctx.request().getHeader(HttpHeaders.USER_AGENT), () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
         .onFailure(err -> answers.refuse(ctx, err));
   }
 

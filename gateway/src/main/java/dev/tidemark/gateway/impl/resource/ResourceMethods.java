@@ -59,10 +59,7 @@ public final class ResourceMethods {
             : Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("contents", new JsonArray(contents)), 0, "private")));
       }
       if (reply.isError()) {
-        if (notThere(reply)) {
-          return Future.failedFuture(notFound(call, uri));
-        }
-        return Future.failedFuture(new RpcFailure(JsonRpc.INTERNAL_ERROR, reply.error().getString("code") + ": " + reply.error().getString("message")));
+        return Future.failedFuture(notThere(reply) ? notFound(call, uri) : failed(reply));
       }
       return Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("contents", new JsonArray().add(new JsonObject()
           .put("uri", uri).put("mimeType", "application/json").put("text", reply.structured().encode()))), 0, "private"));
@@ -81,6 +78,18 @@ public final class ResourceMethods {
           ? Future.failedFuture(notFound(call, uri))
           : subscriptions.add(call.database(), key, target).map(new JsonObject());
     });
+  }
+
+  /**
+   * A resource method that the tool behind it could not answer for a reason other than the
+   * resource (no query service running, a timeout): -32603 with the tool error's code and message,
+   * and in {@code data} the code and whether the same request may succeed later.
+   */
+  public static RpcFailure failed(ToolReply reply) {
+    String code = reply.error().getString("code");
+    boolean retriable = ErrorCode.of(code).map(ErrorCode::retriable).orElse(false);
+    return new RpcFailure(JsonRpc.INTERNAL_ERROR, code + ": " + reply.error().getString("message"), 200,
+        new JsonObject().put("code", code).put("retriable", retriable));
   }
 
   static RpcFailure notFound(Call call, String uri) {
@@ -121,7 +130,8 @@ public final class ResourceMethods {
   /**
    * The form a subscription is kept under, so that a change finds it: {@code schema.name} for
    * tables, the key re-encoded for rows. Null when the resource does not exist or the caller
-   * cannot read it, which refuses the subscription.
+   * cannot read it, which refuses the subscription; failed ({@link #failed}) when the query service
+   * could not say, as when none runs.
    */
   public Future<String> canonical(Call call, String uri) {
     if (uri.equals(ResourceUris.SCHEMA) || uri.equals(ResourceUris.CHANGES)
@@ -134,7 +144,8 @@ public final class ResourceMethods {
     }
     return services.read(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", parsed.table())).compose(reply -> {
       if (reply.isError()) {
-        return Future.succeededFuture(null);
+        // a table that is not there refuses the subscription; a query service that is not there fails it, to be sent again
+        return notThere(reply) ? Future.succeededFuture(null) : Future.failedFuture(failed(reply));
       }
       String qualified = reply.structured().getString("schema") + "." + reply.structured().getString("name");
       if (parsed.kind().equals("table")) {
@@ -152,7 +163,8 @@ public final class ResourceMethods {
       // a row names a resource only when the caller may read it now: under row-level security a
       // subscription to someone else's row would tell when it changes
       return services.read(call, ToolCatalog.GET_ROW, new JsonObject().put("table", qualified).put("key", keyArgument(parsed)))
-          .map(row -> row.isError() ? null : ResourceUris.row(qualified, parsed.key()));
+          .compose(row -> !row.isError() ? Future.succeededFuture(ResourceUris.row(qualified, parsed.key()))
+              : notThere(row) ? Future.succeededFuture(null) : Future.failedFuture(failed(row)));
     });
   }
 }

@@ -46,7 +46,8 @@ public final class GetStream {
    * A {@code Last-Event-ID} of a POST stream resumes that stream; one of the GET stream, or none, or
    * one this server never issues, opens the GET stream.
    */
-  public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, Runnable endSession) {
+  public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, String userAgent,
+      Runnable endSession) {
     EventId last = EventId.parse(lastEventId);
     if (last != null && !last.onGetStream()) {
       return replay(sessionId, last).map(missed -> {
@@ -54,7 +55,7 @@ public final class GetStream {
         return null;
       });
     }
-    return live(response, who, sessionId, last, endSession);
+    return live(response, who, sessionId, last, ResponseChannel.openingOf(userAgent), endSession);
   }
 
   /** What the session's log holds after {@code last}; a {@link Refusal} when the replay store cannot be read. */
@@ -86,7 +87,8 @@ public final class GetStream {
    * stored after the read is published to a consumer that already listens; the cursor sends what
    * the store holds after the client's place and every live event after it, in seq order, each once.
    */
-  private Future<Void> live(HttpServerResponse response, Authenticated who, String sessionId, EventId last, Runnable endSession) {
+  private Future<Void> live(HttpServerResponse response, Authenticated who, String sessionId, EventId last, String opening,
+      Runnable endSession) {
     String streamId = UUID.randomUUID().toString();
     // live events that arrive before the cursor knows where the client is wait for it
     List<JsonObject> early = new ArrayList<>();
@@ -118,7 +120,7 @@ public final class GetStream {
           cursor[0] = new GetCursor(vertx, events, sessionId, next, channel::forward);
           early.forEach(body -> forwardLive(cursor[0], body));
           early.clear();
-          serve(response, channel, cursor[0], who, sessionId, streamId, consumer, endSession, takenOver)
+          serve(response, channel, cursor[0], opening, who, sessionId, streamId, consumer, endSession, takenOver)
               .onSuccess(v -> cursor[0].start())
               .onFailure(err -> cursor[0].close());
           return (Void) null;
@@ -127,7 +129,8 @@ public final class GetStream {
   }
 
   /** Holds the stream until it closes, is taken over or revoked; completes once the stream's first bytes are out. */
-  private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, GetCursor cursor, Authenticated who, String sessionId,
+  private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, GetCursor cursor, String opening, Authenticated who,
+      String sessionId,
       String streamId, MessageConsumer<JsonObject> consumer, Runnable endSession, boolean[] takenOver) {
     // a quiet stream reads the store now and then for an event whose publication never reached it
     long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> {
@@ -163,7 +166,7 @@ public final class GetStream {
       return Future.failedFuture("closed"); // revoked while its credentials were being checked, or taken over
     }
     return subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED))
-        .compose(v -> response.write(":\n\n"));
+        .compose(v -> response.write(opening)); // how long to wait before reconnecting, should it break
   }
 
   /** A live event of the GET stream, {@code {"seq", "message"}} as {@code Subscriptions} publishes it. */

@@ -5,6 +5,7 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
+import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
@@ -45,7 +46,8 @@ public final class ListenStream {
     this.canonical = canonical;
   }
 
-  public void open(Call call) {
+  /** @param opening the stream's first bytes ({@link ResponseChannel#openingOf}) */
+  public void open(Call call, String opening) {
     ResponseChannel channel = call.channel();
     Object filter = call.params().getValue("notifications");
     if (filter != null && !(filter instanceof JsonObject)) {
@@ -91,7 +93,10 @@ public final class ListenStream {
     List<Future<Entry>> resolving = new ArrayList<>();
     for (String uri : resourceUris) {
       resolving.add(canonical.apply(call, uri).map(key -> key == null ? null
-          : new Entry(key, Subscriptions.listenerTarget(listenerId, uri), uri)).otherwise((Entry) null));
+          : new Entry(key, Subscriptions.listenerTarget(listenerId, uri), uri))
+          // a URI the caller may not subscribe to is left out; a query service that could not say fails the stream
+          .recover(err -> err instanceof RpcFailure f && f.code() == JsonRpc.INVALID_PARAMS
+              ? Future.succeededFuture(null) : Future.failedFuture(err)));
     }
     if (listChanged) {
       resolving.add(Future.succeededFuture(new Entry(Subscriptions.LIST_CHANGED,
@@ -115,14 +120,15 @@ public final class ListenStream {
             acknowledged.put("resourceSubscriptions", honoured);
           }
           return Future.all(entries.stream().map(e -> subscriptions.add(call.database(), e.key(), e.target())).toList())
-              .compose(v -> channel.open())
+              .compose(v -> channel.openStaying(opening))
               .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
                   .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))));
         })
         .onFailure(err -> {
           LOG.warn("listen stream failed to open: {}", err.toString());
           cleanup.run();
-          channel.finish(200, JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "The subscription could not be opened; retry shortly."));
+          channel.finish(200, err instanceof RpcFailure f ? f.toMessage(call.id())
+              : JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "The subscription could not be opened; retry shortly."));
         });
   }
 }
