@@ -93,6 +93,11 @@ public final class Addresses {
    * for a change only under keys it heard of here (or in its periodic read of the map's keys).
    */
   public static final String SUBSCRIBED_V1 = "tidemark.subscribed.v1";
+  /**
+   * Cluster map of the subscriptions each caller holds, by caller id: per session the resources it
+   * subscribes to, per listen stream how many and until when its gateway last vouched for it.
+   */
+  public static final String SUBSCRIPTION_HOLDERS_MAP = "tidemark.subscription-holders.v1";
   /** Cluster map of claimed change positions: the gateway that claims one announces that change. */
   public static final String NOTIFIED_MAP = "tidemark.notified.v1";
   /**

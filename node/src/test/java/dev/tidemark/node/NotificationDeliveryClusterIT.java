@@ -8,9 +8,7 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
-import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -139,11 +137,8 @@ class NotificationDeliveryClusterIT {
       }
       // a 2026-07-28 listen stream on B beside them
       Subscriber listener = new Subscriber("listen stream on B", new TreeSet<>(List.of(table, row(1), row(3))), null);
-      JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", "load").put("method", "subscriptions/listen")
-          .put("params", new JsonObject().put("notifications", new JsonObject().put("resourceSubscriptions", new JsonArray(List.copyOf(listener.uris))))
-              .put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
-                  .put("io.modelcontextprotocol/clientCapabilities", new JsonObject())));
-      listener.stream = SseStream.open(HttpMethod.POST, gateways.get(1), listenHeaders(), listen.toBuffer());
+      listener.stream = SseStream.open(HttpMethod.POST, gateways.get(1), TestNodes.listenHeaders(TestNodes.READ_ONLY_TOKEN),
+          TestNodes.listenRequest("load", List.copyOf(listener.uris)).toBuffer());
       assertEquals("notifications/subscriptions/acknowledged", listener.stream.next(15_000).data().getString("method"));
       subscribers.add(listener);
 
@@ -264,14 +259,5 @@ class NotificationDeliveryClusterIT {
     }, ROUND_TIMEOUT);
     assertTrue(heard, "round " + r + " (rows " + rows[0] + " with SQL, " + rows[1] + " with update_rows): notifications missing after "
         + ROUND_TIMEOUT + ": " + missing);
-  }
-
-  private static MultiMap listenHeaders() {
-    return MultiMap.caseInsensitiveMultiMap()
-        .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
-        .add("Content-Type", "application/json")
-        .add("Accept", "application/json, text/event-stream")
-        .add("MCP-Protocol-Version", "2026-07-28")
-        .add("Mcp-Method", "subscriptions/listen");
   }
 }

@@ -38,6 +38,7 @@ import dev.tidemark.gateway.impl.method.ServerInfo;
 import dev.tidemark.gateway.impl.prompt.PromptMethods;
 import dev.tidemark.gateway.impl.resource.ChangeNotifier;
 import dev.tidemark.gateway.impl.resource.ResourceMethods;
+import dev.tidemark.gateway.impl.resource.SubscriptionHolders;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.session.EventLog;
@@ -118,7 +119,9 @@ public final class McpEndpoint {
     this.rateLimit = new RateLimit(vertx, config.callLimits());
     this.serverRequests = new ServerRequests(vertx);
     ServerInfo info = new ServerInfo(node);
-    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
+    SubscriptionHolders holders = new SubscriptionHolders(vertx, config.subscriptionLimits(),
+        id -> sessions.get(id).map(session -> session != null), subscriptions::removeAll);
+    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions, holders);
 
     this.requestStates = new RequestStates(vertx);
     Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
@@ -130,7 +133,7 @@ public final class McpEndpoint {
         new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
-    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions);
+    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions, holders);
     PromptMethods prompts = new PromptMethods(extensions, contexts);
     MethodTable table = new MethodTable()
         // a requestState that this cluster did not issue for this very request stops it before it runs
@@ -151,7 +154,7 @@ public final class McpEndpoint {
         .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
-    this.listenStreams = new ListenStream(vertx, subscriptions, inFlight, resources::canonical);
+    this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
   }
 
   public Future<Void> start(Router router) {

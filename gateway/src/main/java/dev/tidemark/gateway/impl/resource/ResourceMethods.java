@@ -28,11 +28,13 @@ public final class ResourceMethods {
   private final List<McpExtension> extensions;
   private final ServiceClient services;
   private final Subscriptions subscriptions;
+  private final SubscriptionHolders holders;
 
-  public ResourceMethods(List<McpExtension> extensions, ServiceClient services, Subscriptions subscriptions) {
+  public ResourceMethods(List<McpExtension> extensions, ServiceClient services, Subscriptions subscriptions, SubscriptionHolders holders) {
     this.extensions = List.copyOf(extensions);
     this.services = services;
     this.subscriptions = subscriptions;
+    this.holders = holders;
   }
 
   public Future<JsonObject> list(Call call) {
@@ -66,17 +68,32 @@ public final class ResourceMethods {
     });
   }
 
-  /** {@code resources/subscribe} ({@code on}) and {@code resources/unsubscribe} of a 2025-11-25 session. */
+  /**
+   * {@code resources/subscribe} ({@code on}) and {@code resources/unsubscribe} of a 2025-11-25
+   * session. A subscription is counted against the session's and the caller's limits before it is
+   * added, and refused, changing nothing, past either.
+   */
   public Future<JsonObject> subscribe(Call call, boolean on) {
     String uri = Params.requireString(call.params(), "uri");
     String target = Subscriptions.sessionTarget(call.sessionId(), uri);
+    String callerId = call.caller().id();
     return canonical(call, uri).compose(key -> {
       if (!on) {
-        return subscriptions.remove(call.database(), key == null ? uri : key, target).map(new JsonObject());
+        String kept = key == null ? uri : key;
+        return subscriptions.remove(call.database(), kept, target)
+            .compose(v -> holders.removeForSession(callerId, call.sessionId(), new SubscriptionHolders.Held(call.database(), kept, uri)))
+            .map(new JsonObject());
       }
-      return key == null
-          ? Future.failedFuture(notFound(call, uri))
-          : subscriptions.add(call.database(), key, target).map(new JsonObject());
+      if (key == null) {
+        return Future.failedFuture(notFound(call, uri));
+      }
+      SubscriptionHolders.Held held = new SubscriptionHolders.Held(call.database(), key, uri);
+      return holders.addForSession(callerId, call.sessionId(), held)
+          .compose(added -> subscriptions.add(call.database(), key, target)
+              // not subscribed after all: it counts no more
+              .recover(err -> (added ? holders.removeForSession(callerId, call.sessionId(), held) : Future.<Void>succeededFuture())
+                  .transform(x -> Future.failedFuture(err))))
+          .map(new JsonObject());
     });
   }
 

@@ -119,6 +119,11 @@ public final class Subscriptions {
         });
   }
 
+  /** Removes every subscription of session {@code sessionId} in {@code held}. */
+  public Future<Void> removeAll(String sessionId, List<SubscriptionHolders.Held> held) {
+    return Future.join(held.stream().map(h -> remove(h.database(), h.key(), sessionTarget(sessionId, h.uri()))).toList()).mapEmpty();
+  }
+
   /**
    * Adds {@code key} to the index, or removes it, after the index writes this gateway asked for
    * before: one at a time, so that a stream that subscribes to many resources at once does not
