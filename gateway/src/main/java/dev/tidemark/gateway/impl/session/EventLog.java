@@ -117,7 +117,7 @@ public final class EventLog {
    */
   public Future<EventId> appendToGet(String sessionId, JsonObject message) {
     JsonObject entry = entry(message, keptSize(message));
-    return map().compose(m -> position(m, sessionId).compose(from -> place(m, sessionId, from, entry, 0)))
+    return map().compose(m -> position(m, sessionId).compose(from -> place(m, sessionId, from, from, entry, 0)))
         .map(seq -> new EventId(EventId.GET_STREAM, seq));
   }
 
@@ -138,22 +138,30 @@ public final class EventLog {
         return Future.succeededFuture(current.getLong("next"));
       }
       long first = System.currentTimeMillis() * 1000;
-      return m.putIfAbsent(head, new JsonObject().put("next", first), SessionStore.IDLE_MILLIS)
+      return m.putIfAbsent(head, head(first), SessionStore.IDLE_MILLIS)
           .map(previous -> previous == null ? first : previous.getLong("next"));
     });
   }
 
-  private Future<Long> place(AsyncMap<String, JsonObject> m, String sessionId, long seq, JsonObject entry, int attempt) {
+  /** Stores {@code entry} at {@code seq} or the first free seq after it; {@code hint} is the head's seq this writer read. */
+  private Future<Long> place(AsyncMap<String, JsonObject> m, String sessionId, long hint, long seq, JsonObject entry, int attempt) {
     if (attempt >= MAX_PLACE_ATTEMPTS) {
       return Future.failedFuture(new IllegalStateException("the GET stream of a session stayed contended"));
     }
     return m.putIfAbsent(key(sessionId, EventId.GET_STREAM, seq), entry, SessionStore.IDLE_MILLIS).compose(previous -> {
       if (previous != null) {
-        return place(m, sessionId, seq + 1, entry, attempt + 1); // another writer stored this seq first
+        return place(m, sessionId, hint, seq + 1, entry, attempt + 1); // another writer stored this seq first
       }
       m.remove(key(sessionId, EventId.GET_STREAM, seq - MAX_EVENTS));
-      return advance(m, sessionId, seq + 1, 0).map(seq);
+      // usually the head still says what this writer read: one compare-and-set moves it on
+      return m.replaceIfPresent(getHead(sessionId), head(hint), head(seq + 1))
+          .compose(moved -> moved ? Future.succeededFuture() : advance(m, sessionId, seq + 1, 0))
+          .map(seq);
     });
+  }
+
+  private static JsonObject head(long next) {
+    return new JsonObject().put("next", next);
   }
 
   /**
@@ -166,10 +174,9 @@ public final class EventLog {
       if (current != null && current.getLong("next") >= next || attempt >= MAX_CLAIMS) {
         return Future.succeededFuture();
       }
-      JsonObject moved = new JsonObject().put("next", next);
       Future<Boolean> done = current == null
-          ? m.putIfAbsent(head, moved, SessionStore.IDLE_MILLIS).map(previous -> previous == null)
-          : m.replaceIfPresent(head, current, moved);
+          ? m.putIfAbsent(head, head(next), SessionStore.IDLE_MILLIS).map(previous -> previous == null)
+          : m.replaceIfPresent(head, current, head(next));
       return done.compose(ok -> ok ? Future.succeededFuture() : advance(m, sessionId, next, attempt + 1));
     });
   }
