@@ -71,6 +71,9 @@ public enum ConfigKey {
 
   KEYS_REFRESH_SECONDS("keys.refresh-seconds", "10", "How often a node reloads the key ring (tidemark.key_ring) that signs and encrypts cursors, plan ids and caller identities; a key added by tidemark keys rotate is used for signing only after twice this long, so that every node knows it first."),
 
+  RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION("resources.max-subscriptions-per-session", "100", "Resources one 2025-11-25 session, or one 2026-07-28 subscriptions/listen stream, may subscribe to at once. A resources/subscribe past it, or a listen stream that names more, is refused with JSON-RPC error -32030 naming this key; unsubscribe from one first."),
+  RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER("resources.max-subscriptions-per-caller", "1000", "Resource subscriptions one caller may hold at once across the cluster, its sessions and listen streams together. Past it a subscription is refused with JSON-RPC error -32030 naming this key. A session's subscriptions count until it ends or expires, a listen stream's until it closes (within a minute when its gateway died)."),
+
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),

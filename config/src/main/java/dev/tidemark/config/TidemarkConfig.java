@@ -38,6 +38,7 @@ public record TidemarkConfig(
     TracingConfig tracing,
     long drainTimeoutMs,
     EventsConfig events,
+    SubscriptionLimits subscriptionLimits,
     List<DatabaseConfig> databases) {
 
   public TidemarkConfig {
@@ -62,7 +63,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, databases);
   }
 
   /**
@@ -77,7 +78,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, databases);
   }
 
   @Override
@@ -118,6 +119,12 @@ public record TidemarkConfig(
    * @param callsPerMinute the cluster-wide budget of one caller's tool calls per minute; 0 for none
    * @param burst the calls of one counting window, whose length spreads the budget evenly; never above callsPerMinute
    */
+  /**
+   * @param perSession resources one 2025-11-25 session, or one listen stream, may subscribe to at once
+   * @param perCaller subscriptions one caller may hold at once across the cluster
+   */
+  public record SubscriptionLimits(int perSession, int perCaller) {}
+
   public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs, int callsPerMinute, int burst) {
 
     public CallLimits {
@@ -426,6 +433,8 @@ public record TidemarkConfig(
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
             v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
+        new SubscriptionLimits(v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION),
+            v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER)),
         databases);
   }
 

@@ -38,6 +38,7 @@ import dev.tidemark.gateway.impl.method.ServerInfo;
 import dev.tidemark.gateway.impl.prompt.PromptMethods;
 import dev.tidemark.gateway.impl.resource.ChangeNotifier;
 import dev.tidemark.gateway.impl.resource.ResourceMethods;
+import dev.tidemark.gateway.impl.resource.SubscriptionHolders;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.session.EventLog;
@@ -97,6 +98,7 @@ public final class McpEndpoint {
   private final Challenges challenges;
   private final ScopeGate scopes;
   private final Drain drain = new Drain();
+  private final ServiceClient services;
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -117,19 +119,21 @@ public final class McpEndpoint {
     this.rateLimit = new RateLimit(vertx, config.callLimits());
     this.serverRequests = new ServerRequests(vertx);
     ServerInfo info = new ServerInfo(node);
-    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
+    SubscriptionHolders holders = new SubscriptionHolders(vertx, config.subscriptionLimits(),
+        id -> sessions.get(id).map(session -> session != null), subscriptions::removeAll);
+    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions, holders);
 
     this.requestStates = new RequestStates(vertx);
     Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
     this.scopes = new ScopeGate(grants, challenges);
-    ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
+    this.services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
         new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
-    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions);
+    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions, holders);
     PromptMethods prompts = new PromptMethods(extensions, contexts);
     MethodTable table = new MethodTable()
         // a requestState that this cluster did not issue for this very request stops it before it runs
@@ -150,7 +154,7 @@ public final class McpEndpoint {
         .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
-    this.listenStreams = new ListenStream(vertx, subscriptions, inFlight, resources::canonical);
+    this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
   }
 
   public Future<Void> start(Router router) {
@@ -168,7 +172,7 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
-    return inFlight.start().compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
+    return inFlight.start().compose(v -> services.start()).compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
@@ -177,7 +181,7 @@ public final class McpEndpoint {
     inFlight.stopStreams();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
-        .compose(v -> sessions.stop()).compose(v -> inFlight.stop());
+        .compose(v -> sessions.stop()).compose(v -> services.stop()).compose(v -> inFlight.stop());
   }
 
   /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */
@@ -228,7 +232,7 @@ public final class McpEndpoint {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());
           } else if (turn instanceof Turn.Run r) {
-            run(r.call());
+            run(r.call(), ctx.request().getHeader(HttpHeaders.USER_AGENT));
           }
           return null;
         })
@@ -266,9 +270,9 @@ public final class McpEndpoint {
     };
   }
 
-  private void run(Call call) {
+  private void run(Call call, String userAgent) {
     if (call.modern() && ModernEra.LISTEN.equals(call.method())) {
-      listenStreams.open(call);
+      listenStreams.open(call, ResponseChannel.openingOf(userAgent));
     } else {
       runner.run(call);
     }
@@ -282,7 +286,7 @@ public final class McpEndpoint {
     }
     admit(ctx).compose(who -> lifecycle.streamOf(ctx.request().headers(), who)
             .compose(sessionId -> getStreams.open(ctx.response(), who, sessionId, ctx.request().getHeader(McpHeaders.LAST_EVENT_ID),
-                () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
+                ctx.request().getHeader(HttpHeaders.USER_AGENT), () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
         .onFailure(err -> answers.refuse(ctx, err));
   }
 

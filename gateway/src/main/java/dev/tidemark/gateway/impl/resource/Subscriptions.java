@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Who wants to hear about which resource, cluster-wide: legacy sessions (their events are kept for
@@ -21,6 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * only, on the gateway that holds the stream). Any node can notify; delivery finds the holder.
  */
 public final class Subscriptions {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Subscriptions.class);
 
   /** The pseudo-URI under which receivers of list_changed notifications are kept. */
   public static final String LIST_CHANGED = "*list_changed*";
@@ -113,6 +117,11 @@ public final class Subscriptions {
           vertx.eventBus().publish(Addresses.SUBSCRIBED_V1, key);
           return null;
         });
+  }
+
+  /** Removes every subscription of session {@code sessionId} in {@code held}. */
+  public Future<Void> removeAll(String sessionId, List<SubscriptionHolders.Held> held) {
+    return Future.join(held.stream().map(h -> remove(h.database(), h.key(), sessionTarget(sessionId, h.uri()))).toList()).mapEmpty();
   }
 
   /**
@@ -219,8 +228,11 @@ public final class Subscriptions {
         String target = (String) t;
         int space = target.indexOf(' ');
         JsonObject message = messageFor.apply(space < 0 ? uri : target.substring(space + 1));
-        sent.add(deliver(database, uri, target, message)
-            .recover(err -> Future.succeededFuture())); // one receiver's trouble never stops the others
+        sent.add(deliver(database, uri, target, message).recover(err -> {
+          // one receiver's trouble never stops the others
+          LOG.warn("could not notify {} of {}: {}", target, uri, err.toString());
+          return Future.succeededFuture();
+        }));
       }
       return Future.join(sent).mapEmpty();
     });
