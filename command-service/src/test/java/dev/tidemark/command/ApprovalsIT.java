@@ -58,7 +58,9 @@ class ApprovalsIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    Map<ConfigKey, String> overrides = Map.of(ConfigKey.DATABASE_APPROVAL_TABLES, "ap_salary");
+    // the tables' trigger functions are the test's own, reviewed as an operator would review them
+    Map<ConfigKey, String> overrides = Map.of(ConfigKey.DATABASE_APPROVAL_TABLES, "ap_salary",
+        ConfigKey.DATABASE_REVIEWED_FUNCTIONS, "public.ap_bonus,public.ap_book");
     harness = CommandRole.start(infra, DB, overrides);
     Map<ConfigKey, String> values = ServiceHarness.config(infra, "command");
     values.putAll(ChangelogRole.served(infra, DB, DB, overrides));
