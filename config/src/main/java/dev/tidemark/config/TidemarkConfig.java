@@ -165,7 +165,8 @@ public record TidemarkConfig(
       Map<String, String> callerPasswords,
       String sslMode,
       String sslRootCert,
-      List<String> approvalTables) {
+      List<String> approvalTables,
+      int callerSharePercent) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -183,7 +184,12 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables);
+          callerPasswords, sslMode, sslRootCert, approvalTables, callerSharePercent);
+    }
+
+    /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */
+    public int perCaller() {
+      return Math.max(1, Math.min(poolSize, poolSize * callerSharePercent / 100));
     }
 
     /**
@@ -518,7 +524,8 @@ public record TidemarkConfig(
           callerPasswords(),
           sslMode(),
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
-          list(ConfigKey.DATABASE_APPROVAL_TABLES));
+          list(ConfigKey.DATABASE_APPROVAL_TABLES),
+          positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100));
     }
 
     /**

@@ -36,6 +36,10 @@ public final class Meters {
    * (its share group id: the database, a hash of its owner and its name).
    */
   public static final String EVENTS_CONSUMER_LAG = "tidemark.events.consumer.lag";
+  /** Gauge: calls waiting for a caller's turn of a caller pool, by {@code pool_name}. */
+  public static final String CALLER_POOL_WAITING = "tidemark.caller.pool.waiting";
+  /** Counter: calls that got no connection of a caller pool in time, by {@code pool_name} and {@code limit} (the config key they met). */
+  public static final String CALLER_POOL_REFUSALS = "tidemark.caller.pool.refusals";
   /** Gauge: how late, in seconds, a task ran on each event loop at the last probe, by {@code loop}. */
   public static final String EVENT_LOOP_DELAY = "tidemark.event.loop.delay";
 
