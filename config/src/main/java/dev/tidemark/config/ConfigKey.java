@@ -107,6 +107,9 @@ public enum ConfigKey {
   TRACING_SAMPLE_RATIO("tracing.sample-ratio", "1.0", "Share of calls without a traceparent whose spans are exported, from 0 to 1. A call with a traceparent follows its sampled flag."),
   TRACING_SERVICE_NAME("tracing.service-name", "tidemark", "The service.name of this node's spans; each node also names itself by node.id in service.instance.id."),
 
+  WATCH_MAX_WAITING_PER_CALLER("watch.max-waiting-per-caller", "16", "watch calls with wait_ms one caller may have waiting at once on one node with the query role; one more is LIMIT_EXCEEDED, naming when one of them answers at the latest."),
+  WATCH_MAX_WAITING_PER_SESSION("watch.max-waiting-per-session", "8", "watch calls with wait_ms one MCP session (2025-11-25) may have waiting at once on one gateway; one more is LIMIT_EXCEEDED."),
+
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required)."),
   COMMAND_MIGRATE_ROLES("command.migrate-roles", "", "Comma-separated PostgreSQL roles whose read-write callers see and may call the migrate tool (schema changes). Empty: nobody may."),
 

@@ -38,6 +38,7 @@ public record TidemarkConfig(
     TracingConfig tracing,
     long drainTimeoutMs,
     EventsConfig events,
+    WatchConfig watch,
     List<DatabaseConfig> databases) {
 
   public TidemarkConfig {
@@ -62,7 +63,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, watch, databases);
   }
 
   /**
@@ -77,7 +78,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, watch, databases);
   }
 
   @Override
@@ -307,6 +308,9 @@ public record TidemarkConfig(
     }
   }
 
+  /** How many watch calls may wait at once: per caller on a query node, per session on a gateway. */
+  public record WatchConfig(int maxWaitingPerCaller, int maxWaitingPerSession) {}
+
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayBatchBytes, long relayPollMs, long reconcileSeconds,
       long maxSlotLagBytes) {}
@@ -430,6 +434,7 @@ public record TidemarkConfig(
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
             v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
+        new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
         databases);
   }
 
