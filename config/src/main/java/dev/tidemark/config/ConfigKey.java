@@ -116,6 +116,11 @@ public enum ConfigKey {
   EVENTS_MAX_DELIVERIES("events.max-deliveries", "5", "Deliveries of an event, from 1 to 9, after which it is dead-lettered instead of delivered again; with Tidemark's own dead letters the share group's delivery limit is one above it (the broker allows 2 to 10)."),
   EVENTS_CONSUMERS_PER_NODE("events.consumers-per-node", "8", "Kafka share consumers one node keeps for one events consumer: each holds one lease at a time, so this bounds the leases a node holds at once per consumer."),
   EVENTS_BROKER_DEAD_LETTERS("events.broker-dead-letters", "true", "Dead-letter events in the broker's own dead-letter topic of each share group (KIP-1191) when the broker has it (share.version 2, Kafka 4.4); false, or a broker without it: Tidemark dead-letters them itself."),
+  EVENTS_MAX_CONSUMERS_PER_CALLER("events.max-consumers-per-caller", "20", "Events consumers one caller may have in a database; events_next that would create one more is LIMIT_EXCEEDED. A consumer counts until it is removed (events.consumer-idle-seconds, or tidemark consumers delete)."),
+  EVENTS_MAX_CONSUMERS_PER_ROLE("events.max-consumers-per-role", "200", "Events consumers the callers of one PostgreSQL role may have in a database, together; events_next that would create one more is LIMIT_EXCEEDED."),
+  EVENTS_CONSUMER_IDLE_SECONDS("events.consumer-idle-seconds", "604800", "An events consumer that no events tool call used for this long is removed, with its share group, its dead-letter topic and its dead letters; one node removes it. A later events_next of its name creates it anew. 0: never. Keep it well above the longest pause of your workers."),
+  EVENTS_CONSUMER_SWEEP_SECONDS("events.consumer-sweep-seconds", "60", "How often each node with the query role looks for events consumers to remove (idle ones, and those tidemark consumers delete marked)."),
+  EVENTS_WORKER_IDLE_SECONDS("events.worker-idle-seconds", "60", "A Kafka share consumer that served no call for this long is closed, releasing its two threads, its broker connection and its place in the group; the next events_next opens one again (its first poll takes about one group heartbeat)."),
   EVENTS_ADMIN_ROLES("events.admin-roles", "", "Comma-separated PostgreSQL roles whose callers are events administrators: they may call events_seek.");
 
   private final String key;

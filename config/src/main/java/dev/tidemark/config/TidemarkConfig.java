@@ -301,8 +301,14 @@ public record TidemarkConfig(
     }
   }
 
-  /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
-  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
+  /**
+   * The events tools: dead letters, share consumers per node, who may move a consumer, the quotas of
+   * consumers per caller and per role, and when idle consumers and share consumers are removed.
+   *
+   * @param consumerIdleSeconds 0: consumers are never removed for idleness
+   */
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles,
+      int maxConsumersPerCaller, int maxConsumersPerRole, long consumerIdleSeconds, long consumerSweepSeconds, long workerIdleSeconds) {
     public EventsConfig {
       adminRoles = List.copyOf(adminRoles);
     }
@@ -433,7 +439,10 @@ public record TidemarkConfig(
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
-            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES),
+            v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_CALLER), v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_ROLE),
+            v.nonNegativeLong(ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS), v.positiveLong(ConfigKey.EVENTS_CONSUMER_SWEEP_SECONDS),
+            v.positiveLong(ConfigKey.EVENTS_WORKER_IDLE_SECONDS)),
         new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
         databases);
   }

@@ -8,7 +8,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
@@ -25,15 +24,7 @@ import picocli.CommandLine.Option;
     subcommands = {KeysCommand.ListKeys.class, KeysCommand.Rotate.class})
 final class KeysCommand extends CommandGroup {
 
-  static class Common {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-    Path config;
-
-    @Option(names = "--database", paramLabel = "NAME", description = "The served database whose key ring this is; default: the default database.")
-    String database;
+  static class Common extends OnDatabase {
 
     TidemarkConfig config() {
       return ServeCommand.load(spec, config, null);

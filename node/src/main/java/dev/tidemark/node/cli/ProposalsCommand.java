@@ -1,16 +1,10 @@
 package dev.tidemark.node.cli;
 
-import dev.tidemark.database.Pools;
 import dev.tidemark.command.Proposals;
-import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -28,33 +22,11 @@ import picocli.CommandLine.Parameters;
 final class ProposalsCommand extends CommandGroup {
 
   /** Options every proposals command shares. */
-  static class Common {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file; docs/configuration.md lists its keys.")
-    Path config;
-
-    @Option(names = "--database", paramLabel = "NAME", description = "The served database; default: the default database.")
-    String database;
+  static class Common extends OnDatabase {
 
     /** Runs {@code work} against the database's proposals; a refusal prints its message and exits 1. */
     int with(Function<Proposals, Future<String>> work) throws Exception {
-      TidemarkConfig all = ServeCommand.load(spec, config, null);
-      TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
-      Vertx vertx = Vertx.vertx();
-      try {
-        String out = work.apply(new Proposals(vertx, cfg, Pools.create(vertx, cfg.database()))).toCompletionStage().toCompletableFuture()
-            .get(120, TimeUnit.SECONDS);
-        spec.commandLine().getOut().println(out);
-        return 0;
-      } catch (java.util.concurrent.ExecutionException e) {
-        Throwable cause = e.getCause();
-        spec.commandLine().getErr().println("tidemark proposals: " + (cause instanceof ToolException te ? te.getMessage() : cause.toString()));
-        return 1;
-      } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      }
+      return run("proposals", 120, (vertx, cfg) -> work.apply(new Proposals(vertx, cfg, Pools.create(vertx, cfg.database()))));
     }
 
     /** Who decides: --by, else the operating system's user. */

@@ -90,7 +90,7 @@ public final class Leases {
   private Future<JsonObject> lease(ToolRequest request, Group group, int max, long deadline) {
     long now = System.currentTimeMillis();
     if (pool.held(group.consumer.group())) {
-      return Future.failedFuture(unavailable("events_seek is moving consumer " + group.consumer.name() + "; call again in a few seconds."));
+      return Future.failedFuture(EventErrors.held(group.consumer.name()));
     }
     ShareSlot slot = pool.slot(group, max);
     if (slot == null) {

@@ -3,10 +3,13 @@ package dev.tidemark.query.events.impl;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,14 +21,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * This node's share consumers, up to {@code events.consumers-per-node} per consumer, each holding
- * one batch at a time; the holds events_seek puts on groups; and the count of events leased here,
- * reported to the cluster map that events_status sums. Used on the verticle's context only.
+ * one batch at a time; the holds events_seek and the removal of a consumer put on groups
+ * ({@link #onControl}); and the count of events leased here, reported to the cluster map that
+ * events_status sums. A share consumer costs two threads (its own, and the Kafka client's network
+ * thread), a broker connection and a place in its group, so one idle for {@code
+ * events.worker-idle-seconds} is closed. Used on the verticle's context only.
  */
 public final class SharePool {
 
   private static final Logger LOG = LoggerFactory.getLogger(SharePool.class);
-  /** A share consumer idle this long is closed: it holds a connection and a place in its group. */
-  public static final long IDLE_MS = 60_000;
 
   private final Vertx vertx;
   private final Context context;
@@ -103,6 +107,7 @@ public final class SharePool {
     props.put("default.api.timeout.ms", (int) config.kafka().requestTimeoutMs());
     ShareSlot slot = new ShareSlot(id, context, props, topic, max);
     group.slots.add(slot);
+    counted();
     return slot;
   }
 
@@ -111,12 +116,59 @@ public final class SharePool {
     return group == null ? null : group.slots.stream().filter(s -> s.id.equals(slotId)).findFirst().orElse(null);
   }
 
-  /** Closes share consumers nobody used for {@link #IDLE_MS}. */
+  /** How long a share consumer may serve nobody before {@link #closeIdle} closes it. */
+  public long idleMs() {
+    return config.events().workerIdleSeconds() * 1000L;
+  }
+
+  /** Closes share consumers nobody used for {@link #idleMs}. */
   public void closeIdle() {
     long now = System.currentTimeMillis();
     for (Group group : groups.values()) {
-      new ArrayList<>(group.slots).stream().filter(s -> !s.busy && s.lease == null && now - s.idleSinceMs > IDLE_MS)
+      new ArrayList<>(group.slots).stream().filter(s -> !s.busy && s.lease == null && now - s.idleSinceMs > idleMs())
           .forEach(s -> retire(group, s));
+    }
+  }
+
+  /** Share consumers open on this node, of every consumer. */
+  public int open() {
+    return groups.values().stream().mapToInt(g -> g.slots.size()).sum();
+  }
+
+  /** Reports the share consumers open here to the node's gauge, after each change. */
+  private void counted() {
+    Meters.of(vertx).events().shareConsumers(config.database().name(), open());
+  }
+
+  /** Share consumers open on this node for share group {@code groupId}. */
+  int openFor(String groupId) {
+    Group group = groups.get(groupId);
+    return group == null ? 0 : group.slots.size();
+  }
+
+  /**
+   * Forgets the consumer of the group, which is being removed: its share consumers close, and it
+   * is held until {@code untilMs}, so that a call of it here waits for the removal instead of
+   * joining the group again; a later call finds no consumer and makes a new one.
+   */
+  void forget(String groupId, long untilMs) {
+    hold(groupId, untilMs);
+    groups.remove(groupId);
+  }
+
+  /** A hold, resume or forget published on the control address by a seek or a removal on any node. */
+  public void onControl(Message<JsonObject> msg) {
+    JsonObject body = msg.body();
+    String id = body.getString("group", "");
+    long until = System.currentTimeMillis() + body.getLong("hold_ms", Seek.EMPTY_WAIT_MS);
+    switch (body.getString("action", "")) {
+      case "hold" -> hold(id, until);
+      case "forget" -> forget(id, until);
+      case "resume" -> {
+        String from = body.getString("delivers_from");
+        resume(id, from == null ? null : Instant.parse(from), body.containsKey("delivers_from"));
+      }
+      default -> LOG.debug("events: an unknown control action {}", body.getString("action"));
     }
   }
 
@@ -128,6 +180,7 @@ public final class SharePool {
     }
     slot.lease = null;
     slot.close();
+    counted();
     reportLeased(group);
   }
 
@@ -136,6 +189,7 @@ public final class SharePool {
     List<Future<?>> closing = new ArrayList<>();
     groups.values().forEach(g -> g.slots.forEach(s -> closing.add(s.close())));
     groups.clear();
+    counted();
     return closing;
   }
 
