@@ -308,7 +308,8 @@ public record TidemarkConfig(
    * @param consumerIdleSeconds 0: consumers are never removed for idleness
    */
   public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles,
-      int maxConsumersPerCaller, int maxConsumersPerRole, long consumerIdleSeconds, long consumerSweepSeconds, long workerIdleSeconds) {
+      int maxConsumersPerCaller, int maxConsumersPerRole, long consumerIdleSeconds, long consumerSweepSeconds, long workerIdleSeconds,
+      int maxWorkersPerCaller) {
     public EventsConfig {
       adminRoles = List.copyOf(adminRoles);
     }
@@ -442,7 +443,7 @@ public record TidemarkConfig(
             v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES),
             v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_CALLER), v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_ROLE),
             v.nonNegativeLong(ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS), v.positiveLong(ConfigKey.EVENTS_CONSUMER_SWEEP_SECONDS),
-            v.positiveLong(ConfigKey.EVENTS_WORKER_IDLE_SECONDS)),
+            v.positiveLong(ConfigKey.EVENTS_WORKER_IDLE_SECONDS), v.positiveInt(ConfigKey.EVENTS_MAX_WORKERS_PER_CALLER)),
         new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
         databases);
   }

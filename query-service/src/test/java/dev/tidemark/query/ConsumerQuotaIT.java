@@ -54,6 +54,8 @@ class ConsumerQuotaIT {
   static final int PER_CALLER = 30;
   static final int PER_ROLE = 31;
   static final int WORKER_IDLE_SECONDS = 30;
+  /** events.max-workers-per-caller: the share consumers one caller holds open on the node. */
+  static final int WORKERS = 4;
   static final Duration WAIT = Duration.ofSeconds(60);
 
   private static final Caller FIRST = reader("it-quota-first");
@@ -76,7 +78,8 @@ class ConsumerQuotaIT {
         "GRANT SELECT ON public.cq_items TO tidemark_reader, tidemark_writer");
     server = QueryRole.withChangelog(infra, DB, Map.of(ConfigKey.DATABASE_NAME, NAME,
         ConfigKey.EVENTS_MAX_CONSUMERS_PER_CALLER, String.valueOf(PER_CALLER), ConfigKey.EVENTS_MAX_CONSUMERS_PER_ROLE, String.valueOf(PER_ROLE),
-        ConfigKey.EVENTS_WORKER_IDLE_SECONDS, String.valueOf(WORKER_IDLE_SECONDS), ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS, "0"));
+        ConfigKey.EVENTS_WORKER_IDLE_SECONDS, String.valueOf(WORKER_IDLE_SECONDS), ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS, "0",
+        ConfigKey.EVENTS_MAX_WORKERS_PER_CALLER, String.valueOf(WORKERS)));
     kafka = Admin.create(Map.of("bootstrap.servers", infra.kafkaBootstrapServers()));
   }
 
@@ -114,6 +117,12 @@ class ConsumerQuotaIT {
         || t.getName().equals("consumer_background_thread")).count();
   }
 
+  /** The share consumers' threads beyond {@code before}, once those that made room for others have closed. */
+  private static long settled(long before) {
+    Await.until(() -> eventsThreads() - before <= 2L * WORKERS, WAIT);
+    return eventsThreads() - before;
+  }
+
   private static int threads() {
     return ManagementFactory.getThreadMXBean().getThreadCount();
   }
@@ -137,10 +146,12 @@ class ConsumerQuotaIT {
     long eventsWith = eventsThreads();
     long heapWith = heapAfterGc();
     System.out.printf("consumers: %d consumers made and leased once in %d ms: %+d threads (%+d of share consumers), %+d KB of heap"
-        + " after a collection%n", PER_CALLER, tookMs, threadsWith - threadsBefore, eventsWith - eventsBefore,
-        (heapWith - heapBefore) / 1024);
+        + " after a collection; once the ones that made room closed: %+d threads of share consumers%n", PER_CALLER, tookMs,
+        threadsWith - threadsBefore, eventsWith - eventsBefore, (heapWith - heapBefore) / 1024, settled(eventsBefore));
     assertTrue(tookMs < WORKER_IDLE_SECONDS * 1000L, "the measure ran past the share consumers' idle time");
-    assertEquals(2L * PER_CALLER, eventsWith - eventsBefore, "two threads per share consumer");
+    // the share consumers made room for (the caller's idlest) close on their own threads, a moment later
+    Await.that("at most events.max-workers-per-caller share consumers, two threads each", WAIT,
+        () -> eventsThreads() - eventsBefore <= 2L * WORKERS);
 
     JsonObject refused = server.error(FIRST, "events_next", next("one-too-many"), "LIMIT_EXCEEDED");
     assertEquals("events.max-consumers-per-caller", refused.getString("limit"), refused::encode);
@@ -177,6 +188,38 @@ class ConsumerQuotaIT {
     System.out.printf("consumers: after %d s idle their share consumers closed: %+d threads (%+d of share consumers), %+d KB of heap"
         + " against before%n", WORKER_IDLE_SECONDS, threads() - threadsBefore, eventsThreads() - eventsBefore,
         (heapAfterGc() - heapBefore) / 1024);
+  }
+
+  /** A caller whose share consumers on the node all hold leases gets UNAVAILABLE naming the cap; one that ends makes room. */
+  @Test
+  void aCallersShareConsumersOnANodeAreCappedAndAFullCapIsRetriable() {
+    Caller workers = new Caller("it-quota-workers", "it-quota-workers", DatabaseSetup.WRITER_ROLE, Access.READ_WRITE, List.of("*"));
+    for (int i = 0; i <= WORKERS; i++) {
+      server.ok(workers, "events_next", next("k" + i));
+    }
+    sql(infra, DB, "INSERT INTO public.cq_items VALUES (" + (int) (System.nanoTime() & 0xfffffff) + ")");
+    List<JsonObject> held = new ArrayList<>();
+    for (int i = 0; i < WORKERS; i++) {
+      JsonObject args = next("k" + i).put("wait_ms", 2000);
+      JsonObject[] leased = new JsonObject[1];
+      Await.that("an event for k" + i, WAIT, () -> {
+        JsonArray events = server.ok(workers, "events_next", args).getJsonArray("events");
+        leased[0] = events.isEmpty() ? null : events.getJsonObject(0);
+        return leased[0] != null;
+      });
+      held.add(leased[0]);
+    }
+    JsonObject full = server.error(workers, "events_next", next("k" + WORKERS), "UNAVAILABLE");
+    assertEquals("events.max-workers-per-caller", full.getString("limit"), full::encode);
+    assertEquals(WORKERS, full.getInteger("max_workers"));
+    long retry = full.getLong("retry_after_ms");
+    assertTrue(retry >= 100 && retry <= 10_000, "retry_after_ms " + retry);
+    // another caller is not held back by this one's leases
+    server.ok(ServiceHarness.WRITER, "events_next", next("w-other"));
+    // an ack ends a lease: its share consumer is free, and makes room
+    server.ok(workers, "events_ack", new JsonObject().put("consumer", "k0").put("event_ids", new JsonArray().add(held.get(0).getString("event_id")))
+        .put("lease_token", held.get(0).getString("lease_token")));
+    server.ok(workers, "events_next", next("k" + WORKERS));
   }
 
   @Test

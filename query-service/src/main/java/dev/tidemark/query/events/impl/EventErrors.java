@@ -19,6 +19,15 @@ final class EventErrors {
         + " then made anew).");
   }
 
+  /** A caller whose share consumers on this node all hold leases or serve calls; {@code retryAfterMs} until the first lease ends. */
+  static ToolException workers(int cap, long retryAfterMs) {
+    long retry = Math.max(100, retryAfterMs);
+    return new ToolException(ErrorCode.UNAVAILABLE, "Your consumers already hold " + cap + " share consumers on this node, the most one"
+        + " caller may (events.max-workers-per-caller), and every one holds a lease or serves a call; nothing was leased. Acknowledge"
+        + " events you hold, or call again in about " + retry + " ms, when the first of those leases ends.",
+        new JsonObject().put("limit", "events.max-workers-per-caller").put("max_workers", cap).put("retry_after_ms", retry));
+  }
+
   /** A quota of consumers used up: {@code situation}, the key that sets it, the quota and the use. */
   static ToolException quota(String situation, String key, int quota, long use) {
     return new ToolException(ErrorCode.LIMIT_EXCEEDED, situation + " (" + key + ", " + quota + "); no consumer was created. Reuse one"

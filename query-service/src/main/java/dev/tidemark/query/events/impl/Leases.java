@@ -92,7 +92,12 @@ public final class Leases {
     if (pool.held(group.consumer.group())) {
       return Future.failedFuture(EventErrors.held(group.consumer.name()));
     }
-    ShareSlot slot = pool.slot(group, max);
+    ShareSlot slot;
+    try {
+      slot = pool.slot(group, max);
+    } catch (ToolException refused) {
+      return Future.failedFuture(refused);
+    }
     if (slot == null) {
       return Future.failedFuture(unavailable("This node's " + config.events().consumersPerNode() + " share consumers of consumer "
           + group.consumer.name() + " all hold leases; acknowledge events, or call again when a lease ended."));

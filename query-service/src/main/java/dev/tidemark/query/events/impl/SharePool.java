@@ -81,7 +81,10 @@ public final class SharePool {
     }
   }
 
-  /** An idle share consumer of the group taking batches of {@code max}, made when there is room; null when all hold leases. */
+  /**
+   * An idle share consumer of the group taking batches of {@code max}, made when there is room; null
+   * when all hold leases; UNAVAILABLE when the consumer's owner holds its cap of them here ({@link #makeRoomFor}).
+   */
   ShareSlot slot(Group group, int max) {
     group.slots.removeIf(ShareSlot::closed);
     ShareSlot other = null;
@@ -98,6 +101,8 @@ public final class SharePool {
         return null;
       }
       retire(group, other);  // it took batches of another size: every record it takes is locked, so its size must be the call's
+    } else {
+      makeRoomFor(group.consumer.owner());
     }
     Map<String, Object> props = config.kafka().clientProperties();
     props.put("group.id", group.consumer.group());
@@ -109,6 +114,39 @@ public final class SharePool {
     group.slots.add(slot);
     counted();
     return slot;
+  }
+
+  /**
+   * Keeps the share consumers one caller holds open on this node, over all its consumers, under
+   * {@code events.max-workers-per-caller}: at the cap, the caller's share consumer idle longest
+   * closes to make room; when every one holds a lease or serves a call, UNAVAILABLE naming the cap
+   * and when the first of those leases ends. So one caller's many consumers cannot take every
+   * thread of a node from the others.
+   */
+  private void makeRoomFor(String owner) {
+    int cap = config.events().maxWorkersPerCaller();
+    List<Group> own = groups.values().stream().filter(g -> g.consumer.owner().equals(owner)).toList();
+    if (own.stream().mapToInt(g -> g.slots.size()).sum() < cap) {
+      return;
+    }
+    Group idleGroup = null;
+    ShareSlot idlest = null;
+    long soonestEnd = Long.MAX_VALUE;
+    for (Group g : own) {
+      for (ShareSlot s : g.slots) {
+        if (!s.busy && s.lease == null && (idlest == null || s.idleSinceMs < idlest.idleSinceMs)) {
+          idlest = s;
+          idleGroup = g;
+        }
+        if (s.lease != null) {
+          soonestEnd = Math.min(soonestEnd, s.lease.expiresAtMs);
+        }
+      }
+    }
+    if (idlest == null) {
+      throw EventErrors.workers(cap, soonestEnd == Long.MAX_VALUE ? 0 : soonestEnd - System.currentTimeMillis());
+    }
+    retire(idleGroup, idlest);
   }
 
   /** The group's share consumer {@code slotId} on this node, or null. */
