@@ -44,7 +44,10 @@ class FairShareNodeIT {
   @Test
   void anotherTokenOfTheRoleIsAnsweredWhileOneTokenFloodsItWithSlowQueries(SharedInfra infra) throws Exception {
     TestNodes.prepareDatabase(infra);
-    TidemarkNode node = TestNodes.startAlone(infra, "gateway,query", Map.of());
+    // the defaults a node runs with (the tests' nodes have smaller pools)
+    TidemarkNode node = TestNodes.startAlone(infra, "gateway,query", Map.of(ConfigKey.DATABASE_POOL_SIZE,
+        ConfigKey.DATABASE_POOL_SIZE.defaultValue(), ConfigKey.DATABASE_POOL_WAIT_MS, ConfigKey.DATABASE_POOL_WAIT_MS.defaultValue(),
+        ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS.defaultValue()));
     int port = dev.tidemark.devstack.FreePorts.allocate();
     Map<ConfigKey, String> values = TestNodes.config(infra, TestNodes.clusterName(), port, "127.0.0.1:" + port, "query");
     Cli.Run created = Cli.withConfig(dir, values, "token", "create", "--name", "it-flood-" + UUID.randomUUID().toString().substring(0, 8),
