@@ -52,6 +52,8 @@ class HttpHardeningIT {
     TestNodes.prepareDatabase(infra);
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_POOL_SIZE, "16",
+        // the gateway's cap per caller is tested here: one caller may take the whole pool (database.caller-share-percent)
+        ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "100",
         ConfigKey.AUTH_MAX_CONCURRENT_CALLS, "16",
         ConfigKey.AUTH_MAX_QUEUED_CALLS, "2",
         ConfigKey.AUTH_QUEUE_TIMEOUT_MS, "500"));

@@ -129,7 +129,7 @@ public final class McpEndpoint {
     this.services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
-    ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
+    ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), config.watch().maxWaitingPerSession(), extensions, services,
         new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
