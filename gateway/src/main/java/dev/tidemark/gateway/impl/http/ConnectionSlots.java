@@ -13,6 +13,11 @@ import java.util.Set;
  * Unauthenticated connections are capped apart ({@code http.max-unauthenticated-connections}):
  * past that cap the one that has waited longest is closed, so a flood of silent or refused
  * sockets costs a new client at most a retry, never a refusal while the flood lasts.
+ *
+ * <p>One per node: every gateway instance (one per event loop) opens and authenticates its own
+ * connections here, so both caps are the node's. The pools change under a lock, held for a set
+ * operation and never while a connection is closed: each connection is opened, authenticated and
+ * closed on its own loop, and any loop may close the one it evicts (Vert.x closes it on its own).
  */
 public final class ConnectionSlots {
 
