@@ -65,6 +65,9 @@ public final class InFlight {
 
   private final Vertx vertx;
   private final Revocations revocations;
+  private static final char KEY_END = '#';
+
+  /** By the key each call is held under ({@link #heldKey}), one of its own. */
   private final Map<String, Held> calls = new ConcurrentHashMap<>();
   private final Map<String, Held> streams = new ConcurrentHashMap<>();
   private MessageConsumer<JsonObject> cancels;
@@ -87,13 +90,23 @@ public final class InFlight {
   }
 
   public Future<Void> start() {
-    cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> {
-      Held call = calls.remove(msg.body().getString("key"));
-      if (call != null) {
+    cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> cancel(msg.body().getString("key", "")));
+    return cancels.completion();
+  }
+
+  /** The key a call is held under: the stable key a cancellation names, and a number of its own. */
+  public static String heldKey(String stableKey, long number) {
+    return stableKey + KEY_END + number;
+  }
+
+  /** Stops the calls held under {@code stableKey} (those a client sent with one id in one session at once, all of them). */
+  void cancel(String stableKey) {
+    String prefix = stableKey + KEY_END;
+    calls.forEach((key, call) -> {
+      if (key.startsWith(prefix) && calls.remove(key, call)) {
         call.run(call.stop());
       }
     });
-    return cancels.completion();
   }
 
   /** Ends every open stream gracefully (listen streams get their completion result). */

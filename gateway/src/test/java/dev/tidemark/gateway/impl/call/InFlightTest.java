@@ -93,6 +93,22 @@ class InFlightTest {
   }
 
   @Test
+  void twoCallsSentWithOneIdInOneSessionAreHeldApartAndACancellationStopsBoth() {
+    long now = System.nanoTime();
+    String first = InFlight.heldKey("s|1", 1);
+    String second = InFlight.heldKey("s|1", 2);
+    String other = InFlight.heldKey("s|11", 3);
+    inFlight.holdCall(first, held("alice", "first"), now);
+    inFlight.holdCall(second, held("alice", "second"), now);
+    inFlight.holdCall(other, held("alice", "other"), now);
+    assertEquals(3, inFlight.callCount(), "neither hides the other");
+    inFlight.cancel("s|1");
+    assertEquals(List.of("stop first", "stop second"), ended.stream().sorted().toList());
+    assertFalse(inFlight.releaseCall(first), "a cancelled call gets no answer");
+    assertTrue(inFlight.releaseCall(other), "a call whose id only starts alike goes on");
+  }
+
+  @Test
   void stoppingTheNodeStopsStreamsButNotCalls() {
     long now = System.nanoTime();
     inFlight.holdCall("k", held("alice", "call"), now);
