@@ -13,6 +13,7 @@ public enum ConfigKey {
   NODE_EVENT_LOOPS("node.event-loops", "0", "Event-loop threads of this node. 0: one per CPU core the JVM sees."),
   NODE_QUERY_INSTANCES("node.query-instances", "0", "Instances of the read tools' service on a node with the query role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
   NODE_COMMAND_INSTANCES("node.command-instances", "0", "Instances of the change tools' service on a node with the command role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
+  NODE_GATEWAY_INSTANCES("node.gateway-instances", "0", "Instances of the MCP endpoint on a node with the gateway role, each on its own event loop, all listening on http.port: Vert.x hands each new connection to the next instance. 0: one per event loop."),
   NODE_DRAIN_TIMEOUT_MS("node.drain-timeout-ms", "15000", "Longest a stopping node waits for its calls in flight to finish before it ends them and leaves the cluster."),
   ROLES("roles", "gateway,query,command,changelog", "Comma-separated roles this node runs: gateway, query, command, changelog."),
 
@@ -22,8 +23,8 @@ public enum ConfigKey {
   HTTP_MAX_BODY_BYTES("http.max-body-bytes", "4194304", "Largest request body accepted; larger bodies get 413."),
   HTTP_BODY_TIMEOUT_MS("http.body-timeout-ms", "30000", "Longest a client may take to send a request body once its headers arrived; slower bodies get 408."),
   HTTP_IDLE_TIMEOUT_SECONDS("http.idle-timeout-seconds", "60", "A connection that sends nothing for this long is closed; this is also the deadline for a request's headers. Open SSE streams stay alive with comments every 15 s."),
-  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway holds open; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
-  HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
+  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway node holds open, across its instances; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
+  HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway node holds open, across its instances, that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
   HTTP_PUBLIC_URL("http.public-url", "", "The origin clients reach the endpoint at, as scheme://host[:port] without a path (https://tidemark.example.com): the endpoint's public URL is this followed by http.path, and /{database} for a named database. Each such URL is the OAuth resource its metadata document names and, by default, the audience its tokens must carry. Required with auth.oauth.issuer."),
 
@@ -79,8 +80,8 @@ public enum ConfigKey {
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),
   AUTH_ANONYMOUS_ROLE("auth.anonymous-role", "tidemark_reader", "With auth.enabled false, the PostgreSQL role of the one anonymous read-only caller. It needs a login in database.caller-passwords like every caller role; it is never database.user."),
-  AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway; more wait in a queue."),
-  AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
+  AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway node, across its instances; more wait in a queue."),
+  AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway node for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
   AUTH_RATE_LIMIT_CALLS_PER_MINUTE("auth.rate-limit.calls-per-minute", "0", "Tool calls one caller may make per minute across all gateways of the cluster; a call past it is answered with HTTP 429 and Retry-After. 0: no limit."),
   AUTH_RATE_LIMIT_BURST("auth.rate-limit.burst", "0", "Most tool calls one caller may make at once within auth.rate-limit.calls-per-minute: the budget is counted in windows of 60 x burst / calls-per-minute seconds, burst calls each. 0: the whole minute's budget (one-minute windows)."),
   AUTH_QUEUE_TIMEOUT_MS("auth.queue-timeout-ms", "5000", "Longest a queued tool call waits for a free slot before it ends with UNAVAILABLE."),

@@ -342,7 +342,8 @@ public record TidemarkConfig(
       int eventBusPort,
       int eventLoops,
       int queryInstances,
-      int commandInstances) {
+      int commandInstances,
+      int gatewayInstances) {
 
     /** The event loops of a node: node.event-loops, or one per core the JVM sees. */
     public int loops() {
@@ -360,6 +361,14 @@ public record TidemarkConfig(
     public int instances(int configured, int poolSize) {
       int wanted = configured > 0 ? configured : Math.min(loops(), poolSize / CONNECTIONS_PER_INSTANCE);
       return Math.max(1, Math.min(wanted, poolSize));
+    }
+
+    /**
+     * How many instances of the MCP endpoint a gateway node runs: node.gateway-instances, or one per
+     * event loop. Unlike the services', an instance holds no connection of its own, so nothing caps it.
+     */
+    public int gatewayInstanceCount() {
+      return gatewayInstances > 0 ? gatewayInstances : loops();
     }
 
     /** The fewest connections of each caller pool an instance gets when the number of instances is not configured. */
@@ -418,7 +427,8 @@ public record TidemarkConfig(
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
             v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS),
             v.nonNegativeInt(ConfigKey.NODE_QUERY_INSTANCES),
-            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES)),
+            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES),
+            v.nonNegativeInt(ConfigKey.NODE_GATEWAY_INSTANCES)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         new CallLimits(

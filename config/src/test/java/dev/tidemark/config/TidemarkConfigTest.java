@@ -56,6 +56,17 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void theGatewayRunsOneInstancePerEventLoopWhateverThePoolSizeUnlessToldHowMany() {
+    TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "2"));
+    assertEquals(3, c.cluster().gatewayInstanceCount(), "an endpoint instance holds no connection of the pool");
+    TidemarkConfig one = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.NODE_GATEWAY_INSTANCES, "1"));
+    assertEquals(1, one.cluster().gatewayInstanceCount());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.NODE_GATEWAY_INSTANCES, "-1")));
+    assertTrue(e.getMessage().contains("node.gateway-instances"), e.getMessage());
+  }
+
+  @Test
   void tracingExportsNothingByDefaultAndRefusesWhatItCannotUse() {
     TidemarkConfig.TracingConfig defaults = TidemarkConfig.from(Map.of()).tracing();
     assertEquals(new TidemarkConfig.TracingConfig("", 1.0, "tidemark"), defaults);

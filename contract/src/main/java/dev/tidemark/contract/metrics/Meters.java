@@ -50,6 +50,10 @@ public final class Meters {
   public static final String CALLER_POOL_REFUSALS = "tidemark.caller.pool.refusals";
   /** Gauge: how late, in seconds, a task ran on each event loop at the last probe, by {@code loop}. */
   public static final String EVENT_LOOP_DELAY = "tidemark.event.loop.delay";
+  /** Counter: HTTP connections the gateway took, by the {@code loop} whose gateway instance serves them. */
+  public static final String GATEWAY_CONNECTIONS = "tidemark.gateway.connections";
+
+  private static final String EVENT_LOOP_THREAD = "vert.x-eventloop-thread-";
 
   /** A registry that keeps nothing, for roles deployed without a node. */
   private static final MeterRegistry NONE = new CompositeMeterRegistry();
@@ -71,6 +75,16 @@ public final class Meters {
   public static NodeMeters of(Vertx vertx) {
     Object installed = vertx.sharedData().getLocalMap(MAP).get(KEY);
     return installed instanceof Installed i ? i.meters() : Holder.UNINSTALLED;
+  }
+
+  /**
+   * The {@code loop} label of the event loop that runs the caller: the number Vert.x gives its
+   * thread ({@code vert.x-eventloop-thread-<n>}), so that every per-loop meter names a loop alike;
+   * {@code other} off an event loop.
+   */
+  public static String loopLabel() {
+    String thread = Thread.currentThread().getName();
+    return thread.startsWith(EVENT_LOOP_THREAD) ? thread.substring(EVENT_LOOP_THREAD.length()) : "other";
   }
 
   private static final class Holder {

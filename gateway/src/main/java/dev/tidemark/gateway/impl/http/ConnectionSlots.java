@@ -16,6 +16,11 @@ import java.util.Set;
  * connection to {@link #opened} with its first request head, not when it is accepted: a socket
  * that never sends a whole head is not counted here, and {@code http.idle-timeout-seconds} (the
  * deadline for a request's headers) closes it.
+ *
+ * <p>One per node: every gateway instance (one per event loop) opens and authenticates its own
+ * connections here, so both caps are the node's. The pools change under a lock, held for a set
+ * operation and never while a connection is closed: each connection is opened, authenticated and
+ * closed on its own loop, and any loop may close the one it evicts (Vert.x closes it on its own).
  */
 public final class ConnectionSlots {
 

@@ -7,18 +7,19 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The watch calls with {@code wait_ms} each session has running on this gateway: at most
+ * The watch calls with {@code wait_ms} each session has running on this gateway (one per node, shared by every instance,
+ * since a session's requests may come on connections of any event loop; thread-safe by its lock): at most
  * {@code watch.max-waiting-per-session}, so that one session's long polls cannot take every one of
  * its caller's call slots ({@code auth.max-concurrent-calls}) from the caller's other sessions.
  */
-final class SessionWatches {
+public final class SessionWatches {
 
   static final String LIMIT = "watch.max-waiting-per-session";
 
   private final int max;
   private final Map<String, Integer> waiting = new HashMap<>();
 
-  SessionWatches(int max) {
+  public SessionWatches(int max) {
     this.max = max;
   }
 

@@ -52,13 +52,13 @@ public final class ToolMethods {
   private final Map<String, JsonObject> inputSchemas;
   private final Grants grants;
 
-  /** @param maxWaitingWatchesPerSession watch.max-waiting-per-session */
-  public ToolMethods(Vertx vertx, CallLimiter limiter, int maxWaitingWatchesPerSession, List<McpExtension> extensions, ServiceClient services,
+  /** @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session) */
+  public ToolMethods(Vertx vertx, CallLimiter limiter, SessionWatches sessionWatches, List<McpExtension> extensions, ServiceClient services,
       Consent consent, Function<Call, CallContext> contexts, Grants grants) {
     this.vertx = vertx;
     this.grants = grants;
     this.limiter = limiter;
-    this.sessionWatches = new SessionWatches(maxWaitingWatchesPerSession);
+    this.sessionWatches = sessionWatches;
     this.services = services;
     this.consent = consent;
     this.contexts = contexts;
