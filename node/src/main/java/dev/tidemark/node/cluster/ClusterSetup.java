@@ -46,7 +46,7 @@ public final class ClusterSetup {
     bus.setHost(busHost);
     // one event loop per core, not Vert.x's two: a tool call crosses the gateway's, the service's and
     // the connection's loops, and on few cores each extra loop adds hand-offs more than it adds work
-    // done in parallel (measured in docs/performance.md)
+    // done in parallel (measured in docs/performance-log.md)
     VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(cluster.loops())
         .setMetricsOptions(NodeMetrics.vertxOptions());
     return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(registry)).withClusterManager(manager).buildClustered()
