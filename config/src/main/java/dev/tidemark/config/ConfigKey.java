@@ -43,6 +43,8 @@ public enum ConfigKey {
   DATABASE_POOL_WAIT_MS("database.pool-wait-ms", "3000", "Longest a call waits for a free connection of its pool before it fails with UNAVAILABLE (retriable), having run nothing. Keep it and database.statement-timeout-ms together under bus.send-timeout-ms, so that a call that waited still answers before its gateway stops waiting."),
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_APPROVAL_TABLES("database.approval-tables", "", "Comma-separated tables (schema.name, or name in any served schema) whose changes need a person's approval: a committed plan that touches one becomes a proposal, decided with tidemark proposals."),
+  DATABASE_APPROVERS("database.approvers", "", "Comma-separated people who may approve and reject any proposal of this database in the console: a token's name (a person who signs in with that token) or oauth:<subject> (a person of auth.oauth.issuer). A decision is recorded with the person's name."),
+  DATABASE_TABLE_APPROVERS("database.table-approvers", "", "People who may decide proposals of single tables in the console, as table:person|person pairs separated by commas (table as in database.approval-tables; a person as in database.approvers). They may decide a proposal when every table it touches names them."),
   DATABASE_REVIEWED_FUNCTIONS("database.reviewed-functions", "", "Comma-separated functions (schema.name, every overload; or schema.* for every function of a schema) whose bodies the operator has read and vouches for: the function check takes each as changing nothing beyond a statement, with everything it calls. Any other function of the database whose body PostgreSQL keeps as text (PL/pgSQL, a quoted SQL body, another language), or that is VOLATILE, is refused wherever a caller's statement would reach it: called, in a trigger, a default, a constraint, an index, a policy. See docs/security.md."),
   DATABASE_STATEMENT_TIMEOUT_MS("database.statement-timeout-ms", "5000", "Longest a caller's statement may run before it ends with TIMEOUT."),
   DATABASE_CATALOG_CACHE_MS("database.catalog-cache-ms", "5000", "Longest get_row, list_rows and the row change tools reuse what they learned of a table's shape, and query a statement's parameter types, and the function check what it found harmless; a schema change notice drops them sooner. 0: look them up on every call."),
@@ -113,7 +115,13 @@ public enum ConfigKey {
   EVENTS_MAX_DELIVERIES("events.max-deliveries", "5", "Deliveries of an event, from 1 to 9, after which it is dead-lettered instead of delivered again; with Tidemark's own dead letters the share group's delivery limit is one above it (the broker allows 2 to 10)."),
   EVENTS_CONSUMERS_PER_NODE("events.consumers-per-node", "8", "Kafka share consumers one node keeps for one events consumer: each holds one lease at a time, so this bounds the leases a node holds at once per consumer."),
   EVENTS_BROKER_DEAD_LETTERS("events.broker-dead-letters", "true", "Dead-letter events in the broker's own dead-letter topic of each share group (KIP-1191) when the broker has it (share.version 2, Kafka 4.4); false, or a broker without it: Tidemark dead-letters them itself."),
-  EVENTS_ADMIN_ROLES("events.admin-roles", "", "Comma-separated PostgreSQL roles whose callers are events administrators: they may call events_seek.");
+  EVENTS_ADMIN_ROLES("events.admin-roles", "", "Comma-separated PostgreSQL roles whose callers are events administrators: they may call events_seek."),
+
+  CONSOLE_ENABLED("console.enabled", "false", "Serve the console for people (approvals, the audit trail, the agents at work, tokens) on every gateway, at console.path. tidemark dev turns it on."),
+  CONSOLE_PATH("console.path", "/console", "Path of the console on the gateway's port; it may not be or lie under http.path."),
+  CONSOLE_ADMINISTRATORS("console.administrators", "", "Comma-separated people who administer the console: a token's name or oauth:<subject>. Where no auth.oauth.issuer is configured, only their tokens sign in; they see the agents at work and list, create and revoke tokens."),
+  CONSOLE_SESSION_SECONDS("console.session-seconds", "28800", "How long a console sign-in lasts; one made through auth.oauth.issuer ends earlier, when its access token expires. Signing out ends it at once, on every node."),
+  CONSOLE_OAUTH_CLIENT_ID("console.oauth-client-id", "", "The console's client id at auth.oauth.issuer: a public client that signs people in with the authorization code flow and PKCE, and whose redirect URI is http.public-url, console.path and /oauth/callback. Required with console.enabled and auth.oauth.issuer.");
 
   private final String key;
   private final String defaultValue;

@@ -38,7 +38,8 @@ public record TidemarkConfig(
     TracingConfig tracing,
     long drainTimeoutMs,
     EventsConfig events,
-    List<DatabaseConfig> databases) {
+    List<DatabaseConfig> databases,
+    ConsoleConfig console) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
@@ -62,7 +63,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases, console);
   }
 
   /**
@@ -77,7 +78,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases, console);
   }
 
   @Override
@@ -136,6 +137,23 @@ public record TidemarkConfig(
 
   public record OpsConfig(String host, int port) {}
 
+  /**
+   * The console for people (console.*): off unless enabled.
+   *
+   * @param administrators people (a token's name, or oauth:&lt;subject&gt;) who administer it
+   * @param oauthClientId the console's public client at the OAuth issuer; empty without an issuer
+   */
+  public record ConsoleConfig(boolean enabled, String path, List<String> administrators, long sessionSeconds, String oauthClientId) {
+
+    public ConsoleConfig {
+      administrators = List.copyOf(administrators);
+    }
+
+    public boolean isAdministrator(String person) {
+      return administrators.contains(person);
+    }
+  }
+
   /** {@code format} is text or json; {@code level} the level of Tidemark's own loggers. */
   public record LogConfig(String format, String level) {}
 
@@ -166,7 +184,9 @@ public record TidemarkConfig(
       String sslMode,
       String sslRootCert,
       List<String> approvalTables,
-      List<String> reviewedFunctions) {
+      List<String> reviewedFunctions,
+      List<String> approvers,
+      Map<String, List<String>> tableApprovers) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -175,6 +195,22 @@ public record TidemarkConfig(
       callerPasswords = Map.copyOf(callerPasswords);
       approvalTables = List.copyOf(approvalTables);
       reviewedFunctions = List.copyOf(reviewedFunctions);
+      approvers = List.copyOf(approvers);
+      tableApprovers = Map.copyOf(tableApprovers);
+    }
+
+    /**
+     * Whether {@code person} may approve or reject a proposal that touches {@code tables} (schema.name):
+     * an approver of the database (database.approvers), or of every one of those tables
+     * (database.table-approvers, a table named as in database.approval-tables).
+     */
+    public boolean mayDecide(String person, List<String> tables) {
+      if (approvers.contains(person)) {
+        return true;
+      }
+      return !tables.isEmpty() && tables.stream().allMatch(table -> tableApprovers.entrySet().stream()
+          .anyMatch(e -> (e.getKey().equals(table) || !e.getKey().contains(".") && table.endsWith("." + e.getKey()))
+              && e.getValue().contains(person)));
     }
 
     /** Whether a change to {@code table} (schema.name) needs a person's approval (database.approval-tables). */
@@ -185,7 +221,7 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, approvers, tableApprovers);
     }
 
     /**
@@ -426,7 +462,8 @@ public record TidemarkConfig(
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
             v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
-        databases);
+        databases,
+        v.console(authEnabled, oauth, databases));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
@@ -521,7 +558,9 @@ public record TidemarkConfig(
           sslMode(),
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
           list(ConfigKey.DATABASE_APPROVAL_TABLES),
-          functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS));
+          functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS),
+          list(ConfigKey.DATABASE_APPROVERS),
+          tableApprovers());
     }
 
     /**
@@ -829,6 +868,52 @@ public record TidemarkConfig(
     }
 
     /** role:tool|tool,role:* as a map of role to its tools; "*" stands for every tool. */
+    /** database.table-approvers: table:person|person pairs; a person's name may hold a colon (oauth:sub), a table's may not. */
+    Map<String, List<String>> tableApprovers() {
+      Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+      for (String pair : list(ConfigKey.DATABASE_TABLE_APPROVERS)) {
+        int colon = pair.indexOf(':');
+        List<String> people = colon <= 0 ? List.of() : Arrays.stream(pair.substring(colon + 1).split("\\|")).map(String::trim)
+            .filter(x -> !x.isEmpty()).toList();
+        if (colon <= 0 || people.isEmpty() || out.containsKey(pair.substring(0, colon).trim())) {
+          throw fail(ConfigKey.DATABASE_TABLE_APPROVERS, "comma-separated table:person|person pairs, each table once"
+              + " (such as public.salary:oauth:alice|ops-admin)");
+        }
+        out.put(pair.substring(0, colon).trim(), people);
+      }
+      return out;
+    }
+
+    /** console.*: the path must stay clear of the MCP endpoint's, and an OAuth issuer needs the console's client id. */
+    /** Connections of Tidemark's login an approval holds at once (command-service's Proposals.CONNECTIONS). */
+    static final int CONSOLE_CONNECTIONS = 2;
+
+    ConsoleConfig console(boolean authEnabled, OAuthConfig oauth, List<DatabaseConfig> databases) {
+      boolean enabled = bool(ConfigKey.CONSOLE_ENABLED);
+      String path = path(ConfigKey.CONSOLE_PATH);
+      String mcp = path(ConfigKey.HTTP_PATH);
+      if (path.equals("/") || path.equals(mcp) || path.startsWith(mcp + "/") || mcp.startsWith(path + "/")) {
+        throw fail(ConfigKey.CONSOLE_PATH, "a path of its own, apart from " + ConfigKey.HTTP_PATH.key() + " (" + mcp + "), such as /console");
+      }
+      String clientId = str(ConfigKey.CONSOLE_OAUTH_CLIENT_ID);
+      if (enabled && !authEnabled) {
+        throw new IllegalArgumentException("config key " + ConfigKey.CONSOLE_ENABLED.key() + " needs " + ConfigKey.AUTH_ENABLED.key()
+            + " true: people sign in to the console with a token or the OAuth issuer");
+      }
+      if (enabled && oauth.enabled() && clientId.isEmpty()) {
+        throw new IllegalArgumentException("config key " + ConfigKey.CONSOLE_OAUTH_CLIENT_ID.key() + " (" + ConfigKey.CONSOLE_OAUTH_CLIENT_ID.envName()
+            + ") must name the console's client at " + oauth.issuer() + ": with auth.oauth.issuer, people sign in to the console there");
+      }
+      for (DatabaseConfig db : databases) {
+        if (enabled && db.poolSize() < CONSOLE_CONNECTIONS) {
+          throw new IllegalArgumentException("config key " + ConfigKey.DATABASE_POOL_SIZE.key() + " of database " + db.name() + " is "
+              + db.poolSize() + ", and " + ConfigKey.CONSOLE_ENABLED.key() + " needs at least " + CONSOLE_CONNECTIONS
+              + ": an approval in the console holds two connections of Tidemark's login at once");
+        }
+      }
+      return new ConsoleConfig(enabled, path, list(ConfigKey.CONSOLE_ADMINISTRATORS), positiveLong(ConfigKey.CONSOLE_SESSION_SECONDS), clientId);
+    }
+
     Map<String, List<String>> roleTools() {
       Map<String, List<String>> out = new java.util.TreeMap<>();
       for (String pair : list(ConfigKey.AUTH_ROLE_TOOLS)) {

@@ -21,6 +21,8 @@ public final class GatewayVerticle extends VerticleBase {
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final List<McpExtension> extensions;
+  private final GatewayActivity activity;
+  private final List<GatewayRoutes> routes;
   private McpEndpoint endpoint;
   private HttpServer server;
 
@@ -29,17 +31,28 @@ public final class GatewayVerticle extends VerticleBase {
    * @param extensions extra tools, resources and prompts; production passes none
    */
   public GatewayVerticle(NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
+    this(node, config, authenticator, extensions, new GatewayActivity(), List.of());
+  }
+
+  /**
+   * @param activity where the endpoint counts what each caller does (the node's one, which the console reads)
+   * @param routes pages served beside the endpoint on paths of their own (the console)
+   */
+  public GatewayVerticle(NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
+      GatewayActivity activity, List<GatewayRoutes> routes) {
     this.node = node;
     this.config = config;
     this.authenticator = authenticator;
     this.extensions = List.copyOf(extensions);
+    this.activity = activity;
+    this.routes = List.copyOf(routes);
   }
 
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
     ConnectionSlots slots = new ConnectionSlots(config.http().maxConnections(), config.http().maxUnauthenticatedConnections());
-    endpoint = new McpEndpoint(vertx, node, config, authenticator, extensions, slots);
+    endpoint = new McpEndpoint(vertx, node, config, authenticator, extensions, slots, activity);
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.http().host())
         .setPort(config.http().port())
@@ -47,7 +60,9 @@ public final class GatewayVerticle extends VerticleBase {
         .setMaxInitialLineLength(8192)
         .setMaxHeaderSize(16384));
     server.connectionHandler(slots::opened);
-    return endpoint.start(router).compose(v -> server.requestHandler(router).listen())
+    return endpoint.start(router)
+        .compose(v -> Future.all(routes.stream().map(r -> r.mount(router)).toList()))
+        .compose(v -> server.requestHandler(router).listen())
         .recover(err -> Future.failedFuture(ConfigKey.HTTP_PORT.listenFailure(config.http().host(), config.http().port(), err)));
   }
 

@@ -13,6 +13,9 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.console.Console;
+import dev.tidemark.gateway.GatewayActivity;
+import dev.tidemark.gateway.GatewayRoutes;
 import dev.tidemark.gateway.GatewayVerticle;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.node.cluster.ClusterSetup;
@@ -106,10 +109,14 @@ public final class TidemarkNode {
       List<Future<String>> deployments = new ArrayList<>();
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       Pool defaultPool = null;
+      java.util.Map<String, Pool> pools = new java.util.LinkedHashMap<>();
       // each database its own pools, services and changelog, each seeing only its own config
       for (String database : config.databaseNames()) {
         Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
         defaultPool = defaultPool == null ? pool : defaultPool;
+        if (pool != null) {
+          pools.put(database, pool);
+        }
         deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
       }
       GatewayVerticle gateway = null;
@@ -119,7 +126,10 @@ public final class TidemarkNode {
             .authenticator(vertx, Pools.connectOptions(config.defaultDatabase())) : null;
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
-        gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
+        GatewayActivity activity = new GatewayActivity();
+        // the console for people, on the gateway's port at console.path, when it is enabled
+        List<GatewayRoutes> pages = config.console().enabled() ? List.of(new Console(vertx, info, config, pools, auth, activity)) : List.of();
+        gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx), activity, pages);
         drains.add(gateway::drain);
         deployments.add(deployed.deploy(gateway, null));
       }
