@@ -4,6 +4,7 @@
 //        node sdk-client.mjs errors <url> [token]
 //        node sdk-client.mjs parallel <url> <workers> <callsPerWorker> [token]
 //        node sdk-client.mjs watch <url> <token>
+//        node sdk-client.mjs hold <url> <resourceUri> <token>
 // The second form provokes every tool error a client can against the demo database and checks that
 // callTool, with the schemas from listTools cached as every host has them, delivers each as
 // isError with its code and message rather than throwing.
@@ -15,6 +16,9 @@
 // The fourth drives watch through every kind of result it can provoke with the tools alone
 // (snapshot, checkpoint, patch, reset), so that the SDK checks each against watch's outputSchema.
 // Prints one JSON line per step and "OK" at the end; exits non-zero on any failure.
+// The fifth subscribes to a resource and holds the session, as a background agent does, while the
+// test changes the cluster around it: one JSON line per notification ("updated") and per error the
+// transport reports ("transport-error"), until the test writes "end" on its standard input.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -62,6 +66,27 @@ if (process.argv[2] === 'parallel') {
   await transport.terminateSession();
   await client.close();
   if (counts.ok !== workers * callsEach) process.exit(1);
+  console.log('OK');
+  process.exit(0);
+}
+
+if (process.argv[2] === 'hold') {
+  const [, , , url, uri, token] = process.argv;
+  const say = (name, value) => console.log(JSON.stringify({ step: name, value }));
+  const client = new Client({ name: 'tidemark-sdk-hold', version: '1.0.0' }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: token ? { Authorization: `Bearer ${token}` } : {} } });
+  client.onerror = (e) => say('transport-error', String(e?.message ?? e));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => say('updated', n.params.uri));
+  await client.connect(transport);
+  await client.subscribeResource({ uri });
+  say('subscribed', uri);
+  const { createInterface } = await import('node:readline');
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.trim() === 'end') break;
+  }
+  await transport.terminateSession().catch((e) => say('transport-error', String(e?.message ?? e)));
+  await client.close();
   console.log('OK');
   process.exit(0);
 }

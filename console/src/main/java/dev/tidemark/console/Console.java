@@ -15,8 +15,9 @@ import java.util.Map;
 /**
  * The console for the people who answer for the database, served by a gateway at console.path:
  * approvals, the audit trail with planned undo, the agents at work, and tokens. Built once per node
- * that runs the gateway role, when console.enabled is true; it keeps no state of its own beyond
- * what the cluster shares, so any gateway serves any page of any sign-in.
+ * that runs the gateway role, when console.enabled is true, and mounted on each of its gateway
+ * instances; it keeps no state of its own beyond what the cluster shares, so any gateway (and any
+ * instance of one) serves any page of any sign-in.
  */
 public final class Console implements GatewayRoutes {
 
@@ -33,7 +34,12 @@ public final class Console implements GatewayRoutes {
   }
 
   @Override
-  public Future<Void> mount(Router router) {
-    return routes.mount(router);
+  public Future<Void> start() {
+    return routes.start();
+  }
+
+  @Override
+  public void mount(Router router) {
+    routes.mount(router);
   }
 }

@@ -13,7 +13,8 @@ import java.util.function.Supplier;
 /**
  * What one node's gateway saw of each caller over the last hour, a minute at a time: tool calls by
  * tool, errors by code, calls refused by the rate limit and by the per-caller queue, and the streams
- * it holds open now. Built once per node and shared by its endpoints; the console reads it (and each
+ * it holds open now. Built once per node and shared by every gateway instance of the node, each
+ * counting from its own event loop (so it is safe to call from any thread); the console reads it (and each
  * node's console shares it with the cluster). Unlike {@code /metrics}, whose labels may carry no
  * caller, this is per caller, and it is shown only to the console's administrators.
  */
@@ -58,7 +59,7 @@ public final class GatewayActivity {
     count(minute, admitted(minute, callerId, callerName), "refused", reason);
   }
 
-  /** Where the streams each caller holds open on this node are read from (one source per endpoint). */
+  /** Where the streams each caller holds open on this node are read from: the node's calls and streams in flight, given once. */
   public void streamsFrom(Supplier<Map<String, Integer>> source) {
     streams.add(source);
   }

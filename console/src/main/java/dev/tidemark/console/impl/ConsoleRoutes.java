@@ -56,6 +56,7 @@ public final class ConsoleRoutes {
   private final GatewayActivity activity;
   private final String path;
   private final Layout layout;
+  // set once by start, before any instance mounts: the instances are deployed only after it completed
   private Sealer sealer;
   private SignIns signIns;
   private Forms forms;
@@ -78,8 +79,12 @@ public final class ConsoleRoutes {
     this.layout = new Layout(path, config.databaseNames());
   }
 
-  /** Reads each database's key ring, then adds the routes; on the gateway's context, so its timers end with the gateway. */
-  public Future<Void> mount(Router router) {
+  /**
+   * Reads each database's key ring and builds the pages, once per node, on the gateway's node-wide
+   * context, so that its timers (the key rings', the activity board's) end with the gateway. The
+   * pages keep nothing per instance: every instance's router then gets the same handlers ({@link #mount}).
+   */
+  public Future<Void> start() {
     Map<String, Future<KeyRingSource>> rings = new LinkedHashMap<>();
     for (String db : config.databaseNames()) {
       rings.put(db, KeyRingSource.start(vertx, pools.get(db), config.keysRefreshSeconds()));
@@ -105,7 +110,6 @@ public final class ConsoleRoutes {
       agents = new AgentsPage(vertx, config, pools, tokenStore, board);
       tokens = new TokensPage(config, tokenStore, forms);
       css = resource("static/console.css");
-      routes(router);
       return Future.<Void>succeededFuture();
     });
   }
@@ -118,7 +122,8 @@ public final class ConsoleRoutes {
     }
   }
 
-  private void routes(Router router) {
+  /** Adds the console's routes to one gateway instance's router; only once {@link #start} completed. */
+  public void mount(Router router) {
     router.route(path).handler(this::headers);
     router.route(path + "/*").handler(this::headers);
     router.post(path + "/*").handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
