@@ -46,7 +46,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * signs in, approves a proposal and sees the row written, rejects one and the agent reads the
  * reason, filters the audit trail and undoes a transaction, looks at the agents at work, and makes
  * and revokes a token, after which the agent's next call is refused. Each page's screenshot is
- * written to docs/guides/console/, where the console's guide shows it.
+ * written to target/console-screenshots, or to the folder {@code -Dtidemark.console.screenshots}
+ * names: {@code ../docs/guides/console} renews the pictures of the console's guide.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -54,7 +55,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 class ConsoleBrowserIT {
 
   static final String DB = "console_browser_it";
-  static final Path SHOTS = Path.of("..", "docs", "guides", "console");
+  /** Not the guide's folder by default: a test run leaves the sources as they were. */
+  static final Path SHOTS = Path.of(System.getProperty("tidemark.console.screenshots", "target/console-screenshots"));
   static final Duration WAIT = Duration.ofSeconds(30);
 
   private SharedInfra infra;
@@ -62,6 +64,7 @@ class ConsoleBrowserIT {
   private TidemarkNode node;
   private McpHttpClient agent;
   private WebDriver browser;
+  private java.util.concurrent.CompletableFuture<WebDriver> starting;
   private String base;
   private Path profile;
 
@@ -76,6 +79,9 @@ class ConsoleBrowserIT {
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.bt_salary, public.bt_note TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])",
         "INSERT INTO public.bt_salary VALUES (1, 'Ada', 4200, 'reviewed in June'), (2, 'Grace', 4800, NULL)");
+    // the browser starts while the node does: each takes seconds, mostly waiting
+    profile = Files.createTempDirectory("console-browser-profile");
+    starting = java.util.concurrent.CompletableFuture.supplyAsync(() -> chromium(profile));
     issuer = LocalIssuer.start("k1");
     issuer.signInAs("alice", "tidemark_writer", "tidemark:read tidemark:write");
     int port = FreePorts.allocate();
@@ -94,8 +100,7 @@ class ConsoleBrowserIT {
     settings.put(ConfigKey.DATABASE_APPROVERS, "oauth:alice");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
     agent = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
-    profile = Files.createTempDirectory("console-browser-profile");
-    browser = chromium(profile);
+    browser = starting.join();
     Files.createDirectories(SHOTS);
 
     browser.get(base + "/console");
@@ -126,6 +131,10 @@ class ConsoleBrowserIT {
 
   @AfterAll
   void stop() {
+    if (browser == null && starting != null) {
+      // the node failed to start while the browser did: quit it all the same
+      browser = starting.exceptionally(err -> null).join();
+    }
     if (browser != null) {
       browser.quit();
     }

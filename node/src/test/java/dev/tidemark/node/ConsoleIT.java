@@ -12,6 +12,9 @@ import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.SseStream;
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -39,6 +42,10 @@ class ConsoleIT {
   static final String DB = "console_it";
   static final String ADMIN = "tmk_consoleItAdministrator000000000000000";
   static final String ONLOOKER = "tmk_consoleItOnlookerReader00000000000000";
+  /** An administrator whose token expires a few seconds after the test that signs in with it makes it. */
+  static final String BRIEF = "tmk_consoleItBriefAdministrator0000000000";
+  /** An agent whose calls and streams the agents page counts; no other test calls as it. */
+  static final String COUNTED = "tmk_consoleItCountedAgent000000000000000";
 
   private SharedInfra infra;
   private TidemarkNode node;
@@ -63,10 +70,10 @@ class ConsoleIT {
     settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
     settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
     settings.put(ConfigKey.CONSOLE_ENABLED, "true");
-    settings.put(ConfigKey.CONSOLE_ADMINISTRATORS, "console-admin,console-onlooker");
+    settings.put(ConfigKey.CONSOLE_ADMINISTRATORS, "console-admin,console-onlooker,console-brief");
     settings.put(ConfigKey.DATABASE_APPROVERS, "console-admin");
-    // long enough for any one test, short enough for the test that waits for a sign-in to expire
-    settings.put(ConfigKey.CONSOLE_SESSION_SECONDS, "20");
+    // three instances of the endpoint, whatever the cores: what the console counts and serves is the node's, not an instance's
+    settings.put(ConfigKey.NODE_GATEWAY_INSTANCES, "3");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
     agent = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }
@@ -286,16 +293,45 @@ class ConsoleIT {
 
   @Test
   void anExpiredSignInIsRefusedWithAClearPage() {
-    ConsoleClient c = signedIn(ADMIN);
+    // a sign-in lasts no longer than its token: made with a token that expires in 3 s, it expires with it, as one of
+    // console.session-seconds does (the sealed expiry is the sooner of the two), without the test waiting for a session
+    ConsoleClient.tokens(infra, DB, Map.of("console-brief", BRIEF));
+    sql(infra, DB, "UPDATE tidemark.api_token SET expires_at = now() + interval '3 seconds' WHERE name = 'console-brief'");
+    ConsoleClient c = signedIn(BRIEF);
     String token = c.get("/console/tokens").formToken("form.revoke");
-    Await.that("the 20 s sign-in expires", Duration.ofSeconds(60), () -> c.get("/console/approvals").status() == 401);
+    Await.that("the sign-in expires with its token", Duration.ofSeconds(30), () -> c.get("/console/approvals").status() == 401);
     ConsoleClient.Page page = c.get("/console/approvals");
     assertEquals("SIGN_IN_REQUIRED", page.refusalCode());
-    assertTrue(page.doc().selectFirst(".message").text().contains("expired"), page.body());
+    assertTrue(page.doc().selectFirst(".message").text().contains("Your sign-in expired at"), page.body());
     assertNotNull(page.doc().selectFirst("a[href=/console/sign-in]"));
     ConsoleClient.Page late = c.post("/console/tokens/console-onlooker/revoke", form(token));
     assertEquals(401, late.status(), "a form of an expired sign-in does nothing");
     assertEquals(List.of("true"), ChangelogFixtures.strings(infra, DB,
         "SELECT (revoked_at IS NULL)::text FROM tidemark.api_token WHERE name = 'console-onlooker'"));
+  }
+
+  @Test
+  void theAgentsAtWorkCountEachCallAndStreamOnceWhicheverGatewayInstanceServedIt() throws Exception {
+    ConsoleClient.tokens(infra, DB, Map.of("counted-agent", COUNTED));
+    // each client its own connection, which the node hands to its next instance: the four calls land on all three
+    for (int i = 0; i < 4; i++) {
+      try (McpHttpClient each = TestNodes.connect(node, COUNTED)) {
+        ToolResults.ok(each, "status", new JsonObject());
+      }
+    }
+    try (McpHttpClient listener = TestNodes.connect(node, COUNTED);
+        SseStream stream = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(node), MultiMap.caseInsensitiveMultiMap()
+            .add("Authorization", "Bearer " + COUNTED).add("Accept", "text/event-stream")
+            .add("Mcp-Session-Id", listener.sessionId()).add("MCP-Protocol-Version", "2025-11-25"), null)) {
+      assertEquals(200, stream.status());
+      ConsoleClient c = signedIn(ADMIN);
+      Await.that("the agents page shows the open stream", Duration.ofSeconds(10), () -> {
+        Element row = c.get("/console/agents").doc().selectFirst("table.callers tr[data-caller=counted-agent]");
+        return row != null && row.select("td").get(2).text().equals("1");
+      });
+      Element row = c.get("/console/agents").doc().selectFirst("table.callers tr[data-caller=counted-agent]");
+      assertEquals("status 4", row.select("td").get(3).text(), row::outerHtml);
+      assertEquals("1", row.select("td").get(2).text(), "one stream, counted once for the node: " + row.outerHtml());
+    }
   }
 }

@@ -304,10 +304,12 @@ public final class ConsoleRoutes {
         return Future.failedFuture(Refusal.notAllowed("The token " + caller.name() + " is not an administrator's (console.administrators),"
             + " so it does not sign in to the console. Use an administrator's token."));
       }
-      ctx.response().addCookie(signIns.cookie(PRE_COOKIE, "", path, CookieSameSite.STRICT).setMaxAge(0));
-      signIns.start(ctx, caller, Person.TOKEN, caller.id(), Long.MAX_VALUE);
-      redirect(ctx, path + "/approvals");
-      return Future.<Void>succeededFuture();
+      return signIns.tokenExpiry(caller.id()).map(notAfter -> {
+        ctx.response().addCookie(signIns.cookie(PRE_COOKIE, "", path, CookieSameSite.STRICT).setMaxAge(0));
+        signIns.start(ctx, caller, Person.TOKEN, caller.id(), notAfter);
+        redirect(ctx, path + "/approvals");
+        return (Void) null;
+      });
     }).onFailure(err -> fail(ctx, null, err));
   }
 

@@ -97,6 +97,16 @@ final class SignIns {
                 + " with a valid administrator token; nothing was done.")));
   }
 
+  /**
+   * When the token {@code tokenId} expires, in epoch milliseconds, or {@link Long#MAX_VALUE} for a
+   * token that does not: a token's sign-in ends with the token, as an OAuth one ends with its access token.
+   */
+  Future<Long> tokenExpiry(String tokenId) {
+    return tokens.preparedQuery("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM tidemark.api_token WHERE id::text = $1")
+        .execute(Tuple.of(tokenId))
+        .map(rows -> rows.size() == 1 && rows.iterator().next().getLong(0) != null ? rows.iterator().next().getLong(0) : Long.MAX_VALUE);
+  }
+
   /** Starts a sign-in for {@code caller}, lasting console.session-seconds or until {@code notAfterMs}, whichever is sooner. */
   void start(RoutingContext ctx, Caller caller, String via, String tokenId, long notAfterMs) {
     long expires = Math.min(System.currentTimeMillis() + sessionMillis, notAfterMs);
