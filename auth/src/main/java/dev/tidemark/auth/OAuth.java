@@ -32,6 +32,18 @@ public final class OAuth {
         });
   }
 
+  /**
+   * The issuer's metadata (RFC 8414, else OpenID Connect discovery), read as a starting node reads
+   * it: the console takes its authorization and token endpoints from it.
+   */
+  public static Future<io.vertx.core.json.JsonObject> serverMetadata(Vertx vertx, OAuthConfig config) {
+    IssuerKeys keys = new IssuerKeys(vertx, config);
+    return keys.serverMetadata().eventually(() -> {
+      keys.close();
+      return Future.succeededFuture();
+    });
+  }
+
   public static Authenticator authenticator(Vertx vertx, OAuthConfig config, Authenticator tokens) {
     return new JwtAuthenticator(vertx, config, tokens);
   }

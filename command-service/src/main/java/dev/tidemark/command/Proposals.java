@@ -47,16 +47,27 @@ public final class Proposals {
   private final TidemarkConfig config;
   private final Pool pool;
   private final ProposalStore store;
+  /** The database's key ring when the caller keeps one (a long-lived process); null: each approval reads it. */
+  private final KeyRingSource keys;
 
   /**
    * @param config one database's view of the config ({@code TidemarkConfig.forDatabase})
    * @param pool Tidemark's login to that database, of at least {@link #CONNECTIONS} connections
    */
   public Proposals(Vertx vertx, TidemarkConfig config, Pool pool) {
+    this(vertx, config, pool, null);
+  }
+
+  /**
+   * For a process that decides again and again (the console): approvals use {@code keys}, the
+   * database's key ring it keeps fresh, instead of reading and then refreshing a ring of their own.
+   */
+  public Proposals(Vertx vertx, TidemarkConfig config, Pool pool, KeyRingSource keys) {
     this.vertx = vertx;
     this.config = config;
     this.pool = pool;
     this.store = new ProposalStore(pool);
+    this.keys = keys;
   }
 
   /** Every proposal, newest first, or those with {@code status} (pending, applied, rejected, failed, stale, void). */
@@ -127,7 +138,8 @@ public final class Proposals {
     Caller proposer = new Caller(p.getString("caller_id"), p.getString("caller"), p.getString("role"), Access.READ_WRITE, List.of("*"));
     ToolRequest request = new ToolRequest("proposal-" + approved.id(), config.database().name(), p.getString("tool"),
         p.getJsonObject("arguments"), proposer);
-    return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
+    Future<KeyRingSource> ring = this.keys != null ? Future.succeededFuture(this.keys) : KeyRingSource.start(vertx, pool, config.keysRefreshSeconds());
+    return ring.compose(keys -> {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);
       // no shapes kept: an approval is rare, and its runner lives for this one change
       CatalogCache shapes = new CatalogCache(pool, config.database().schemas(), 0, config.database().statementTimeoutMs());

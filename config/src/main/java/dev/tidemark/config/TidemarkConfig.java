@@ -40,7 +40,8 @@ public record TidemarkConfig(
     EventsConfig events,
     SubscriptionLimits subscriptionLimits,
     WatchConfig watch,
-    List<DatabaseConfig> databases) {
+    List<DatabaseConfig> databases,
+    ConsoleConfig console) {
 
   public TidemarkConfig {
     roleTools = Map.copyOf(roleTools);
@@ -64,7 +65,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases, console);
   }
 
   /**
@@ -79,7 +80,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases, console);
   }
 
   @Override
@@ -144,6 +145,23 @@ public record TidemarkConfig(
 
   public record OpsConfig(String host, int port) {}
 
+  /**
+   * The console for people (console.*): off unless enabled.
+   *
+   * @param administrators people (a token's name, or oauth:&lt;subject&gt;) who administer it
+   * @param oauthClientId the console's public client at the OAuth issuer; empty without an issuer
+   */
+  public record ConsoleConfig(boolean enabled, String path, List<String> administrators, long sessionSeconds, String oauthClientId) {
+
+    public ConsoleConfig {
+      administrators = List.copyOf(administrators);
+    }
+
+    public boolean isAdministrator(String person) {
+      return administrators.contains(person);
+    }
+  }
+
   /** {@code format} is text or json; {@code level} the level of Tidemark's own loggers. */
   public record LogConfig(String format, String level) {}
 
@@ -175,7 +193,9 @@ public record TidemarkConfig(
       String sslRootCert,
       List<String> approvalTables,
       List<String> reviewedFunctions,
-      int callerSharePercent) {
+      int callerSharePercent,
+      List<String> approvers,
+      Map<String, List<String>> tableApprovers) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -184,6 +204,22 @@ public record TidemarkConfig(
       callerPasswords = Map.copyOf(callerPasswords);
       approvalTables = List.copyOf(approvalTables);
       reviewedFunctions = List.copyOf(reviewedFunctions);
+      approvers = List.copyOf(approvers);
+      tableApprovers = Map.copyOf(tableApprovers);
+    }
+
+    /**
+     * Whether {@code person} may approve or reject a proposal that touches {@code tables} (schema.name):
+     * an approver of the database (database.approvers), or of every one of those tables
+     * (database.table-approvers, a table named as in database.approval-tables).
+     */
+    public boolean mayDecide(String person, List<String> tables) {
+      if (approvers.contains(person)) {
+        return true;
+      }
+      return !tables.isEmpty() && tables.stream().allMatch(table -> tableApprovers.entrySet().stream()
+          .anyMatch(e -> (e.getKey().equals(table) || !e.getKey().contains(".") && table.endsWith("." + e.getKey()))
+              && e.getValue().contains(person)));
     }
 
     /** Whether a change to {@code table} (schema.name) needs a person's approval (database.approval-tables). */
@@ -194,7 +230,7 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers);
     }
 
     /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */
@@ -466,7 +502,8 @@ public record TidemarkConfig(
         new SubscriptionLimits(v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION),
             v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER)),
         new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
-        databases);
+        databases,
+        v.console(authEnabled, oauth, databases));
   }
 
   /** Keys that are each valid but cannot hold together: the node would fail later, and less clearly. */
@@ -562,7 +599,9 @@ public record TidemarkConfig(
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
           list(ConfigKey.DATABASE_APPROVAL_TABLES),
           functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS),
-          positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100));
+          positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100),
+          list(ConfigKey.DATABASE_APPROVERS),
+          tableApprovers());
     }
 
     /**
@@ -870,6 +909,52 @@ public record TidemarkConfig(
     }
 
     /** role:tool|tool,role:* as a map of role to its tools; "*" stands for every tool. */
+    /** database.table-approvers: table:person|person pairs; a person's name may hold a colon (oauth:sub), a table's may not. */
+    Map<String, List<String>> tableApprovers() {
+      Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+      for (String pair : list(ConfigKey.DATABASE_TABLE_APPROVERS)) {
+        int colon = pair.indexOf(':');
+        List<String> people = colon <= 0 ? List.of() : Arrays.stream(pair.substring(colon + 1).split("\\|")).map(String::trim)
+            .filter(x -> !x.isEmpty()).toList();
+        if (colon <= 0 || people.isEmpty() || out.containsKey(pair.substring(0, colon).trim())) {
+          throw fail(ConfigKey.DATABASE_TABLE_APPROVERS, "comma-separated table:person|person pairs, each table once"
+              + " (such as public.salary:oauth:alice|ops-admin)");
+        }
+        out.put(pair.substring(0, colon).trim(), people);
+      }
+      return out;
+    }
+
+    /** console.*: the path must stay clear of the MCP endpoint's, and an OAuth issuer needs the console's client id. */
+    /** Connections of Tidemark's login an approval holds at once (command-service's Proposals.CONNECTIONS). */
+    static final int CONSOLE_CONNECTIONS = 2;
+
+    ConsoleConfig console(boolean authEnabled, OAuthConfig oauth, List<DatabaseConfig> databases) {
+      boolean enabled = bool(ConfigKey.CONSOLE_ENABLED);
+      String path = path(ConfigKey.CONSOLE_PATH);
+      String mcp = path(ConfigKey.HTTP_PATH);
+      if (path.equals("/") || path.equals(mcp) || path.startsWith(mcp + "/") || mcp.startsWith(path + "/")) {
+        throw fail(ConfigKey.CONSOLE_PATH, "a path of its own, apart from " + ConfigKey.HTTP_PATH.key() + " (" + mcp + "), such as /console");
+      }
+      String clientId = str(ConfigKey.CONSOLE_OAUTH_CLIENT_ID);
+      if (enabled && !authEnabled) {
+        throw new IllegalArgumentException("config key " + ConfigKey.CONSOLE_ENABLED.key() + " needs " + ConfigKey.AUTH_ENABLED.key()
+            + " true: people sign in to the console with a token or the OAuth issuer");
+      }
+      if (enabled && oauth.enabled() && clientId.isEmpty()) {
+        throw new IllegalArgumentException("config key " + ConfigKey.CONSOLE_OAUTH_CLIENT_ID.key() + " (" + ConfigKey.CONSOLE_OAUTH_CLIENT_ID.envName()
+            + ") must name the console's client at " + oauth.issuer() + ": with auth.oauth.issuer, people sign in to the console there");
+      }
+      for (DatabaseConfig db : databases) {
+        if (enabled && db.poolSize() < CONSOLE_CONNECTIONS) {
+          throw new IllegalArgumentException("config key " + ConfigKey.DATABASE_POOL_SIZE.key() + " of database " + db.name() + " is "
+              + db.poolSize() + ", and " + ConfigKey.CONSOLE_ENABLED.key() + " needs at least " + CONSOLE_CONNECTIONS
+              + ": an approval in the console holds two connections of Tidemark's login at once");
+        }
+      }
+      return new ConsoleConfig(enabled, path, list(ConfigKey.CONSOLE_ADMINISTRATORS), positiveLong(ConfigKey.CONSOLE_SESSION_SECONDS), clientId);
+    }
+
     Map<String, List<String>> roleTools() {
       Map<String, List<String>> out = new java.util.TreeMap<>();
       for (String pair : list(ConfigKey.AUTH_ROLE_TOOLS)) {

@@ -133,6 +133,16 @@ public final class Addresses {
    * one left, to learn which of its calls in flight died with it.
    */
   public static final String RUNNING_V1 = "tidemark.running.v1";
+  /**
+   * Cluster map of what each gateway saw of its callers over the last hour (calls per tool, errors
+   * per code, refusals, open streams), by node id, written by each node's console every few seconds
+   * and read by any node's console; an entry expires with its node.
+   */
+  public static final String CONSOLE_ACTIVITY_MAP = "tidemark.console-activity.v1";
+  /** Cluster map of the console forms already sent, by the form's nonce, each kept until the form would expire: a form is sent once. */
+  public static final String CONSOLE_FORMS_MAP = "tidemark.console-forms.v1";
+  /** Cluster map of console sign-ins that were ended (signed out), by sign-in id, each kept until the sign-in would expire. */
+  public static final String CONSOLE_SIGNED_OUT_MAP = "tidemark.console-signed-out.v1";
 
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";

@@ -13,7 +13,9 @@ public enum WaitedFor {
   /** The statement had a connection and ran past its time limit. */
   STATEMENT("statement"),
   /** No service answered the gateway's request in time. */
-  SERVICE("service");
+  SERVICE("service"),
+  /** Too many of the caller's calls were running on the gateway, and this one found no place (or no turn) in its queue: nothing ran. */
+  QUEUE("queue");
 
   /** The detail's key in an error object. */
   public static final String KEY = "waited_for";

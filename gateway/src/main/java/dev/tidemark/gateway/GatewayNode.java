@@ -16,7 +16,8 @@ import java.util.List;
  * what the instances share ({@link GatewayShared}: the connection slots, the per-caller cap, the
  * calls and streams in flight, sessions, subscriptions, revocations, the drain) and runs, on its own
  * context, what must hear the cluster once per node: cancellations, changes to notify, members that
- * left, revoked tokens, the gauges. Its drain reaches every instance.
+ * left, revoked tokens, the gauges, and the start of the pages served beside the endpoint
+ * ({@link GatewayRoutes}), which every instance then mounts. Its drain reaches every instance.
  */
 public final class GatewayNode extends VerticleBase {
 
@@ -24,6 +25,8 @@ public final class GatewayNode extends VerticleBase {
   private final TidemarkConfig config;
   private final Authenticator authenticator;
   private final List<McpExtension> extensions;
+  private final GatewayActivity activity;
+  private final List<GatewayRoutes> routes;
   private volatile GatewayShared shared;
   /** The port the instances listen on, once one listens; -1 before. */
   private volatile int port = -1;
@@ -33,16 +36,28 @@ public final class GatewayNode extends VerticleBase {
    * @param extensions extra tools, resources and prompts; production passes none
    */
   public GatewayNode(NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
+    this(node, config, authenticator, extensions, new GatewayActivity(), List.of());
+  }
+
+  /**
+   * @param activity where every instance counts what each caller does: the node's one, which the console reads
+   * @param routes pages served beside the endpoint on paths of their own (the console): started here
+   *     once, then mounted on every instance's router
+   */
+  public GatewayNode(NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
+      GatewayActivity activity, List<GatewayRoutes> routes) {
     this.node = node;
     this.config = config;
     this.authenticator = authenticator;
     this.extensions = List.copyOf(extensions);
+    this.activity = activity;
+    this.routes = List.copyOf(routes);
   }
 
   @Override
   public Future<?> start() {
-    shared = new GatewayShared(vertx, node, config, authenticator, extensions);
-    return shared.start();
+    shared = new GatewayShared(vertx, node, config, authenticator, extensions, activity);
+    return shared.start().compose(v -> Future.all(routes.stream().map(GatewayRoutes::start).toList()));
   }
 
   @Override
@@ -82,6 +97,10 @@ public final class GatewayNode extends VerticleBase {
 
   void listening(int actualPort) {
     port = actualPort;
+  }
+
+  List<GatewayRoutes> routes() {
+    return routes;
   }
 
   TidemarkConfig tidemarkConfig() {

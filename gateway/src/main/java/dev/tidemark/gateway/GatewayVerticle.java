@@ -38,7 +38,12 @@ public final class GatewayVerticle extends VerticleBase {
         .setMaxInitialLineLength(8192)
         .setMaxHeaderSize(16384));
     server.connectionHandler(endpoint::opened);
-    return endpoint.start(router).compose(v -> server.requestHandler(router).listen())
+    return endpoint.start(router)
+        .compose(v -> {
+          // the pages beside the endpoint (the console) started once with the node's part; each instance's router gets them
+          node.routes().forEach(pages -> pages.mount(router));
+          return server.requestHandler(router).listen();
+        })
         .onSuccess(listening -> node.listening(listening.actualPort()))
         .recover(err -> Future.failedFuture(ConfigKey.HTTP_PORT.listenFailure(config.http().host(), config.http().port(), err)));
   }

@@ -13,7 +13,10 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.console.Console;
+import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.GatewayNode;
+import dev.tidemark.gateway.GatewayRoutes;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.database.service.RunningRequests;
 import dev.tidemark.node.cluster.ClusterSetup;
@@ -108,10 +111,14 @@ public final class TidemarkNode {
       }
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       Pool defaultPool = null;
+      java.util.Map<String, Pool> pools = new java.util.LinkedHashMap<>();
       // each database its own pools, services and changelog, each seeing only its own config
       for (String database : config.databaseNames()) {
         Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
         defaultPool = defaultPool == null ? pool : defaultPool;
+        if (pool != null) {
+          pools.put(database, pool);
+        }
         deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
       }
       GatewayNode gateway = null;
@@ -121,8 +128,11 @@ public final class TidemarkNode {
             .authenticator(vertx, Pools.connectOptions(config.defaultDatabase())) : null;
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
+        GatewayActivity activity = new GatewayActivity();
+        // the console for people, on the gateway's port at console.path, when it is enabled: started once, mounted by every instance
+        List<GatewayRoutes> pages = config.console().enabled() ? List.of(new Console(vertx, info, config, pools, auth, activity)) : List.of();
         // the node-wide part first, then one endpoint per event loop over it, all on http.port
-        GatewayNode node = new GatewayNode(info, config, auth, extensionsOf.apply(vertx));
+        GatewayNode node = new GatewayNode(info, config, auth, extensionsOf.apply(vertx), activity, pages);
         gateway = node;
         drains.add(node::drain);
         deployments.add(deployed.deploy(node, null).compose(x -> deployed.deploy(node::newInstance,

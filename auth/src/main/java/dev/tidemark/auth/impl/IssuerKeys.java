@@ -53,12 +53,20 @@ public final class IssuerKeys {
       jwksUrl = config.jwksUrl();
       return Future.succeededFuture(jwksUrl);
     }
+    return serverMetadata().map(meta -> jwksUrl = meta.getString("jwks_uri"));
+  }
+
+  /**
+   * The issuer's metadata document, from RFC 8414's well-known URL or else OpenID Connect's, which
+   * must name the configured issuer and an https key set: where its keys are, and, for a client
+   * such as the console, its authorization and token endpoints.
+   */
+  public Future<JsonObject> serverMetadata() {
     List<String> tried = new ArrayList<>();
     return metadata(metadataUrls().get(0), tried)
         .recover(err -> metadata(metadataUrls().get(1), tried))
         .recover(err -> Future.failedFuture(new IllegalStateException("cannot read the issuer's metadata (" + String.join("; ", tried)
-            + "); check auth.oauth.issuer, or set auth.oauth.jwks-url")))
-        .map(meta -> jwksUrl = meta.getString("jwks_uri"));
+            + "); check auth.oauth.issuer, or set auth.oauth.jwks-url")));
   }
 
   /** RFC 8414's well-known URL (inserted before the issuer's path), then OpenID Connect's (appended to it). */

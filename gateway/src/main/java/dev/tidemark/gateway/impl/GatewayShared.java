@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;
@@ -65,13 +66,16 @@ public final class GatewayShared {
   private final CallLimiter limiter;
   private final SessionWatches sessionWatches;
   private final ServerInfo info;
+  private final GatewayActivity activity;
   private final Drain drain = new Drain();
 
   /**
    * @param authenticator null only when {@code auth.enabled} is false (a local test node)
    * @param extensions extra tools, resources and prompts; production passes none
+   * @param activity where every instance counts each caller's calls, errors and refusals for the console
    */
-  public GatewayShared(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions) {
+  public GatewayShared(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
+      GatewayActivity activity) {
     this.vertx = vertx;
     this.node = node;
     this.config = config;
@@ -95,6 +99,9 @@ public final class GatewayShared {
     this.limiter = new CallLimiter(vertx, config.callLimits());
     this.sessionWatches = new SessionWatches(config.watch().maxWaitingPerSession());
     this.info = new ServerInfo(node);
+    this.activity = activity;
+    // the streams are the node's, held in one place for every instance: read once, not once per instance
+    activity.streamsFrom(inFlight::streamsByCaller);
   }
 
   /** Starts what runs once per node, on the calling context. */
@@ -202,6 +209,10 @@ public final class GatewayShared {
 
   ServerInfo info() {
     return info;
+  }
+
+  GatewayActivity activity() {
+    return activity;
   }
 
   Drain drainState() {

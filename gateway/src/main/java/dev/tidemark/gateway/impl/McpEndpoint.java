@@ -101,12 +101,14 @@ public final class McpEndpoint {
   private final ConnectionSlots slots;
   /** The connections this instance took, counted under its event loop. */
   private final Counter connections;
+  private final dev.tidemark.gateway.GatewayActivity activity;
 
   /** Call on the instance's own context: its meters are its event loop's. */
   public McpEndpoint(GatewayShared shared) {
     Vertx vertx = shared.vertx();
     TidemarkConfig config = shared.config();
     List<McpExtension> extensions = shared.extensions();
+    this.activity = shared.activity();
     this.vertx = vertx;
     this.config = config;
     this.sessions = shared.sessions();
@@ -145,7 +147,8 @@ public final class McpEndpoint {
         .checkingModern(requestStates::fault)
         .both("tools/list", tools::list)
         // counted here, once, so the tools' own code knows nothing of metrics
-        .both("tools/call", call -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> tools.call(call)))
+        .both("tools/call", call -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> tools.call(call))
+            .andThen(ar -> counted(call, ar.succeeded() ? ar.result() : null)))
         .both("resources/list", resources::list)
         .both("resources/templates/list", resources::templates)
         .both("resources/read", resources::read)
@@ -160,6 +163,18 @@ public final class McpEndpoint {
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
     this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
+  }
+
+  /** A call's end as the console shows it: its tool, and its error code or a queue refusal; a JSON-RPC error counts as protocol_error. */
+  private void counted(Call call, JsonObject result) {
+    String tool = dev.tidemark.contract.metrics.ToolCallMeters.toolLabel(call.params().getValue("name"));
+    String outcome = result == null ? dev.tidemark.contract.metrics.ToolCallMeters.PROTOCOL_ERROR
+        : dev.tidemark.contract.metrics.ToolCallMeters.outcome(result);
+    activity.call(call.caller().id(), call.caller().name(), tool, outcome);
+    if (result != null && result.getValue("structuredContent") instanceof JsonObject sc && sc.getValue("error") instanceof JsonObject e
+        && dev.tidemark.contract.WaitedFor.QUEUE.in(e)) {
+      activity.refused(call.caller().id(), call.caller().name(), "queue");
+    }
   }
 
   /** Declares this instance's routes; what runs once per node started with {@link GatewayShared#start}. */
@@ -227,7 +242,9 @@ public final class McpEndpoint {
         .compose(turn -> turn instanceof Turn.Run r ? scopes.check(r.call(), ctx.pathParam("database")).map(turn) : Future.succeededFuture(turn))
         // counted after the scopes, so that a call refused for them spends nothing of the budget
         .compose(turn -> turn instanceof Turn.Run r && "tools/call".equals(r.call().method())
-            ? rateLimit.take(r.call().caller().id(), r.call().id()).map(turn) : Future.succeededFuture(turn))
+            ? rateLimit.take(r.call().caller().id(), r.call().id())
+                .onFailure(err -> activity.refused(r.call().caller().id(), r.call().caller().name(), "rate_limit")).map(turn)
+            : Future.succeededFuture(turn))
         .map(turn -> {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());

@@ -118,6 +118,9 @@ final class DevCommand implements Callable<Integer> {
         : env.postgres().url(DevEnvironment.DEMO_DATABASE).replace("postgresql://",
             "postgresql://" + env.postgres().user() + (env.postgres().password().isEmpty() ? "" : ":" + env.postgres().password()) + "@")));
     out.println("Health: http://127.0.0.1:" + node.opsPort() + "/health/ready");
+    if (node.config().console().enabled()) {
+      out.println("Console: http://127.0.0.1:" + node.httpPort() + node.config().console().path() + " (sign in with the Token)");
+    }
     out.println("Started in " + millis + " ms. Stop with Ctrl-C.");
     out.flush();
     NodeRunner.runUntilStopped(node, env::close);
@@ -226,6 +229,12 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.CLUSTER_NAME, "tidemark-dev-" + HexFormat.of().formatHex(suffix));
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
     v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
+    // the console, on in dev: the developer signs in with the read-write token, and decides the proposals of its agents
+    // (not with an OAuth issuer of the user's config that names no client for the console: people would have no way in)
+    boolean issuerWithoutClient = userConfig.containsKey(ConfigKey.AUTH_OAUTH_ISSUER) && !userConfig.containsKey(ConfigKey.CONSOLE_OAUTH_CLIENT_ID);
+    v.put(ConfigKey.CONSOLE_ENABLED, String.valueOf(!issuerWithoutClient));
+    v.put(ConfigKey.CONSOLE_ADMINISTRATORS, "dev-read-write");
+    v.put(ConfigKey.DATABASE_APPROVERS, "dev-read-write");
     v.putAll(userConfig);
     CommandLine.ParseResult given = spec.commandLine().getParseResult();
     if (given.hasMatchedOption("--http-port")) {

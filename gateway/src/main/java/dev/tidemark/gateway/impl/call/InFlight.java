@@ -89,6 +89,13 @@ public final class InFlight {
     return streams.size();
   }
 
+  /** The GET and listen streams this gateway holds open, by caller id. */
+  public Map<String, Integer> streamsByCaller() {
+    Map<String, Integer> out = new java.util.HashMap<>();
+    streams.values().forEach(h -> out.merge(h.callerId(), 1, Integer::sum));
+    return out;
+  }
+
   public Future<Void> start() {
     cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> cancel(msg.body().getString("key", "")));
     return cancels.completion();

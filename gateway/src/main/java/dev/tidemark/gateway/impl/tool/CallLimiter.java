@@ -114,6 +114,6 @@ public final class CallLimiter {
   private Admission refused(String situation) {
     return new Admission(() -> {}, new ToolException(ErrorCode.UNAVAILABLE, "Too many of your calls are running on this gateway: at most "
         + limits.maxConcurrent() + " run at once, " + situation + ". Retry shortly, or wait for your running calls to end.",
-        new io.vertx.core.json.JsonObject().put("max_concurrent_calls", limits.maxConcurrent())));
+        dev.tidemark.contract.WaitedFor.QUEUE.details().put("max_concurrent_calls", limits.maxConcurrent())));
   }
 }

@@ -1,0 +1,33 @@
+package dev.tidemark.console.impl;
+
+import dev.tidemark.contract.Caller;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * Who is signed in to the console: the caller their sign-in maps to (a token's, or an OAuth access
+ * token's, mapped to a PostgreSQL role exactly as an agent's is), how they signed in, and until when.
+ *
+ * @param sid the sign-in's id, which its forms are bound to and signing out ends
+ * @param via {@code token} or {@code oauth}
+ * @param tokenId the id of the token signed in with (null for OAuth), whose revocation ends the sign-in
+ */
+record Person(Caller caller, String sid, String via, String tokenId, long expiresAtMs) {
+
+  static final String TOKEN = "token";
+  static final String OAUTH = "oauth";
+
+  /** The name decisions are recorded with and the console's settings name people by: a token's name, or oauth:&lt;subject&gt;. */
+  String name() {
+    return caller.name();
+  }
+
+  JsonObject toJson() {
+    JsonObject json = new JsonObject().put("sid", sid).put("caller", caller.toJson()).put("via", via).put("exp", expiresAtMs);
+    return tokenId == null ? json : json.put("token_id", tokenId);
+  }
+
+  static Person fromJson(JsonObject json) {
+    return new Person(Caller.fromJson(json.getJsonObject("caller")), json.getString("sid"), json.getString("via"),
+        json.getString("token_id"), json.getLong("exp"));
+  }
+}
