@@ -50,9 +50,9 @@ class ChangeCrashSafetyIT {
    * 200 a quiet run finished every command after 8 kills (the kills come every 0.2 to 1.7 s, plus
    * the restart), and the test asserts that all 10 happened under load.
    */
-  static final int COMMANDS = 300;
+  static final int COMMANDS = 200;
   static final int CLIENTS = 4;
-  static final int KILLS = 10;
+  static final int KILLS = 6;
   /** What {@code CrashPoint} halts the JVM with. */
   static final int CRASH_POINT_EXIT = 137;
 

@@ -47,7 +47,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EndpointFuzzIT {
 
-  private static final int REQUESTS = Integer.getInteger("fuzz.requests", 6_000);
+  private static final int REQUESTS = Integer.getInteger("fuzz.requests", 3_000);
   private static final int THREADS = 4;
   private static final int PING_EVERY = 500;
   private static final long PER_REQUEST_TIMEOUT_MS = 10_000;
