@@ -163,8 +163,9 @@ class DevModeIT {
     assertTrue(stderr.contains("drains: readiness is down") && stderr.contains("drained in"), "SIGTERM drains the node before it stops");
   }
 
+  // one data dir through three runs (a stop, then a kill -9): each dev start costs seconds, so the two cases share one
   @Test
-  void aDataDirKeepsTheDatabaseBetweenRuns(@TempDir Path dataDir) throws Exception {
+  void aDataDirKeepsTheDatabaseBetweenRunsAndStartsOnTheFirstTryAfterItsProcessWasKilled(@TempDir Path dataDir) throws Exception {
     Dev first = start(List.of("--data-dir", dataDir.toString()));
     try (Connection conn = psql(first)) {
       conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Kept Between Runs', 'kept@example.com')");
@@ -172,52 +173,49 @@ class DevModeIT {
       stop(first);
     }
     assertTrue(Files.isDirectory(dataDir.resolve("postgres")) && Files.isDirectory(dataDir.resolve("kafka")));
-    Dev second = start(List.of("--data-dir", dataDir.toString()));
-    try (Connection conn = psql(second);
-         ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM customers WHERE email = 'kept@example.com'")) {
-      rs.next();
-      assertEquals(1, rs.getInt(1));
-      try (McpHttpClient c = new McpHttpClient(second.value("Tidemark ready"), second.value("Token"))) {
-        c.initialize();
-        assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
-      }
-    } finally {
-      stop(second);
-    }
-  }
 
-  @Test
-  void aDataDirStartsOnTheFirstTryAfterItsProcessWasKilled(@TempDir Path dataDir) throws Exception {
-    Dev first = start(List.of("--data-dir", dataDir.toString()));
-    try (Connection conn = psql(first)) {
+    Dev second = start(List.of("--data-dir", dataDir.toString()));
+    try (Connection conn = psql(second)) {
+      assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kept@example.com'"), "a stopped run's data is kept");
+      assertKafkaReachable(second);
       conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Survives Kill', 'kill9@example.com')");
     }
-    first.process().destroyForcibly(); // SIGKILL: no shutdown hook runs, so nothing stops the embedded PostgreSQL
-    assertTrue(first.process().waitFor(30, TimeUnit.SECONDS));
+    second.process().destroyForcibly(); // SIGKILL: no shutdown hook runs, so nothing stops the embedded PostgreSQL
+    assertTrue(second.process().waitFor(30, TimeUnit.SECONDS));
     Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
     long orphan = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
     ProcessHandle postmaster = ProcessHandle.of(orphan).orElse(null);
     try {
       assertTrue(postmaster != null && postmaster.isAlive(), "the killed run left its PostgreSQL running");
-      Dev second = start(List.of("--data-dir", dataDir.toString()));
-      try (Connection conn = psql(second);
-           ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM customers WHERE email = 'kill9@example.com'")) {
-        assertFalse(postmaster.isAlive(), "the second run stopped the server the first one left");
-        rs.next();
-        assertEquals(1, rs.getInt(1), "the data written before the kill is kept");
-        try (McpHttpClient c = new McpHttpClient(second.value("Tidemark ready"), second.value("Token"))) {
-          c.initialize();
-          assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
-        }
+      Dev third = start(List.of("--data-dir", dataDir.toString()));
+      try (Connection conn = psql(third)) {
+        assertFalse(postmaster.isAlive(), "the third run stopped the server the killed one left");
+        assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kill9@example.com'"), "the data written before the kill is kept");
+        assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kept@example.com'"));
+        assertKafkaReachable(third);
       } finally {
-        stop(second);
+        stop(third);
       }
-      assertTrue(second.stderr().contains("stopped the PostgreSQL server (pid " + orphan + ")"),
-          "the second run says what it stopped");
+      assertTrue(third.stderr().contains("stopped the PostgreSQL server (pid " + orphan + ")"),
+          "the third run says what it stopped");
     } finally {
       if (postmaster != null) {
         postmaster.destroyForcibly();
       }
+    }
+  }
+
+  private static int count(Connection conn, String sql) throws Exception {
+    try (ResultSet rs = conn.createStatement().executeQuery(sql)) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static void assertKafkaReachable(Dev dev) throws Exception {
+    try (McpHttpClient c = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Token"))) {
+      c.initialize();
+      assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
     }
   }
 
