@@ -6,6 +6,7 @@ import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.MigrateTool;
+import dev.tidemark.command.impl.ProposalStore;
 import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.CallerPools;
@@ -15,6 +16,7 @@ import dev.tidemark.command.impl.RestoreRowsTool;
 import dev.tidemark.command.impl.TransactionTool;
 import dev.tidemark.command.impl.UndoTransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
+import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
@@ -49,6 +51,7 @@ public final class CommandVerticle extends VerticleBase {
   private final Pool pool;
   private CallerPools callers;
   private ChangeRunner runner;
+  private ProposalStore proposals;
   private MessageConsumer<Object> consumer;
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<Object> schemaChanges;
@@ -79,6 +82,7 @@ public final class CommandVerticle extends VerticleBase {
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
       runner = runner(vertx, config, pool, callers, keys, catalog, functions);
+      proposals = new ProposalStore(pool);
       // published by the node's fan-out where it has one; elsewhere each change checks the shape it uses
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
@@ -140,6 +144,7 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<Object> msg) {
-    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG));
+    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx),
+        request -> Actions.PROPOSAL_STATE.equals(request.tool()) ? proposals.stateFor(request) : runner.run(request), LOG));
   }
 }

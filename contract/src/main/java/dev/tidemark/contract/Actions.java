@@ -15,5 +15,13 @@ public final class Actions {
    */
   public static final String LEASE_HELD = "events/lease-held";
 
+  /**
+   * The {@link ToolRequest#tool} of a gateway's question to the command role how a proposal of the
+   * request's caller stands (its argument: {@code proposal_id}), for the task that follows it; not a
+   * tool a caller can call. Reply: {@link ToolReply} whose structured content is the proposal
+   * ({@code status}, {@code reason}, {@code outcome}, ...), or NOT_FOUND when it is not the caller's.
+   */
+  public static final String PROPOSAL_STATE = "proposals/state";
+
   private Actions() {}
 }

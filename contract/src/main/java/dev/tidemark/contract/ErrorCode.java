@@ -28,7 +28,8 @@ public enum ErrorCode {
   INTERNAL("INTERNAL", true, "Tidemark failed unexpectedly; retry, and report it if it persists."),
   INVALID_LEASE("INVALID_LEASE", false, "Pass the lease_token that events_next returned with these events, for this consumer."),
   PROPOSAL_STALE("PROPOSAL_STALE", false, "What the proposal showed is no longer what it would write; plan the change again and propose it with a new idempotency_key."),
-  PROPOSAL_VOID("PROPOSAL_VOID", false, "The proposer may no longer make this change, so its proposal is void; nothing was written.");
+  PROPOSAL_VOID("PROPOSAL_VOID", false, "The proposer may no longer make this change, so its proposal is void; nothing was written."),
+  PROPOSAL_REJECTED("PROPOSAL_REJECTED", false, "A person rejected the proposal and nothing was written; read the reason, and propose a different change only if one is still needed.");
 
   private final String code;
   private final boolean retriable;

@@ -49,6 +49,7 @@ import dev.tidemark.gateway.impl.stream.Channels;
 import dev.tidemark.gateway.impl.stream.GetStream;
 import dev.tidemark.gateway.impl.stream.ListenStream;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.tool.CallLimiter;
 import dev.tidemark.gateway.impl.tool.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
@@ -99,6 +100,7 @@ public final class McpEndpoint {
   private final ScopeGate scopes;
   private final Drain drain = new Drain();
   private final ServiceClient services;
+  private final Tasks tasks;
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -127,10 +129,11 @@ public final class McpEndpoint {
     Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
     this.scopes = new ScopeGate(grants, challenges);
     this.services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
+    this.tasks = new Tasks(vertx, config.tasks(), config.callLimits().maxConcurrent(), inFlight, services);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
-        uri -> subscriptions.resourceUpdated(call.database(), uri));
+        uri -> subscriptions.resourceUpdated(call.database(), uri), tasks);
     ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
-        new Consent(services, serverRequests), contexts, grants);
+        new Consent(services, serverRequests), contexts, grants, tasks);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
     ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions, holders);
@@ -151,7 +154,11 @@ public final class McpEndpoint {
         .legacyOnly("logging/setLevel", lifecycle::setLevel)
         .legacyOnly("resources/subscribe", call -> resources.subscribe(call, true))
         .legacyOnly("resources/unsubscribe", call -> resources.subscribe(call, false))
-        .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
+        .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())))
+        // the tasks extension, for a client that declared it: any gateway answers for any task
+        .both("tasks/get", tasks::get)
+        .both("tasks/update", tasks::update)
+        .both("tasks/cancel", tasks::cancel);
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
     this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
@@ -173,12 +180,14 @@ public final class McpEndpoint {
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
     return inFlight.start().compose(v -> services.start()).compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
+        .compose(v -> tasks.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
   /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
   public Future<Void> stop() {
     inFlight.stopStreams();
+    tasks.stop();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
         .compose(v -> sessions.stop()).compose(v -> services.stop()).compose(v -> inFlight.stop());
