@@ -39,6 +39,7 @@ public record TidemarkConfig(
     long drainTimeoutMs,
     EventsConfig events,
     SubscriptionLimits subscriptionLimits,
+    WatchConfig watch,
     TasksConfig tasks,
     List<DatabaseConfig> databases) {
 
@@ -64,7 +65,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, tasks, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, tasks, databases);
   }
 
   /**
@@ -79,7 +80,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, tasks, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, tasks, databases);
   }
 
   @Override
@@ -184,7 +185,8 @@ public record TidemarkConfig(
       String sslMode,
       String sslRootCert,
       List<String> approvalTables,
-      List<String> reviewedFunctions) {
+      List<String> reviewedFunctions,
+      int callerSharePercent) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -203,7 +205,12 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent);
+    }
+
+    /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */
+    public int perCaller() {
+      return Math.max(1, Math.min(poolSize, poolSize * callerSharePercent / 100));
     }
 
     /**
@@ -314,12 +321,22 @@ public record TidemarkConfig(
     }
   }
 
-  /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
-  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
+  /**
+   * The events tools: dead letters, share consumers per node, who may move a consumer, the quotas of
+   * consumers per caller and per role, and when idle consumers and share consumers are removed.
+   *
+   * @param consumerIdleSeconds 0: consumers are never removed for idleness
+   */
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles,
+      int maxConsumersPerCaller, int maxConsumersPerRole, long consumerIdleSeconds, long consumerSweepSeconds, long workerIdleSeconds,
+      int maxWorkersPerCaller) {
     public EventsConfig {
       adminRoles = List.copyOf(adminRoles);
     }
   }
+
+  /** How many watch calls may wait at once: per caller on a query node, per session on a gateway. */
+  public record WatchConfig(int maxWaitingPerCaller, int maxWaitingPerSession) {}
 
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayBatchBytes, long relayPollMs, long reconcileSeconds,
@@ -336,7 +353,8 @@ public record TidemarkConfig(
       int eventBusPort,
       int eventLoops,
       int queryInstances,
-      int commandInstances) {
+      int commandInstances,
+      int gatewayInstances) {
 
     /** The event loops of a node: node.event-loops, or one per core the JVM sees. */
     public int loops() {
@@ -354,6 +372,14 @@ public record TidemarkConfig(
     public int instances(int configured, int poolSize) {
       int wanted = configured > 0 ? configured : Math.min(loops(), poolSize / CONNECTIONS_PER_INSTANCE);
       return Math.max(1, Math.min(wanted, poolSize));
+    }
+
+    /**
+     * How many instances of the MCP endpoint a gateway node runs: node.gateway-instances, or one per
+     * event loop. Unlike the services', an instance holds no connection of its own, so nothing caps it.
+     */
+    public int gatewayInstanceCount() {
+      return gatewayInstances > 0 ? gatewayInstances : loops();
     }
 
     /** The fewest connections of each caller pool an instance gets when the number of instances is not configured. */
@@ -412,7 +438,8 @@ public record TidemarkConfig(
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
             v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS),
             v.nonNegativeInt(ConfigKey.NODE_QUERY_INSTANCES),
-            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES)),
+            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES),
+            v.nonNegativeInt(ConfigKey.NODE_GATEWAY_INSTANCES)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         new CallLimits(
@@ -443,9 +470,13 @@ public record TidemarkConfig(
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
-            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES),
+            v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_CALLER), v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_ROLE),
+            v.nonNegativeLong(ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS), v.positiveLong(ConfigKey.EVENTS_CONSUMER_SWEEP_SECONDS),
+            v.positiveLong(ConfigKey.EVENTS_WORKER_IDLE_SECONDS), v.positiveInt(ConfigKey.EVENTS_MAX_WORKERS_PER_CALLER)),
         new SubscriptionLimits(v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION),
             v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER)),
+        new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
         v.tasks(),
         databases);
   }
@@ -542,7 +573,8 @@ public record TidemarkConfig(
           sslMode(),
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
           list(ConfigKey.DATABASE_APPROVAL_TABLES),
-          functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS));
+          functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS),
+          positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100));
     }
 
     /**

@@ -23,5 +23,13 @@ public final class Actions {
    */
   public static final String PROPOSAL_STATE = "proposals/state";
 
+  /**
+   * The {@link ToolRequest#tool} of a gateway's read or write of a task of the request's caller, to
+   * the command role, which keeps tasks in {@code tidemark.task}; not a tool a caller can call.
+   * Arguments: {@code op} ({@code create}, {@code get}, {@code replace}, {@code remove}), {@code id},
+   * and {@code state}, {@code old}, {@code expires_at_ms} as the operation needs.
+   */
+  public static final String TASK_STORE = "tasks/store";
+
   private Actions() {}
 }

@@ -135,12 +135,6 @@ public final class Addresses {
   public static final String RUNNING_V1 = "tidemark.running.v1";
 
   /**
-   * Cluster map of the tasks of the {@code io.modelcontextprotocol/tasks} extension, by task id: each
-   * entry one task's state (its caller, status, result or error), as JSON text, so that any gateway
-   * answers {@code tasks/get} and a task outlives the gateway that started it.
-   */
-  public static final String TASKS_MAP = "tidemark.tasks.v1";
-  /**
    * The client's answers to what a running task asked ({@code tasks/update}), published by the gateway
    * that took the request to the one that runs the task: {@code tidemark.task-input.v1.<task id>}.
    * Body: {@code {"responses": {"<key>": {...}}}}.

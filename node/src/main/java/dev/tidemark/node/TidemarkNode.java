@@ -13,7 +13,7 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.gateway.GatewayVerticle;
+import dev.tidemark.gateway.GatewayNode;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.database.service.RunningRequests;
 import dev.tidemark.node.cluster.ClusterSetup;
@@ -41,7 +41,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,13 +57,13 @@ public final class TidemarkNode {
   private final TidemarkConfig config;
   private final ClusterSetup.Clustered cluster;
   private final NodeInfo info;
-  private final GatewayVerticle gateway;
+  private final GatewayNode gateway;
   private final OpsVerticle ops;
   private final OpenTelemetrySdk traces;
   private final NodeDrain drain;
   private final NodeDeployments deployed;
 
-  private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayVerticle gateway, OpsVerticle ops,
+  private TidemarkNode(TidemarkConfig config, ClusterSetup.Clustered cluster, NodeInfo info, GatewayNode gateway, OpsVerticle ops,
       OpenTelemetrySdk traces, NodeDrain drain, NodeDeployments deployed) {
     this.config = config;
     this.cluster = cluster;
@@ -115,22 +114,24 @@ public final class TidemarkNode {
         defaultPool = defaultPool == null ? pool : defaultPool;
         deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
       }
-      GatewayVerticle gateway = null;
+      GatewayNode gateway = null;
       if (roles.contains(Role.GATEWAY)) {
         // one token store for the cluster, in the default database; a token names the databases it may reach
         Authenticator tokens = config.authEnabled() ? TokenStore.create(defaultPool)
             .authenticator(vertx, Pools.connectOptions(config.defaultDatabase())) : null;
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
-        gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
-        drains.add(gateway::drain);
-        deployments.add(deployed.deploy(gateway, null));
+        // the node-wide part first, then one endpoint per event loop over it, all on http.port
+        GatewayNode node = new GatewayNode(info, config, auth, extensionsOf.apply(vertx));
+        gateway = node;
+        drains.add(node::drain);
+        deployments.add(deployed.deploy(node, null).compose(x -> deployed.deploy(node::newInstance,
+            new DeploymentOptions().setInstances(config.cluster().gatewayInstanceCount()), "GatewayVerticle")));
       }
       OpsVerticle ops = new OpsVerticle(config.ops(), live, ready, metrics);
-      AtomicInteger loop = new AtomicInteger();
-      deployments.add(deployed.deploy(() -> new EventLoopProbe(loop.getAndIncrement()),
+      deployments.add(deployed.deploy(EventLoopProbe::new,
           new DeploymentOptions().setInstances(config.cluster().loops()), "EventLoopProbe"));
-      GatewayVerticle gw = gateway;
+      GatewayNode gw = gateway;
       return Future.all(deployments)
           .compose(x -> deployed.deploy(ops, null))
           .map(x -> {

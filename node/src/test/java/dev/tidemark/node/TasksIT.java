@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Tasks of the {@code io.modelcontextprotocol/tasks} extension for what waits, as an agent's client
  * that declared the extension meets them: a commit to a protected table answers with a task that
  * completes when a person decides, a long query goes on as a task that {@code tasks/cancel} stops
- * in PostgreSQL, and a task id that is unknown, expired or another caller's is refused alike.
+ * in PostgreSQL, a task id that is unknown, expired or another caller's is refused alike, and a
+ * task outlives the node that started it.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -184,5 +185,34 @@ class TasksIT {
       Await.that("the expired task's statement to stop", Duration.ofSeconds(10), () -> !TaskCalls.running(infra, DB, marker + "_brief"));
       agent.rpc("tasks/cancel", new JsonObject().put("taskId", mine));
     }
+  }
+
+  @Test
+  void aTaskOutlivesTheNodeThatStartedItAndACallThatNodeRanEndsAsLost() throws Exception {
+    JsonObject proposed = proposeRaise(2, 250);
+    String proposal = TaskCalls.proposalOf(proposed);
+    String marker = "tasks_it_lost_" + UUID.randomUUID().toString().substring(0, 8);
+    JsonObject running = TaskCalls.created(agent, "query", new JsonObject().put("sql", "SELECT pg_sleep(10) AS " + marker));
+
+    // the node that started both goes, and a node of another cluster, which shares nothing with it but PostgreSQL, takes its place
+    agent.close();
+    TestNodes.stop(node);
+    settings.put(ConfigKey.CLUSTER_NAME, TestNodes.clusterName());
+    node = TestNodes.startCaughtUp(settings);
+    agent = TaskCalls.connect(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+
+    JsonObject waiting = TaskCalls.get(agent, proposed.getString("taskId"));
+    assertEquals("working", waiting.getString("status"), waiting::encode);
+    TaskCalls.decide(settings, p -> p.approve(proposal, "ada"));
+    JsonObject done = TaskCalls.get(agent, proposed.getString("taskId"));
+    assertEquals("completed", done.getString("status"), done::encode);
+    assertEquals("commit", done.getJsonObject("result").getJsonObject("structuredContent").getString("mode"), done::encode);
+    assertEquals(List.of("1:100", "2:250"), amounts());
+
+    JsonObject lost = TaskCalls.get(agent, running.getString("taskId"));
+    assertEquals("failed", lost.getString("status"), "its outcome went with the node that ran it: " + lost.encode());
+    JsonObject error = lost.getJsonObject("error");
+    assertEquals("UNAVAILABLE", error.getJsonObject("data").getString("code"), error::encode);
+    assertEquals(true, error.getJsonObject("data").getBoolean("retriable"), error::encode);
   }
 }

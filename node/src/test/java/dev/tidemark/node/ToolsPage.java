@@ -145,7 +145,7 @@ final class ToolsPage {
               + " and `tasks/get` answers with the result ([tasks.md](tasks.md#a-call-that-runs-long)).");
     }
     if (tool.service() == dev.tidemark.contract.Service.COMMAND) {
-      line.append(" A commit that becomes a proposal answers").append(LONG_RUNNING.contains(tool.name()) ? "" : ", for such a client,")
+      line.append(" A commit that becomes a proposal answers").append(LONG_RUNNING.contains(tool.name()) ? "" : ", for a client that declared the tasks extension,")
           .append(" with a task that completes when a person decides: with the commit's result once approved, with a tool error that"
               + " carries the reason otherwise ([tasks.md](tasks.md#a-change-that-became-a-proposal)).");
     }

@@ -464,13 +464,14 @@ public final class ChangeRunner {
   private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request,
       BiFunction<SqlConnection, String, Future<Result<T>>> work) {
     Pool from = tool.runsCallerSql() ? db.pool() : db.preparing();
-    return SqlErrors.connection(from).compose(conn -> {
+    return db.connection(from, request.caller()).compose(lent -> {
+      SqlConnection conn = lent.conn();
       String identity;
       try {
         identity = db.identity(conn, request.caller(), database.statementTimeoutMs());
       } catch (RuntimeException e) {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
-        return conn.close().transform(x -> Future.<T>failedFuture(e));
+        return lent.close().transform(x -> Future.<T>failedFuture(e));
       }
       Future<?> begun = conn.query("BEGIN").execute();
       Future<Result<T>> worked;
@@ -485,7 +486,7 @@ public final class ChangeRunner {
           .transform(done -> {
             boolean commit = done.succeeded() && done.result().commit();
             Future<?> ended = conn.query(commit ? "COMMIT" : "ROLLBACK").execute();
-            db.reset(conn, from, done.cause()).onComplete(x -> conn.close());
+            db.reset(conn, from, done.cause()).onComplete(x -> lent.close());
             if (done.failed()) {
               return Future.<T>failedFuture(done.cause());
             }

@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.resource;
 
 import dev.tidemark.contract.Addresses;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -21,6 +22,8 @@ import org.slf4j.LoggerFactory;
  * Who wants to hear about which resource, cluster-wide: legacy sessions (their events are kept for
  * replay and go to whichever gateway holds their GET stream) and 2026-07-28 listen streams (live
  * only, on the gateway that holds the stream). Any node can notify; delivery finds the holder.
+ * One per node, shared by every gateway instance: the keys it knows are a concurrent map, and its
+ * consumer and the index's refresh run once, on the context of the node's gateway part.
  */
 public final class Subscriptions {
 
@@ -127,13 +130,15 @@ public final class Subscriptions {
   /**
    * Adds {@code key} to the index, or removes it, after the index writes this gateway asked for
    * before: one at a time, so that a stream that subscribes to many resources at once does not
-   * make its own writes of the one index entry fail each other.
+   * make its own writes of the one index entry fail each other. The chain is the node's, shared by
+   * every gateway instance: a write runs where the one before it completed, and the caller hears of
+   * it on its own loop.
    */
   private Future<Boolean> indexed(String key, boolean add) {
     synchronized (this) {
       Future<Boolean> next = indexing.transform(x -> update(INDEX_KEY, key, add, 0));
       indexing = next;
-      return next;
+      return OwnContext.of(next);
     }
   }
 

@@ -12,6 +12,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.WaitedFor;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.tool.Grants;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -38,7 +39,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The gateway's side of the event-bus seam: a tool request to the service that runs the tool, with
  * an explicit send timeout, and every way the bus can fail turned into a tool error the agent can
- * act on, so that a call never waits forever and never fails as a protocol error.
+ * act on, so that a call never waits forever and never fails as a protocol error. One per node,
+ * shared by every gateway instance: it hears once which members leave, and ends the calls of every
+ * instance that were on them ({@code remote}, a concurrent map of calls from every event loop).
  */
 public final class ServiceClient {
 
@@ -95,9 +98,12 @@ public final class ServiceClient {
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
   }
 
-  /** A call sent to the cluster, answered by its reply or, when the member running it left, at once. */
+  /**
+   * A call sent to the cluster, answered by its reply or, when the member running it left, at once.
+   * The node's one listener for leaving members answers on its own loop, so the call hears it on its own.
+   */
   private Future<ToolReply> toCluster(ToolDescriptor tool, String address, ToolRequest request, DeliveryOptions options) {
-    Promise<ToolReply> answer = Promise.promise();
+    Promise<ToolReply> answer = OwnContext.promise();
     String id = request.requestId();
     remote.put(id, new Remote(tool, answer));
     vertx.eventBus().<Object>request(address, request.toJson(), options)

@@ -6,7 +6,7 @@ import java.time.Instant;
 import java.util.Set;
 
 /**
- * One task of the {@code io.modelcontextprotocol/tasks} extension as the cluster map keeps it: whose
+ * One task of the {@code io.modelcontextprotocol/tasks} extension as {@code tidemark.task} keeps it ({@link TaskStore}): whose
  * it is, what it runs or follows, and where it stands. Immutable: each change is a new value, written
  * over the one it was made from ({@link TaskStore#update}), so that two gateways never both win.
  *

@@ -69,7 +69,7 @@ final class TaskContext implements ExtensionContext {
     Promise<JsonObject> answer = Promise.promise();
     waiting.put(key, answer);
     // listening before the question shows, so that no answer can come before the consumer
-    listening().compose(v -> store.update(taskId, t -> t.terminal() ? null : t.asking(key,
+    listening().compose(v -> store.update(call, taskId, t -> t.terminal() ? null : t.asking(key,
             new JsonObject().put("method", method).put("params", params))))
         .onFailure(answer::tryFail);
     return answer.future();

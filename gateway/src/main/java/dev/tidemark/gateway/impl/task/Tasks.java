@@ -33,6 +33,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * decides: nothing runs for it, and its state is the proposal's, in PostgreSQL), and a call of
  * {@code query}, {@code explain} with {@code analyze}, {@code migrate} or {@code restore_rows} that
  * has not answered within {@code tasks.promote-after-ms} (it runs on in the gateway that took it,
- * which writes its outcome into the cluster map). A task belongs to the caller that started it, on
+ * which writes its outcome into PostgreSQL, {@link TaskStore}). A task belongs to the caller that started it, on
  * the database it started on; any other caller, and anyone after it expired, finds no task, with
  * the same error as for an id that never existed.
  */
@@ -78,9 +79,10 @@ public final class Tasks {
   private final int maxRunningPerCaller;
   private final InFlight inFlight;
   private final ServiceClient services;
+  /** How each task that runs on this node ends when the node stops, by the key it is held under. */
+  private final Map<String, Supplier<Future<Void>>> here = new ConcurrentHashMap<>();
   /** The tasks each caller runs on this gateway now. */
   private final Map<String, Integer> running = new ConcurrentHashMap<>();
-  private long sweepTimer = -1;
 
   /**
    * @param maxRunningPerCaller the most tasks one caller runs at once on this gateway (a proposal's
@@ -88,21 +90,11 @@ public final class Tasks {
    */
   public Tasks(Vertx vertx, TasksConfig config, int maxRunningPerCaller, InFlight inFlight, ServiceClient services) {
     this.vertx = vertx;
-    this.store = new TaskStore(vertx);
+    this.store = new TaskStore(services);
     this.config = config;
     this.maxRunningPerCaller = maxRunningPerCaller;
     this.inFlight = inFlight;
     this.services = services;
-  }
-
-  public Future<Void> start() {
-    sweepTimer = vertx.setPeriodic(TaskStore.SWEEP_MILLIS, t -> store.sweep(String.valueOf(nodeId())));
-    return Future.succeededFuture();
-  }
-
-  public Future<Void> stop() {
-    vertx.cancelTimer(sweepTimer);
-    return Future.succeededFuture();
   }
 
   // ---- what a call may become ----
@@ -208,7 +200,7 @@ public final class Tasks {
       return Future.succeededFuture(result);
     }
     Task task = Task.proposal(newId(), call, tool, proposalId, ttl(call, true), proposalPollMs());
-    return store.create(task).map(v -> task.created(waiting(task)))
+    return store.create(call, task).map(v -> task.created(waiting(task)))
         .otherwise(err -> {
           LOG.warn("proposal {} could not be followed by a task ({}); answered with the proposal", proposalId, err.toString());
           return result;
@@ -225,24 +217,27 @@ public final class Tasks {
   private Future<JsonObject> run(Call call, String tool, String requestId, long startedAt, Function<Task, Future<JsonObject>> work,
       Runnable ended) {
     Task task = Task.call(newId(), call, tool, nodeId(), requestId, startedAt, ttl(call, false), config.pollIntervalMs());
-    return store.create(task).map(v -> {
-      String key = KEY_PREFIX + task.id();
+    return store.create(call, task).map(v -> {
+      String key = InFlight.heldKey(KEY_PREFIX + task.id(), 0);
       Cancellation cancellation = call.cancellation();
       // tasks/cancel wrote the task's end before it reached this gateway; a revocation and a drain write their own
-      Runnable revoke = () -> endHere(key, cancellation, task.id(), t -> t.cancelled(REVOKED));
-      Runnable drain = () -> endHere(key, cancellation, task.id(), t -> t.failed(lostError(STOPPED), STOPPED));
+      Runnable revoke = () -> endHere(call, key, cancellation, task, t -> t.cancelled(REVOKED));
+      Supplier<Future<Void>> stop = () -> endHere(call, key, cancellation, task, t -> t.failed(lostError(STOPPED), STOPPED));
+      Runnable drain = stop::get;
+      here.put(key, stop);
       boolean held = inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancellation::cancel, revoke, drain),
           call.authenticatedAtNanos());
       long timer = vertx.setTimer(Math.max(1, task.expiresAt() - System.currentTimeMillis()), t -> {
         if (inFlight.releaseCall(key)) {
           cancellation.cancel(); // no one can read the outcome any more
-          store.remove(task.id());
+          store.remove(call, task.id());
         }
       });
       // once, when the work ends or is cancelled (work that ignores a cancellation must not hold its caller's count)
       java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
       Runnable end = () -> {
         if (over.compareAndSet(false, true)) {
+          here.remove(key);
           vertx.cancelTimer(timer);
           ended.run();
         }
@@ -259,11 +254,23 @@ public final class Tasks {
     });
   }
 
-  private void endHere(String key, Cancellation cancellation, String id, java.util.function.UnaryOperator<Task> end) {
-    if (inFlight.releaseCall(key)) {
-      cancellation.cancel();
-      store.update(id, t -> t.terminal() ? null : end.apply(t));
+  private Future<Void> endHere(Call call, String key, Cancellation cancellation, Task task, java.util.function.UnaryOperator<Task> end) {
+    if (!inFlight.releaseCall(key)) {
+      return Future.succeededFuture();
     }
+    cancellation.cancel();
+    stopStatement(task);
+    return store.update(call, task.id(), t -> t.terminal() ? null : end.apply(t)).<Void>mapEmpty()
+        .onFailure(err -> LOG.warn("the end of task {} could not be stored: {}", task.id(), err.toString()));
+  }
+
+  /**
+   * The node stops: every task that runs on it ends as {@code failed} with a retriable error, as a
+   * drain ends it, so that its client calls again; a task whose end cannot be written any more is
+   * found lost by the next {@code tasks/get} on another node.
+   */
+  public Future<Void> stop() {
+    return Future.join(here.values().stream().map(Supplier::get).toList()).<Void>mapEmpty().otherwiseEmpty();
   }
 
   /** Writes what a running task came to, unless it ended otherwise first (cancelled, expired). */
@@ -271,12 +278,12 @@ public final class Tasks {
     Future<Task> written;
     if (ar.failed()) {
       JsonObject error = errorOf(ar.cause());
-      written = store.update(task.id(), t -> t.terminal() ? null : t.failed(error, "The task failed: " + error.getString("message")));
+      written = store.update(call, task.id(), t -> t.terminal() ? null : t.failed(error, "The task failed: " + error.getString("message")));
     } else if (proposalOf(ar.result()) != null) {
       String proposalId = proposalOf(ar.result());
-      written = store.update(task.id(), t -> t.terminal() ? null : t.followingProposal(proposalId, ttl(call, true), proposalPollMs()));
+      written = store.update(call, task.id(), t -> t.terminal() ? null : t.followingProposal(proposalId, ttl(call, true), proposalPollMs()));
     } else {
-      written = store.update(task.id(), t -> t.terminal() ? null : t.completed(ar.result(), null));
+      written = store.update(call, task.id(), t -> t.terminal() ? null : t.completed(ar.result(), null));
     }
     written.onFailure(err -> LOG.warn("the outcome of task {} could not be stored: {}", task.id(), err.toString()));
   }
@@ -308,7 +315,7 @@ public final class Tasks {
         return decided(call, task);
       }
       if (ownerGone(task)) {
-        return store.update(task.id(), t -> t.terminal() || !Task.CALL.equals(t.kind()) ? null : t.failed(lostError(LOST), LOST))
+        return store.update(call, task.id(), t -> t.terminal() || !Task.CALL.equals(t.kind()) ? null : t.failed(lostError(LOST), LOST))
             .map(t -> {
               stopStatement(task);
               return detailed(t == null ? task : t);
@@ -330,7 +337,7 @@ public final class Tasks {
       if (answered.isEmpty()) {
         return Future.succeededFuture(ack()); // keys not asked (or no longer) are ignored
       }
-      return store.update(task.id(), t -> {
+      return store.update(call, task.id(), t -> {
         Set<String> still = new HashSet<>(answered);
         still.retainAll(t.inputRequests().fieldNames());
         return still.isEmpty() ? null : t.answered(still);
@@ -352,7 +359,7 @@ public final class Tasks {
           ? "No longer followed by this task; proposal " + task.proposalId() + " still waits for a person (status with proposal: "
               + task.proposalId() + " follows it)."
           : CANCELLED;
-      return store.update(task.id(), t -> t.terminal() ? null : t.cancelled(message)).map(t -> {
+      return store.update(call, task.id(), t -> t.terminal() ? null : t.cancelled(message)).map(t -> {
         if (Task.CALL.equals(task.kind())) {
           // the gateway that runs it stops its work; the statement is stopped where it runs even when that gateway is gone
           vertx.eventBus().publish(Addresses.GATEWAY_CANCEL_V1, new JsonObject().put("key", KEY_PREFIX + task.id()));
@@ -379,7 +386,7 @@ public final class Tasks {
     if (!ID.matcher(s).matches()) {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, UNKNOWN));
     }
-    return store.find(s).compose(task -> task != null && task.visibleTo(call, System.currentTimeMillis())
+    return store.find(call, s).compose(task -> task != null && task.visibleTo(call, System.currentTimeMillis())
         ? Future.succeededFuture(task) : Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, UNKNOWN)));
   }
 
@@ -407,7 +414,7 @@ public final class Tasks {
             return Future.succeededFuture(outcome.note() == null ? detailed(task)
                 : task.detailed(waiting(task) + " " + outcome.note()));
           }
-          return store.update(task.id(), t -> t.terminal() ? null : t.completed(outcome.result(), outcome.note()))
+          return store.update(call, task.id(), t -> t.terminal() ? null : t.completed(outcome.result(), outcome.note()))
               .map(t -> detailed(t == null ? task : t));
         });
   }
@@ -449,7 +456,7 @@ public final class Tasks {
   }
 
   private ToolException tooMany() {
-    return new ToolException(ErrorCode.UNAVAILABLE, "Too many of your tasks run on this gateway: at most " + maxRunningPerCaller
+    return new ToolException(ErrorCode.UNAVAILABLE, "Too many of your tasks run on this node: at most " + maxRunningPerCaller
         + " at once. Wait for one to end, or cancel one with tasks/cancel.", new JsonObject().put("max_running_tasks", maxRunningPerCaller));
   }
 

@@ -47,24 +47,24 @@ public final class ToolMethods {
   private final Function<Call, CallContext> contexts;
   private final ArgumentValidator validator;
   private final CallLimiter limiter;
+  private final SessionWatches sessionWatches;
   private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
   private final Map<String, JsonObject> inputSchemas;
   private final Grants grants;
   private final Tasks tasks;
 
-  public ToolMethods(Vertx vertx, CallLimiter limiter, List<McpExtension> extensions, ServiceClient services, Consent consent,
-      Function<Call, CallContext> contexts, Grants grants) {
-    this(vertx, limiter, extensions, services, consent, contexts, grants, null);
-  }
-
-  /** @param tasks where a call that waits goes on as a task, for a client that declared the extension; null for none */
-  public ToolMethods(Vertx vertx, CallLimiter limiter, List<McpExtension> extensions, ServiceClient services, Consent consent,
-      Function<Call, CallContext> contexts, Grants grants, Tasks tasks) {
+  /**
+   * @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session)
+   * @param tasks the node's tasks, where a call that waits goes on as a task for a client that declared the extension
+   */
+  public ToolMethods(Vertx vertx, CallLimiter limiter, SessionWatches sessionWatches, List<McpExtension> extensions, ServiceClient services,
+      Consent consent, Function<Call, CallContext> contexts, Grants grants, Tasks tasks) {
     this.vertx = vertx;
     this.tasks = tasks;
     this.grants = grants;
     this.limiter = limiter;
+    this.sessionWatches = sessionWatches;
     this.services = services;
     this.consent = consent;
     this.contexts = contexts;
@@ -158,13 +158,27 @@ public final class ToolMethods {
           new JsonObject().put("faults", faults));
       return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(invalid)));
     }
+    Runnable watchEnds;
+    try {
+      watchEnds = waits(toolName, arguments) && call.sessionId() != null ? sessionWatches.enter(call.sessionId()) : () -> { };
+    } catch (ToolException e) {
+      return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(e)));
+    }
     // arguments are checked first: a call that cannot run never waits for a slot
     return limiter.admit(call.caller().id(), call.cancellation()).compose(admission -> admission.refused()
         ? Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(admission.refusal())))
         : run(call, toolName, tool, extension, arguments).eventually(() -> {
           admission.release().run();
           return Future.succeededFuture();
-        }));
+        })).eventually(() -> {
+          watchEnds.run();
+          return Future.succeededFuture();
+        });
+  }
+
+  /** A watch that long-polls: it holds a slot of its caller for as long as it waits. */
+  private static boolean waits(String tool, JsonObject arguments) {
+    return ToolCatalog.WATCH.equals(tool) && arguments.getValue("wait_ms") instanceof Number n && n.longValue() > 0;
   }
 
   private Future<JsonObject> run(Call call, String toolName, ToolDescriptor tool, McpExtension extension, JsonObject arguments) {
