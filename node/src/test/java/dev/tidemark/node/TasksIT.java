@@ -151,6 +151,15 @@ class TasksIT {
   }
 
   @Test
+  void anExplainWithAnalyzeThatRunsLongCompletesAsATaskWithItsPlan() {
+    JsonObject created = TaskCalls.created(agent, "explain", new JsonObject().put("sql", "SELECT pg_sleep(2)").put("analyze", true));
+    JsonObject done = TaskCalls.awaitStatus(agent, created.getString("taskId"), "completed", Duration.ofSeconds(30));
+    JsonObject result = done.getJsonObject("result");
+    assertNull(result.getValue("isError"), result::encode);
+    OutputSchemas.assertFits("explain", result.getJsonObject("structuredContent"));
+  }
+
+  @Test
   void aTaskIdThatIsUnknownExpiredOrAnotherCallersIsRefusedAlikeAndChangesNothing() {
     String marker = "tasks_it_ttl_" + UUID.randomUUID().toString().substring(0, 8);
     JsonObject created = TaskCalls.created(agent, "query", new JsonObject().put("sql", "SELECT pg_sleep(20) AS " + marker));
