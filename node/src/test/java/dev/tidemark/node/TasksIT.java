@@ -50,11 +50,13 @@ class TasksIT {
         "DROP TABLE IF EXISTS public.tk_salary CASCADE",
         "CREATE TABLE public.tk_salary (id int PRIMARY KEY, amount int NOT NULL)",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.tk_salary TO tidemark_writer",
+        "GRANT CREATE ON SCHEMA public TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
     int port = dev.tidemark.devstack.FreePorts.allocate();
     settings = TestNodes.config(infra, TestNodes.clusterName(), port, "127.0.0.1:" + port, "gateway,query,command,changelog");
     settings.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
     settings.put(ConfigKey.DATABASE_APPROVAL_TABLES, "tk_salary");
+    settings.put(ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer");
     settings.put(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "60000");
     settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
     node = TestNodes.startCaughtUp(settings);
@@ -157,6 +159,26 @@ class TasksIT {
     JsonObject result = done.getJsonObject("result");
     assertNull(result.getValue("isError"), result::encode);
     OutputSchemas.assertFits("explain", result.getJsonObject("structuredContent"));
+  }
+
+  @Test
+  void aMigratePlanThatWaitsForALockCompletesAsATaskWithItsPlan() throws Exception {
+    sql(infra, DB, "DROP TABLE IF EXISTS public.tk_lock", "CREATE TABLE public.tk_lock (id int PRIMARY KEY)",
+        "ALTER TABLE public.tk_lock OWNER TO tidemark_writer");
+    JsonObject args = new JsonObject().put("statements", new io.vertx.core.json.JsonArray().add("ALTER TABLE public.tk_lock ADD COLUMN note text"));
+    JsonObject created;
+    // the ALTER waits behind this lock past tasks.promote-after-ms, and well within migrate's lock timeout
+    try (java.sql.Connection holder = dev.tidemark.testsupport.TestDatabases.jdbc(infra, DB)) {
+      holder.setAutoCommit(false);
+      holder.createStatement().execute("LOCK TABLE public.tk_lock IN ACCESS EXCLUSIVE MODE");
+      created = TaskCalls.created(agent, "migrate", args);
+      holder.commit();
+    }
+    JsonObject done = TaskCalls.awaitStatus(agent, created.getString("taskId"), "completed", Duration.ofSeconds(30));
+    JsonObject result = done.getJsonObject("result");
+    assertNull(result.getValue("isError"), result::encode);
+    OutputSchemas.assertFits("migrate", result.getJsonObject("structuredContent"));
+    assertEquals("plan", result.getJsonObject("structuredContent").getString("mode"), result::encode);
   }
 
   @Test
