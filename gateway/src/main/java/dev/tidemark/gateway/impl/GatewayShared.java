@@ -33,7 +33,8 @@ import java.util.List;
  * What every gateway instance of a node shares, built once per node: a node runs one instance of
  * the endpoint per event loop ({@link McpEndpoint}), and what a limit counts, what a drain or a
  * revocation must reach, and what hears the cluster must be the node's, not one per loop. So the
- * tasks (whose state is in PostgreSQL, and whose per-caller count is the node's), the connection slots and failed-credential counts ({@link Authentication}), the per-caller call
+ * tasks (their state is in PostgreSQL; how many each caller runs is counted per node), the
+ * connection slots and failed-credential counts ({@link Authentication}), the per-caller call
  * limiter, the calls and streams in flight, the session copies, the subscriptions and the change
  * claims, the revocations heard, the drain and the client of the services are here, each safe to
  * use from any loop (see each class). Its consumers and timers (cancellations, sessions changed,
