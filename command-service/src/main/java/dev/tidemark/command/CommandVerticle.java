@@ -6,6 +6,8 @@ import dev.tidemark.command.impl.DeleteRowsTool;
 import dev.tidemark.command.impl.ExecuteTool;
 import dev.tidemark.command.impl.InsertRowsTool;
 import dev.tidemark.command.impl.MigrateTool;
+import dev.tidemark.command.impl.ProposalStore;
+import dev.tidemark.command.impl.TaskRows;
 import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.CallerPools;
@@ -15,6 +17,7 @@ import dev.tidemark.command.impl.RestoreRowsTool;
 import dev.tidemark.command.impl.TransactionTool;
 import dev.tidemark.command.impl.UndoTransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
+import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
@@ -49,6 +52,8 @@ public final class CommandVerticle extends VerticleBase {
   private final Pool pool;
   private CallerPools callers;
   private ChangeRunner runner;
+  private ProposalStore proposals;
+  private TaskRows tasks;
   private MessageConsumer<Object> consumer;
   private MessageConsumer<JsonObject> cancels;
   private MessageConsumer<Object> schemaChanges;
@@ -79,6 +84,8 @@ public final class CommandVerticle extends VerticleBase {
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
       runner = runner(vertx, config, pool, callers, keys, catalog, functions);
+      proposals = new ProposalStore(pool);
+      tasks = new TaskRows(pool);
       // published by the node's fan-out where it has one; elsewhere each change checks the shape it uses
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
@@ -132,6 +139,9 @@ public final class CommandVerticle extends VerticleBase {
           }
         })
         .onFailure(err -> LOG.warn("pruning idempotency keys failed: {}", err.getMessage()));
+    // tasks past their time: no gateway reads them any more
+    pool.query(TaskRows.PRUNE_SQL).execute()
+        .onFailure(err -> LOG.warn("pruning expired tasks failed: {}", err.getMessage()));
   }
 
   /** Stops taking change requests and waits up to {@code timeoutMillis} for those running; see {@link ServiceDrain}. */
@@ -140,6 +150,11 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<Object> msg) {
-    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx), runner::run, LOG));
+    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx),
+        request -> switch (request.tool()) {
+          case Actions.PROPOSAL_STATE -> proposals.stateFor(request);
+          case Actions.TASK_STORE -> tasks.answer(request);
+          default -> runner.run(request);
+        }, LOG));
   }
 }

@@ -78,6 +78,11 @@ public enum ConfigKey {
   RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION("resources.max-subscriptions-per-session", "100", "Resources one 2025-11-25 session, or one 2026-07-28 subscriptions/listen stream, may subscribe to at once. A resources/subscribe past it, or a listen stream that names more, is refused with JSON-RPC error -32030 naming this key; unsubscribe from one first."),
   RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER("resources.max-subscriptions-per-caller", "1000", "Resource subscriptions one caller may hold at once across the cluster, its sessions and listen streams together. Past it a subscription is refused with JSON-RPC error -32030 naming this key. A session's subscriptions count until it ends or expires, a listen stream's until it closes (within a minute when its gateway died)."),
 
+  TASKS_TTL_MS("tasks.ttl-ms", "3600000", "How long a task of the io.modelcontextprotocol/tasks extension, and its result, is kept from its creation when its tools/call asks for no ttl: past it tasks/get answers as for an unknown task, and a call still running is cancelled. A task that follows a proposal is kept for tasks.max-ttl-ms, since a person decides in their own time."),
+  TASKS_MAX_TTL_MS("tasks.max-ttl-ms", "604800000", "The longest a task is kept: a ttl a tools/call asks for (task.ttl, in milliseconds) is cut to it, and a task that follows a proposal gets it. At least tasks.ttl-ms."),
+  TASKS_PROMOTE_AFTER_MS("tasks.promote-after-ms", "1000", "How long a call of query, explain with analyze, migrate or restore_rows whose client declared the tasks extension may run before it answers with a task instead of waiting; a call that ends sooner answers with its result. 0: such calls always answer with a task."),
+  TASKS_POLL_INTERVAL_MS("tasks.poll-interval-ms", "1000", "The pollIntervalMs a running task suggests to its client; a task that follows a proposal suggests five times as long."),
+
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),

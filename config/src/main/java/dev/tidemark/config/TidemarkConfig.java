@@ -40,6 +40,7 @@ public record TidemarkConfig(
     EventsConfig events,
     SubscriptionLimits subscriptionLimits,
     WatchConfig watch,
+    TasksConfig tasks,
     List<DatabaseConfig> databases,
     ConsoleConfig console) {
 
@@ -65,7 +66,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases, console);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, tasks, databases, console);
   }
 
   /**
@@ -80,7 +81,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases, console);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, tasks, databases, console);
   }
 
   @Override
@@ -126,6 +127,16 @@ public record TidemarkConfig(
    * @param perCaller subscriptions one caller may hold at once across the cluster
    */
   public record SubscriptionLimits(int perSession, int perCaller) {}
+
+  /**
+   * Tasks of the io.modelcontextprotocol/tasks extension.
+   *
+   * @param ttlMs how long a task is kept from its creation when its call asks for no ttl
+   * @param maxTtlMs the longest a task is kept, whatever its call asks; a proposal's task is kept this long
+   * @param promoteAfterMs how long a call that may become a task runs before it answers with one
+   * @param pollIntervalMs the poll interval a running task suggests
+   */
+  public record TasksConfig(long ttlMs, long maxTtlMs, long promoteAfterMs, long pollIntervalMs) {}
 
   public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs, int callsPerMinute, int burst) {
 
@@ -502,6 +513,7 @@ public record TidemarkConfig(
         new SubscriptionLimits(v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION),
             v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER)),
         new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
+        v.tasks(),
         databases,
         v.console(authEnabled, oauth, databases));
   }
@@ -713,6 +725,16 @@ public record TidemarkConfig(
       } catch (NumberFormatException e) {
         throw fail(k, "a whole number");
       }
+    }
+
+    /** The tasks' settings; a ttl longer than the most a task may be kept would never be given. */
+    TasksConfig tasks() {
+      long ttl = positiveLong(ConfigKey.TASKS_TTL_MS);
+      long max = positiveLong(ConfigKey.TASKS_MAX_TTL_MS);
+      if (ttl > max) {
+        throw fail(ConfigKey.TASKS_TTL_MS, "a number no larger than " + ConfigKey.TASKS_MAX_TTL_MS.key() + " (" + max + ")");
+      }
+      return new TasksConfig(ttl, max, nonNegativeLong(ConfigKey.TASKS_PROMOTE_AFTER_MS), positiveLong(ConfigKey.TASKS_POLL_INTERVAL_MS));
     }
 
     /** The burst, never above the minute's budget (that would be a window longer than a minute); 0 for the whole budget. */

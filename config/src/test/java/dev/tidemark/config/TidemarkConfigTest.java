@@ -87,6 +87,14 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void tasksAreKeptAnHourByDefaultAndNeverForLongerThanTheirMaximum() {
+    assertEquals(new TidemarkConfig.TasksConfig(3_600_000, 604_800_000, 1000, 1000), TidemarkConfig.from(Map.of()).tasks());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.TASKS_TTL_MS, "90000", ConfigKey.TASKS_MAX_TTL_MS, "60000")));
+    assertTrue(e.getMessage().contains("tasks.ttl-ms") && e.getMessage().contains("tasks.max-ttl-ms"), e.getMessage());
+  }
+
+  @Test
   void keysAndEnvironmentNamesAreUnique() {
     Set<String> keys = new HashSet<>();
     Set<String> envs = new HashSet<>();

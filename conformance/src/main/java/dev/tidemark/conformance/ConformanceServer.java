@@ -33,7 +33,7 @@ public final class ConformanceServer implements AutoCloseable {
     Map<ConfigKey, String> v = nodeConfig(postgresUrl, user, password, kafka, httpPort);
     v.put(ConfigKey.AUTH_ENABLED, "false");
     TidemarkConfig config = TidemarkConfig.from(v);
-    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx), new ModernFixtures()));
+    return TidemarkNode.startWith(config, vertx -> List.of(new ConformanceFixtures(vertx), new ModernFixtures(), new TaskFixtures(vertx)));
   }
 
   /** A single node alone in its own cluster, on loopback; authentication as configured by default. */

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The official MCP conformance suite against a node with its fixtures, twice: 0.1.16's active
  * suite (2025-11-25, sessions) and 0.2.0-alpha.12's {@code --requirements 2026-07-28} run
  * (stateless). Every check of every scenario is printed; every scored scenario must pass, and so
- * must the unscored ones that test what Tidemark implements; the Tasks extension's are left out.
+ * must the unscored ones that test what Tidemark implements: the pending ones below and every
+ * scenario of the Tasks extension ({@code io.modelcontextprotocol/tasks}).
  */
 @ExtendWith(InfraExtension.class)
 class ConformanceSuiteIT {
@@ -42,6 +43,8 @@ class ConformanceSuiteIT {
    */
   static final List<String> UNSCORED_BUT_REQUIRED = List.of("json-schema-2020-12", "http-header-validation",
       "http-custom-header-server-validation");
+  /** The Tasks extension's server scenarios the suite runs unscored (as its requirements file lists them); all must pass. */
+  static final int TASK_SCENARIOS = 10;
 
   private static TidemarkNode node;
 
@@ -77,12 +80,18 @@ class ConformanceSuiteIT {
     Path out = fresh(Path.of("target", "conformance", "2026-07-28").toAbsolutePath());
     McpClients.Run run = McpClients.node(List.of(McpClients.SUITE_NEXT, "server", "--url", FixtureNode.url(node),
         "--requirements", "2026-07-28", "-o", out.toString()), 900);
-    printChecks("2026-07-28", out, run);
-    List<String> scored = scoredServerScenarios(McpClients.DIR.resolve("node_modules/conformance-next/requirements/2026-07-28.yaml"));
+    Map<String, JsonArray> checks = printChecks("2026-07-28", out, run);
+    Path requirements = McpClients.DIR.resolve("node_modules/conformance-next/requirements/2026-07-28.yaml");
+    List<String> scored = scoredServerScenarios(requirements);
     assertEquals(SCORED_2026_07_28, scored.size(), "the frozen requirement list: " + scored);
+    List<String> tasks = taskScenarios(requirements);
+    assertEquals(TASK_SCENARIOS, tasks.size(), "the Tasks extension's scenarios: " + tasks);
     List<String> passed = passedScenarios(run.output());
-    List<String> missing = Stream.concat(scored.stream(), UNSCORED_BUT_REQUIRED.stream()).filter(s -> !passed.contains(s)).toList();
+    List<String> missing = Stream.of(scored, UNSCORED_BUT_REQUIRED).flatMap(List::stream).filter(s -> !passed.contains(s)).toList();
     assertEquals(List.of(), missing, "scenarios that did not pass:\n" + run.output());
+    // the summary lists unscored scenarios apart: each of the extension's must have run, and none of its checks failed
+    List<String> tasksNotPassed = tasks.stream().filter(s -> !checks.containsKey(s) || failed(checks.get(s))).toList();
+    assertEquals(List.of(), tasksNotPassed, "Tasks-extension scenarios that did not run or failed a check:\n" + run.output());
     assertEquals(0, run.exitCode(), "the suite's exit status counts the scored scenarios only:\n" + run.output());
   }
 
@@ -144,6 +153,17 @@ class ConformanceSuiteIT {
     String summary = end < 0 ? output : output.substring(0, end);
     return summary.lines().filter(l -> l.startsWith(mark) && l.contains(":"))
         .map(l -> l.substring(mark.length(), l.indexOf(':'))).toList();
+  }
+
+  /** Whether a scenario's checks hold a failure. */
+  private static boolean failed(JsonArray checks) {
+    return checks.stream().anyMatch(c -> "FAILURE".equals(((JsonObject) c).getString("status")));
+  }
+
+  /** The unscored server scenarios of the Tasks extension in a requirements file ({@code - scenario: tasks-...}). */
+  static List<String> taskScenarios(Path yaml) throws IOException {
+    return Files.readAllLines(yaml).stream().map(String::trim).filter(l -> l.startsWith("- scenario: tasks-"))
+        .map(l -> l.substring("- scenario: ".length()).trim()).toList();
   }
 
   /** The {@code server:} list of a requirements file (one {@code - name} a line). */

@@ -15,5 +15,21 @@ public final class Actions {
    */
   public static final String LEASE_HELD = "events/lease-held";
 
+  /**
+   * The {@link ToolRequest#tool} of a gateway's question to the command role how a proposal of the
+   * request's caller stands (its argument: {@code proposal_id}), for the task that follows it; not a
+   * tool a caller can call. Reply: {@link ToolReply} whose structured content is the proposal
+   * ({@code status}, {@code reason}, {@code outcome}, ...), or NOT_FOUND when it is not the caller's.
+   */
+  public static final String PROPOSAL_STATE = "proposals/state";
+
+  /**
+   * The {@link ToolRequest#tool} of a gateway's read or write of a task of the request's caller, to
+   * the command role, which keeps tasks in {@code tidemark.task}; not a tool a caller can call.
+   * Arguments: {@code op} ({@code create}, {@code get}, {@code replace}, {@code remove}), {@code id},
+   * and {@code state}, {@code old}, {@code expires_at_ms} as the operation needs.
+   */
+  public static final String TASK_STORE = "tasks/store";
+
   private Actions() {}
 }

@@ -144,6 +144,13 @@ public final class Addresses {
   /** Cluster map of console sign-ins that were ended (signed out), by sign-in id, each kept until the sign-in would expire. */
   public static final String CONSOLE_SIGNED_OUT_MAP = "tidemark.console-signed-out.v1";
 
+  /**
+   * The client's answers to what a running task asked ({@code tasks/update}), published by the gateway
+   * that took the request to the one that runs the task: {@code tidemark.task-input.v1.<task id>}.
+   * Body: {@code {"responses": {"<key>": {...}}}}.
+   */
+  public static final String TASK_INPUT_V1 = "tidemark.task-input.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -195,6 +202,10 @@ public final class Addresses {
 
   public static String listen(String listenerId) {
     return LISTEN_V1 + "." + listenerId;
+  }
+
+  public static String taskInput(String taskId) {
+    return TASK_INPUT_V1 + "." + taskId;
   }
 
   public static String running(String clusterNodeId) {

@@ -29,6 +29,7 @@ public enum ErrorCode {
   INVALID_LEASE("INVALID_LEASE", false, "Pass the lease_token that events_next returned with these events, for this consumer."),
   PROPOSAL_STALE("PROPOSAL_STALE", false, "What the proposal showed is no longer what it would write; plan the change again and propose it with a new idempotency_key."),
   PROPOSAL_VOID("PROPOSAL_VOID", false, "The proposer may no longer make this change, so its proposal is void; nothing was written."),
+  PROPOSAL_REJECTED("PROPOSAL_REJECTED", false, "A person rejected the proposal and nothing was written; read the reason, and propose a different change only if one is still needed."),
   SIGN_IN_REQUIRED("SIGN_IN_REQUIRED", false, "Sign in to the console again: the sign-in expired, was ended, or its token was revoked."),
   FORM_REFUSED("FORM_REFUSED", false, "Open the page again and send the form from there: a console form is sent once, by the sign-in that opened it, within an hour.");
 

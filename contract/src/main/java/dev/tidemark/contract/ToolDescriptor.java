@@ -16,6 +16,9 @@ import java.util.Map;
  *     name, their schema and the tool's description, so their meaning costs tools/list nothing
  * @param resultSchema the successful {@code structuredContent}, with a description of every field
  * @param outputSchema the wire form of {@code resultSchema} (see {@link #wireOutputSchema})
+ * @param taskSupport whether a call may answer with a task of the {@code io.modelcontextprotocol/tasks}
+ *     extension: {@code forbidden} (never), {@code optional} (when the client declares the extension
+ *     and the call waits: a long statement, or a change that became a proposal) or {@code required}
  */
 public record ToolDescriptor(
     String name,
@@ -27,7 +30,20 @@ public record ToolDescriptor(
     JsonObject inputSchema,
     JsonObject resultSchema,
     JsonObject outputSchema,
-    JsonObject annotations) {
+    JsonObject annotations,
+    String taskSupport) {
+
+  /** A tool that never answers with a task. */
+  public static final String TASKS_FORBIDDEN = "forbidden";
+  public static final String TASKS_OPTIONAL = "optional";
+  public static final String TASKS_REQUIRED = "required";
+
+  /** A tool that never answers with a task. */
+  public ToolDescriptor(String name, String title, String description, String reference, JsonObject argumentReference,
+      Service service, JsonObject inputSchema, JsonObject resultSchema, JsonObject outputSchema, JsonObject annotations) {
+    this(name, title, description, reference, argumentReference, service, inputSchema, resultSchema, outputSchema, annotations,
+        TASKS_FORBIDDEN);
+  }
 
   /**
    * The shape of {@code structuredContent.error} (see {@link ToolException#toJson}), admitted by
@@ -38,15 +54,19 @@ public record ToolDescriptor(
   public static final JsonObject ERROR_SHAPE =
       new JsonObject().put("type", "object").put("required", new JsonArray().add("code").add("message"));
 
-  /** The MCP {@code Tool} object. */
+  /**
+   * The MCP {@code Tool} object; {@code execution.taskSupport} only where a call may become a task
+   * (absent means forbidden, and costs {@code tools/list} nothing).
+   */
   public JsonObject toMcp() {
-    return new JsonObject()
+    JsonObject tool = new JsonObject()
         .put("name", name)
         .put("title", title)
         .put("description", description)
         .put("inputSchema", inputSchema.copy())
         .put("outputSchema", outputSchema.copy())
         .put("annotations", annotations.copy());
+    return TASKS_FORBIDDEN.equals(taskSupport) ? tool : tool.put("execution", new JsonObject().put("taskSupport", taskSupport));
   }
 
   /**
@@ -136,6 +156,7 @@ public record ToolDescriptor(
         json.getJsonObject("inputSchema"),
         result,
         wireOutputSchema(result),
-        json.getJsonObject("annotations"));
+        json.getJsonObject("annotations"),
+        json.getJsonObject("execution", new JsonObject()).getString("taskSupport", TASKS_FORBIDDEN));
   }
 }

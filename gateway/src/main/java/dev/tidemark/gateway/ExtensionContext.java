@@ -2,6 +2,7 @@ package dev.tidemark.gateway;
 
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
+import java.util.function.Function;
 
 /** What an extension's tool may do while it runs: talk to the client on the call's own stream. */
 public interface ExtensionContext {
@@ -34,4 +35,24 @@ public interface ExtensionContext {
 
   /** Tells every subscriber of {@code uri}, on any gateway, that it changed. */
   Future<Void> resourceUpdated(String uri);
+
+  /** Whether the request declared the {@code io.modelcontextprotocol/tasks} extension, so that its tool may answer with a task. */
+  default boolean clientSupportsTasks() {
+    return false;
+  }
+
+  /**
+   * Goes on as a task of the {@code io.modelcontextprotocol/tasks} extension when the request
+   * declared it: the call answers at once with the task, and {@code work} runs on with a context
+   * whose questions wait in the task's {@code inputRequests} until the client answers them with
+   * {@code tasks/update}; what it completes with is the task's result, and a failure a failed task.
+   * Without the extension, {@code work} runs with this context and the call answers with its result.
+   */
+  default Future<JsonObject> asTask(Function<ExtensionContext, Future<JsonObject>> work) {
+    return work.apply(this);
+  }
+
+  /** Runs {@code action} when the call, or the task it became, is cancelled: the work should stop. */
+  default void onCancel(Runnable action) {
+  }
 }

@@ -115,6 +115,14 @@ final class ToolsPage {
         its statement reads and the change position of its first page, so that a page never mixes
         two states: once a table it reads has changed since the first page, the next page is
         `CURSOR_STALE`.
+      - **Tasks.** A client that declares the `io.modelcontextprotocol/tasks` extension may get a
+        task instead of a result where the call waits ([tasks.md](tasks.md)): a commit that became a
+        proposal answers with a task that completes when a person decides, and a call of `query`,
+        `explain` with `analyze`, `migrate` or `restore_rows` that runs longer than
+        `tasks.promote-after-ms` (1 s by default) goes on as a task. These tools say so in `tools/list`
+        with `execution: {"taskSupport": "optional"}`, and their sections below with a **Tasks** line;
+        every other tool answers with its result, whatever the client declares. A client that declares
+        nothing never gets a task.
       - **Annotations.** Every read tool is annotated `readOnlyHint: true`, `destructiveHint: false`,
         `idempotentHint: true` and `openWorldHint: false`; every change tool `readOnlyHint: false`,
         `destructiveHint: true` (each can remove or rewrite rows, if only through a cascade or a
@@ -124,6 +132,25 @@ final class ToolsPage {
         and `events_seek` `readOnlyHint: false` and `destructiveHint: false`. A tool's title is its
         top-level `title`; the annotations do not repeat it.
       """;
+
+  /** The tools whose call goes on as a task when it runs long, beside the change tools' proposals. */
+  private static final List<String> LONG_RUNNING = List.of("query", "explain", "migrate", "restore_rows");
+
+  /** What the page says of a tool that may answer with a task, for a client that declared the tasks extension. */
+  private static String tasks(ToolDescriptor tool) {
+    StringBuilder line = new StringBuilder("**Tasks:** ").append(tool.taskSupport()).append(" (`execution.taskSupport`).");
+    if (LONG_RUNNING.contains(tool.name())) {
+      line.append(" For a client that declared the tasks extension, a call").append("explain".equals(tool.name()) ? " with `analyze: true`" : "")
+          .append(" still running after `tasks.promote-after-ms` answers with a task: its statement runs on, `tasks/cancel` stops it,"
+              + " and `tasks/get` answers with the result ([tasks.md](tasks.md#a-call-that-runs-long)).");
+    }
+    if (tool.service() == dev.tidemark.contract.Service.COMMAND) {
+      line.append(" A commit that becomes a proposal answers").append(LONG_RUNNING.contains(tool.name()) ? "" : ", for a client that declared the tasks extension,")
+          .append(" with a task that completes when a person decides: with the commit's result once approved, with a tool error that"
+              + " carries the reason otherwise ([tasks.md](tasks.md#a-change-that-became-a-proposal)).");
+    }
+    return line.toString();
+  }
 
   /** Arguments that mean the same for every tool, described here rather than in each tools/list entry. */
   private static final Map<String, String> SHARED_ARGUMENTS =
@@ -147,6 +174,9 @@ final class ToolsPage {
       page.append("**").append(tool.title()).append(".** ").append(tool.description()).append("\n\n");
       if (!tool.reference().isBlank()) {
         page.append(tool.reference()).append("\n\n");
+      }
+      if (!ToolDescriptor.TASKS_FORBIDDEN.equals(tool.taskSupport())) {
+        page.append(tasks(tool)).append("\n\n");
       }
       page.append("### Arguments\n\n");
       JsonObject props = tool.inputSchema().getJsonObject("properties", new JsonObject());

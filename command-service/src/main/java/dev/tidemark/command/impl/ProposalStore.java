@@ -138,6 +138,30 @@ public final class ProposalStore {
     });
   }
 
+  /**
+   * How the caller's proposal {@code id} stands, as the task that follows it reads it: its
+   * {@code status}, {@code reason}, {@code decided_at}, {@code decided_by} and whole {@code outcome}
+   * (an applied proposal's is the commit's result); NOT_FOUND, as for an id that does not exist,
+   * when it is another caller's.
+   */
+  public Future<ToolReply> stateFor(ToolRequest request) {
+    Object id = request.arguments().getValue("proposal_id");
+    return pool.preparedQuery(ProposalRows.SELECT + " WHERE p.id = $1 AND p.caller_id = $2")
+        .execute(Tuple.of(id instanceof String s ? s : "", request.caller().id())).map(rows -> {
+          if (rows.size() == 0) {
+            throw new ToolException(ErrorCode.NOT_FOUND, "None of your proposals has the id " + id + ".");
+          }
+          JsonObject p = ProposalRows.json(rows.iterator().next());
+          JsonObject state = new JsonObject();
+          for (String field : new String[] {"proposal_id", "status", "tool", "decided_at", "decided_by", "reason", "outcome"}) {
+            if (p.containsKey(field)) {
+              state.put(field, p.getValue(field));
+            }
+          }
+          return ToolReply.ok("proposal " + p.getString("proposal_id") + " is " + p.getString("status"), state);
+        });
+  }
+
   /** Every proposal, newest first, or those with {@code status}. */
   public Future<JsonArray> list(String status) {
     return pool.preparedQuery(ProposalRows.SELECT + " WHERE $1::text IS NULL OR p.status = $1 ORDER BY p.created_at DESC, p.id").execute(Tuple.of(status))

@@ -21,6 +21,7 @@ import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.session.EventLog;
 import dev.tidemark.gateway.impl.session.Revocations;
 import dev.tidemark.gateway.impl.session.SessionStore;
+import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.tool.CallLimiter;
 import dev.tidemark.gateway.impl.tool.SessionWatches;
 import dev.tidemark.gateway.impl.tool.Grants;
@@ -33,6 +34,7 @@ import java.util.List;
  * What every gateway instance of a node shares, built once per node: a node runs one instance of
  * the endpoint per event loop ({@link McpEndpoint}), and what a limit counts, what a drain or a
  * revocation must reach, and what hears the cluster must be the node's, not one per loop. So the
+ * tasks (their state is in PostgreSQL; how many each caller runs is counted per node), the
  * connection slots and failed-credential counts ({@link Authentication}), the per-caller call
  * limiter, the calls and streams in flight, the session copies, the subscriptions and the change
  * claims, the revocations heard, the drain and the client of the services are here, each safe to
@@ -67,6 +69,7 @@ public final class GatewayShared {
   private final SessionWatches sessionWatches;
   private final ServerInfo info;
   private final GatewayActivity activity;
+  private final Tasks tasks;
   private final Drain drain = new Drain();
 
   /**
@@ -102,6 +105,7 @@ public final class GatewayShared {
     this.activity = activity;
     // the streams are the node's, held in one place for every instance: read once, not once per instance
     activity.streamsFrom(inFlight::streamsByCaller);
+    this.tasks = new Tasks(vertx, config.tasks(), config.callLimits().maxConcurrent(), inFlight, services);
   }
 
   /** Starts what runs once per node, on the calling context. */
@@ -112,9 +116,12 @@ public final class GatewayShared {
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
-  /** Stops what {@link #start} started; the instances end their own streams as they stop. */
+  /**
+   * Stops what {@link #start} started, first ending the tasks that run here as lost; the instances
+   * end their own streams as they stop.
+   */
   public Future<Void> stop() {
-    return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
+    return tasks.stop().compose(v -> authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
         .compose(v -> sessions.stop()).compose(v -> services.stop()).compose(v -> inFlight.stop());
   }
@@ -213,6 +220,10 @@ public final class GatewayShared {
 
   GatewayActivity activity() {
     return activity;
+  }
+
+  Tasks tasks() {
+    return tasks;
   }
 
   Drain drainState() {

@@ -45,6 +45,7 @@ import dev.tidemark.gateway.impl.stream.Channels;
 import dev.tidemark.gateway.impl.stream.GetStream;
 import dev.tidemark.gateway.impl.stream.ListenStream;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.tool.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
 import io.micrometer.core.instrument.Counter;
@@ -133,11 +134,13 @@ public final class McpEndpoint {
     Grants grants = shared.grants();
     this.scopes = new ScopeGate(grants, challenges);
     this.services = shared.services();
+    // the node's tasks: any instance, and any gateway of the cluster, answers for any task
+    Tasks tasks = shared.tasks();
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
-        uri -> subscriptions.resourceUpdated(call.database(), uri));
+        uri -> subscriptions.resourceUpdated(call.database(), uri), tasks);
     // the limiter is the node's: a caller's cap holds across every instance
     ToolMethods tools = new ToolMethods(vertx, shared.limiter(), shared.sessionWatches(), extensions, services,
-        new Consent(services, serverRequests), contexts, grants);
+        new Consent(services, serverRequests), contexts, grants, tasks);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
     ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions, holders);
@@ -159,7 +162,11 @@ public final class McpEndpoint {
         .legacyOnly("logging/setLevel", lifecycle::setLevel)
         .legacyOnly("resources/subscribe", call -> resources.subscribe(call, true))
         .legacyOnly("resources/unsubscribe", call -> resources.subscribe(call, false))
-        .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
+        .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())))
+        // the tasks extension, for a client that declared it: any gateway answers for any task
+        .both("tasks/get", tasks::get)
+        .both("tasks/update", tasks::update)
+        .both("tasks/cancel", tasks::cancel);
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
     this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);

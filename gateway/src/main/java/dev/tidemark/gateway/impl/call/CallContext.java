@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.call;
 
 import dev.tidemark.gateway.ExtensionContext;
+import dev.tidemark.gateway.impl.task.Tasks;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.function.Function;
@@ -16,12 +17,20 @@ public final class CallContext implements ExtensionContext {
   private final ServerRequests serverRequests;
   private final Function<String, Future<Void>> resourceUpdated;
   private final InputRequests inputs;
+  private final Tasks tasks;
 
   public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated) {
+    this(call, serverRequests, states, resourceUpdated, null);
+  }
+
+  /** @param tasks where a tool that goes on as a task runs; null where nothing may (a prompt) */
+  public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated,
+      Tasks tasks) {
     this.call = call;
     this.serverRequests = serverRequests;
     this.resourceUpdated = resourceUpdated;
     this.inputs = call.modern() ? new InputRequests(call, states) : null;
+    this.tasks = tasks;
   }
 
   @Override
@@ -82,5 +91,23 @@ public final class CallContext implements ExtensionContext {
   @Override
   public Future<Void> resourceUpdated(String uri) {
     return resourceUpdated.apply(uri);
+  }
+
+  @Override
+  public boolean clientSupportsTasks() {
+    return tasks != null && "tools/call".equals(call.method()) && Tasks.declared(call);
+  }
+
+  @Override
+  public Future<JsonObject> asTask(Function<ExtensionContext, Future<JsonObject>> work) {
+    if (!clientSupportsTasks()) {
+      return work.apply(this);
+    }
+    return tasks.runExtension(call, (String) call.params().getValue("name"), resourceUpdated, work);
+  }
+
+  @Override
+  public void onCancel(Runnable action) {
+    call.cancellation().onCancel(action);
   }
 }

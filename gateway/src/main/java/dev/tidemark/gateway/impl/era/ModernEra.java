@@ -19,7 +19,7 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * The 2026-07-28 era: stateless, every request carries its version and capabilities in
@@ -29,7 +29,9 @@ import java.util.Set;
 public final class ModernEra {
 
   public static final String LISTEN = "subscriptions/listen";
-  private static final Set<String> NAMED_METHODS = Set.of("tools/call", "resources/read", "prompts/get");
+  /** The methods whose Mcp-Name header repeats a body field, and that field of their params. */
+  private static final Map<String, String> NAMED_METHODS = Map.of("tools/call", "name", "prompts/get", "name", "resources/read", "uri",
+      "tasks/get", "taskId", "tasks/update", "taskId", "tasks/cancel", "taskId");
 
   private final ParamHeaders paramHeaders;
 
@@ -60,11 +62,12 @@ public final class ModernEra {
     if (!name.equals(headers.get(McpHeaders.METHOD))) {
       throw Refusal.rpc(400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH, "Header mismatch: Mcp-Method must be sent and equal the body's method."));
     }
-    if (NAMED_METHODS.contains(name)) {
-      Object bodyName = p.getValue("tools/call".equals(name) || "prompts/get".equals(name) ? "name" : "uri");
+    if (NAMED_METHODS.containsKey(name)) {
+      Object bodyName = p.getValue(NAMED_METHODS.get(name));
       String headerName = McpHeaders.decodeValue(headers.get(McpHeaders.NAME));
       if (headerName == null || !headerName.equals(bodyName)) {
-        throw Refusal.rpc(400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH, "Header mismatch: Mcp-Name must be sent and equal the body's name or uri."));
+        throw Refusal.rpc(400, JsonRpc.error(id, JsonRpc.HEADER_MISMATCH, "Header mismatch: Mcp-Name must be sent and equal the body's "
+            + NAMED_METHODS.get(name) + "."));
       }
     }
     if (!env.hasId()) {

@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.spec.McpVersions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -20,7 +21,9 @@ public final class ServerInfo {
         .put("resources", new JsonObject().put("subscribe", true).put("listChanged", true))
         .put("prompts", new JsonObject().put("listChanged", false))
         .put("logging", new JsonObject())
-        .put("completions", new JsonObject());
+        .put("completions", new JsonObject())
+        // the tasks extension (io.modelcontextprotocol/tasks), never 2025-11-25's own experimental "tasks" capability
+        .put("extensions", new JsonObject().put(Tasks.EXTENSION, new JsonObject()));
   }
 
   public JsonObject serverInfo() {

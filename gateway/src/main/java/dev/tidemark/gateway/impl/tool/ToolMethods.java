@@ -19,6 +19,7 @@ import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.method.MethodTable;
 import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
+import dev.tidemark.gateway.impl.task.Tasks;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -51,11 +52,16 @@ public final class ToolMethods {
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
   private final Map<String, JsonObject> inputSchemas;
   private final Grants grants;
+  private final Tasks tasks;
 
-  /** @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session) */
+  /**
+   * @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session)
+   * @param tasks the node's tasks, where a call that waits goes on as a task for a client that declared the extension
+   */
   public ToolMethods(Vertx vertx, CallLimiter limiter, SessionWatches sessionWatches, List<McpExtension> extensions, ServiceClient services,
-      Consent consent, Function<Call, CallContext> contexts, Grants grants) {
+      Consent consent, Function<Call, CallContext> contexts, Grants grants, Tasks tasks) {
     this.vertx = vertx;
+    this.tasks = tasks;
     this.grants = grants;
     this.limiter = limiter;
     this.sessionWatches = sessionWatches;
@@ -138,6 +144,11 @@ public final class ToolMethods {
           + "; get a token with scope " + Grants.scopeOf((String) name) + ".", 403, null));
     }
     String toolName = (String) name;
+    if (extension != null && !Tasks.declared(call) && "required".equals(extensionTools.get(toolName)
+        .getJsonObject("execution", new JsonObject()).getValue("taskSupport"))) {
+      // it can only answer with a task, which this client cannot take
+      return Future.failedFuture(Tasks.missingExtension(call, "tools/call of " + toolName));
+    }
     JsonArray faults = validator.faults(toolName, arguments);
     if (!faults.isEmpty()) {
       ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
@@ -201,10 +212,16 @@ public final class ToolMethods {
       }
       return ResultRenderer.render(tool.name(), reply);
     };
-    return services.send(tool, request)
-        .compose(reply -> Consent.needed(tool, arguments, reply)
-            ? consent.ask(call, tool, arguments, reply, context, render)
-            : Future.succeededFuture(render.apply(reply)))
+    Future<ToolReply> reply = services.send(tool, request);
+    Function<ToolReply, Future<JsonObject>> answer = r -> Consent.needed(tool, arguments, r)
+        ? consent.ask(call, tool, arguments, r, context, render)
+        : Future.succeededFuture(render.apply(r));
+    Future<JsonObject> result = tasks != null && tasks.promotes(call, tool.name(), arguments)
+        ? tasks.whenSlow(call, tool.name(), request.requestId(), reply, answer, render)
+        : reply.compose(answer);
+    return result
+        // a commit that became a proposal waits for a person: a client that takes tasks gets one that follows it
+        .compose(r -> tasks != null && tool.service() == Service.COMMAND ? tasks.followProposal(call, tool.name(), r) : Future.succeededFuture(r))
         .eventually(() -> {
           vertx.cancelTimer(heartbeat);
           return Future.succeededFuture();
