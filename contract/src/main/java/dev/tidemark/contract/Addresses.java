@@ -115,6 +115,13 @@ public final class Addresses {
    */
   public static final String EVENTS_LEASED_MAP = "tidemark.events-leased.v1";
 
+  /**
+   * The check of named tools' statements for one database ({@code tidemark.named-tools.v1.<database>}),
+   * answered by every node with the query role: a node without it (a gateway alone) asks here, with
+   * the definitions as {@code {"tools": [...]}}, and gets {@code {"refused": {name: fault}}}.
+   */
+  public static final String NAMED_TOOLS_V1 = "tidemark.named-tools.v1";
+
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
 
@@ -166,6 +173,10 @@ public final class Addresses {
 
   public static String listen(String listenerId) {
     return LISTEN_V1 + "." + listenerId;
+  }
+
+  public static String namedTools(String database) {
+    return NAMED_TOOLS_V1 + "." + database;
   }
 
   public static String forService(Service service, String database) {

@@ -106,11 +106,20 @@ public final class TidemarkNode {
       List<Future<String>> deployments = new ArrayList<>();
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       Pool defaultPool = null;
+      List<McpExtension> extensions = roles.contains(Role.GATEWAY) ? extensionsOf.apply(vertx) : List.of();
+      // no tool a team defines may take the name of a tool the gateway serves of its own
+      Set<String> builtIns = new java.util.HashSet<>(dev.tidemark.contract.ToolCatalog.all().stream().map(t -> t.name()).toList());
+      extensions.forEach(e -> e.tools().forEach(t -> builtIns.add(t.getString("name"))));
       // each database its own pools, services and changelog, each seeing only its own config
       for (String database : config.databaseNames()) {
         Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
         defaultPool = defaultPool == null ? pool : defaultPool;
         deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
+        if (pool != null && (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY))) {
+          // the gateway serves the tools a team defined, and the query role reports them (status) and reads events' context with them
+          deployments.add(deployed.deploy(new dev.tidemark.node.tools.NamedToolsLoader(config.forDatabase(database), pool,
+              roles.contains(Role.QUERY), builtIns), database));
+        }
       }
       GatewayVerticle gateway = null;
       if (roles.contains(Role.GATEWAY)) {
@@ -119,7 +128,7 @@ public final class TidemarkNode {
             .authenticator(vertx, Pools.connectOptions(config.defaultDatabase())) : null;
         // OAuth access tokens beside Tidemark's own; the gateway's start fetches the issuer's keys or fails
         Authenticator auth = tokens != null && config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
-        gateway = new GatewayVerticle(info, config, auth, extensionsOf.apply(vertx));
+        gateway = new GatewayVerticle(info, config, auth, extensions);
         drains.add(gateway::drain);
         deployments.add(deployed.deploy(gateway, null));
       }

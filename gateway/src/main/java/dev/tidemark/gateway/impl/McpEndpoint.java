@@ -1,6 +1,8 @@
 package dev.tidemark.gateway.impl;
 
 import dev.tidemark.auth.Authenticator;
+import dev.tidemark.contract.NamedCatalog;
+import dev.tidemark.contract.NamedCatalogs;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.contract.tracing.Traces;
@@ -97,6 +99,8 @@ public final class McpEndpoint {
   private final Challenges challenges;
   private final ScopeGate scopes;
   private final Drain drain = new Drain();
+  /** Stops hearing of reloads of the named tools. */
+  private Runnable unlisten = () -> {};
 
   public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
       ConnectionSlots slots) {
@@ -121,7 +125,7 @@ public final class McpEndpoint {
 
     this.requestStates = new RequestStates(vertx);
     Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
-    this.scopes = new ScopeGate(grants, challenges);
+    this.scopes = new ScopeGate(grants, challenges, NamedCatalogs.of(vertx));
     ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
@@ -161,19 +165,22 @@ public final class McpEndpoint {
       router.get(Challenges.METADATA_PREFIX + path).handler(ctx -> metadata(ctx, null));
       router.get(Challenges.METADATA_PREFIX + path + "/:database").handler(ctx -> metadata(ctx, ctx.pathParam("database")));
     }
-    for (String p : List.of(path, path + "/:database")) {
+    for (String p : List.of(path, path + "/:database", path + "/:database/:toolset")) {
       router.post(p).handler(this::post);
       router.get(p).handler(this::get);
       router.delete(p).handler(this::delete);
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
+    // a reload that changed what a database serves: every session that receives list changes hears of it
+    unlisten = NamedCatalogs.of(vertx).listen(database -> subscriptions.toolsListChanged(database));
     return inFlight.start().compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
   }
 
   /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
   public Future<Void> stop() {
+    unlisten.run();
     inFlight.stopStreams();
     return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
@@ -210,10 +217,28 @@ public final class McpEndpoint {
       if (ctx.request().method() == HttpMethod.POST) {
         RequestGuards.requireJson(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
       }
-      return authentication.check(ctx.request(), database, ctx.pathParam("database"));
+      String toolset = toolset(database, ctx.pathParam("toolset"));
+      return authentication.check(ctx.request(), database, ctx.pathParam("database")).map(who -> who.withToolset(toolset));
     } catch (Refusal r) {
       return r.future();
     }
+  }
+
+  /**
+   * The toolset a path names, which its database serves; an unknown one is a 404 that lists the
+   * toolsets (never the name sent). A toolset narrows what a client sees; the token decides what it may call.
+   */
+  private String toolset(String database, String toolsetInPath) {
+    if (toolsetInPath == null) {
+      return null;
+    }
+    NamedCatalog catalog = NamedCatalogs.of(vertx).get(database);
+    if (catalog.toolset(toolsetInPath) == null) {
+      String path = config.http().path() + "/" + database + "/";
+      throw Refusal.http(404, "No toolset is served at this path; " + (catalog.toolsets().isEmpty() ? "database " + database
+          + " serves none." : "the toolsets are " + String.join(", ", catalog.toolsets().stream().sorted().map(t -> path + t).toList()) + "."));
+    }
+    return toolsetInPath;
   }
 
   private void post(RoutingContext ctx) {

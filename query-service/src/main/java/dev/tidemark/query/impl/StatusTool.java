@@ -79,6 +79,11 @@ public final class StatusTool implements ReadTool {
       if (proposal.result() != null) {
         out.put("proposal", proposal.result());
       }
+      dev.tidemark.contract.NamedCatalog named = dev.tidemark.contract.NamedCatalogs.of(vertx).get(request.database());
+      if (named.loaded() && (!named.tools().isEmpty() || !named.faults().isEmpty() || !named.toolsets().isEmpty())) {
+        // what this node's configuration defines: an operator reads here which entries are not served, and why
+        out.put("named_tools", named.toJson());
+      }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()
           + " (" + role.result() + ", " + request.caller().access().wire() + ")", out);
