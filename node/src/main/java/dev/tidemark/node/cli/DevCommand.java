@@ -226,6 +226,12 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.CLUSTER_NAME, "tidemark-dev-" + HexFormat.of().formatHex(suffix));
     v.put(ConfigKey.CLUSTER_HOST, "127.0.0.1");
     v.put(ConfigKey.CLUSTER_PORT, String.valueOf(clusterPort));
+    boolean ownTools = java.util.stream.Stream.of(ConfigKey.DATABASE_TOOLS, ConfigKey.DATABASE_TOOLSETS, ConfigKey.DATABASE_CONSUMERS,
+        ConfigKey.DATABASE_TOOLS_FILE).anyMatch(userConfig::containsKey);
+    if (external == null && !ownTools) {
+      // the demo database's own tools: a file or variable that defines tools replaces them whole
+      v.putAll(DevSetup.demoTools());
+    }
     v.putAll(userConfig);
     CommandLine.ParseResult given = spec.commandLine().getParseResult();
     if (given.hasMatchedOption("--http-port")) {

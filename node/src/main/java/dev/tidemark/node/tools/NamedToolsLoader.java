@@ -128,7 +128,7 @@ public final class NamedToolsLoader extends VerticleBase {
   }
 
   /** The YAML of a tools file as JSON; IllegalArgumentException when it is not a mapping. */
-  static JsonObject parse(Buffer bytes) {
+  public static JsonObject parse(Buffer bytes) {
     try {
       Object tree = new ObjectMapper(new YAMLFactory())
           .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION).readValue(bytes.getBytes(), Object.class);

@@ -80,8 +80,8 @@ public final class StatusTool implements ReadTool {
         out.put("proposal", proposal.result());
       }
       dev.tidemark.contract.NamedCatalog named = dev.tidemark.contract.NamedCatalogs.of(vertx).get(request.database());
-      if (named.loaded() && (!named.tools().isEmpty() || !named.faults().isEmpty() || !named.toolsets().isEmpty())) {
-        // what this node's configuration defines: an operator reads here which entries are not served, and why
+      if (!named.faults().isEmpty()) {
+        // an entry of this node's configuration is not served: an operator reads here which, and why
         out.put("named_tools", named.toJson());
       }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
