@@ -34,6 +34,24 @@ import java.util.Set;
  */
 public final class NamedToolCheck {
 
+  /** How the fault of a tool that could not be checked at all begins: its node checks it again later. */
+  public static final String UNREACHABLE = "the database could not be asked: ";
+
+  /**
+   * How long the check waits for a lock of a table its statement names (DDL, such as the capture
+   * setting a new table up, holds them): past it the tool is checked again later, as when the
+   * database cannot be reached.
+   */
+  static final long LOCK_TIMEOUT_MS = 2_000;
+
+  /** What the check found in the role's transaction: a fault, or what the function check must judge. */
+  private record Checked(String fault, FunctionGuard.Reach reach) {
+
+    static Checked fault(String fault) {
+      return new Checked(fault, null);
+    }
+  }
+
   private NamedToolCheck() {}
 
   /**
@@ -66,7 +84,7 @@ public final class NamedToolCheck {
           return chain;
         })
         .recover(err -> {
-          tools.forEach(t -> refused.putIfAbsent(t.name(), "the database could not be asked: " + err.getMessage()));
+          tools.forEach(t -> refused.putIfAbsent(t.name(), UNREACHABLE + err.getMessage()));
           return Future.succeededFuture();
         })
         .map(v -> refused);
@@ -87,8 +105,15 @@ public final class NamedToolCheck {
           Future<Void> chain = Future.succeededFuture();
           for (NamedTool tool : tools) {
             chain = chain.compose(v -> refused.containsKey(tool.name()) ? Future.succeededFuture()
-                : inTransaction(conn, db, tc -> one(tc, functions, tool))
-                    .recover(err -> Future.succeededFuture("PostgreSQL refuses it: " + err.getMessage()))
+                : inTransaction(conn, db, tc -> one(tc, tool))
+                    // the function check reads the catalog on Tidemark's own pool, once the role's transaction ended: waiting
+                    // for a connection of that pool while holding the statement's locks could wait on DDL that waits on them
+                    .compose(checked -> checked.fault() != null ? Future.succeededFuture(checked.fault())
+                        : functions.check(checked.reach(), ErrorCode.INVALID_ARGUMENTS, "statement").map((String) null)
+                            .recover(err -> Future.succeededFuture("the function check refuses the statement: " + message(err))))
+                    .recover(err -> Future.succeededFuture(err instanceof PgException pg && "55P03".equals(pg.getSqlState())
+                        ? UNREACHABLE + "a lock on a table the statement names was held longer than " + LOCK_TIMEOUT_MS + " ms"
+                        : "PostgreSQL refuses it: " + message(err)))
                     .map(fault -> {
                       if (fault != null) {
                         refused.put(tool.name(), "as role " + role + ", " + fault);
@@ -106,22 +131,26 @@ public final class NamedToolCheck {
   /** Runs {@code work} in a READ ONLY transaction that is always rolled back, bounded by the statement timeout. */
   private static <T> Future<T> inTransaction(SqlConnection conn, DatabaseConfig db, java.util.function.Function<SqlConnection, Future<T>> work) {
     return conn.query("BEGIN READ ONLY").execute()
-        .compose(v -> conn.query("SET LOCAL statement_timeout = " + db.statementTimeoutMs()).execute())
+        .compose(v -> conn.query("SET LOCAL statement_timeout = " + db.statementTimeoutMs() + "; SET LOCAL lock_timeout = "
+            + LOCK_TIMEOUT_MS).execute())
         .compose(v -> work.apply(conn))
         .eventually(() -> conn.query("ROLLBACK").execute());
   }
 
-  /** The fault of one tool's statement, or null. */
-  private static Future<String> one(SqlConnection conn, FunctionGuard functions, NamedTool tool) {
+  /** The fault of one tool's statement, or what its plan reaches. */
+  private static Future<Checked> one(SqlConnection conn, NamedTool tool) {
     String sql = tool.statement();
     return conn.prepare(sql).transform(parsed -> {
       if (parsed.failed()) {
         Throwable err = parsed.cause();
-        return Future.succeededFuture(StatementGuard.severalStatements(err)
+        if (err instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
+          return Future.failedFuture(err);
+        }
+        return Future.succeededFuture(Checked.fault(StatementGuard.severalStatements(err)
             ? "the statement holds several statements; a tool runs exactly one"
             : err instanceof PgException pg && "42601".equals(pg.getSqlState())
                 ? "the statement does not parse: " + pg.getErrorMessage()
-                : "PostgreSQL refuses the statement: " + message(err));
+                : "PostgreSQL refuses the statement: " + message(err)));
       }
       PreparedStatement ps = parsed.result();
       return conn.preparedQuery(StatementGuard.PARAM_TYPES_SQL).execute(Tuple.of(sql)).compose(rows -> {
@@ -129,7 +158,7 @@ public final class NamedToolCheck {
         String[] inferred = types == null ? new String[0] : types;
         String fault = placeholders(tool, inferred);
         if (fault != null) {
-          return Future.succeededFuture(fault);
+          return Future.succeededFuture(Checked.fault(fault));
         }
         Tuple nulls = Tuple.tuple();
         for (int i = 0; i < inferred.length; i++) {
@@ -137,20 +166,22 @@ public final class NamedToolCheck {
         }
         return conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(nulls).transform(planned -> {
           if (planned.failed()) {
-            return Future.succeededFuture(StatementGuard.notPlannable(planned.cause())
+            if (planned.cause() instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
+              return Future.failedFuture(pg);
+            }
+            return Future.succeededFuture(Checked.fault(StatementGuard.notPlannable(planned.cause())
                 ? "the statement is a utility statement (such as SET, DO, CALL, COPY, LOCK, DDL or transaction control), which no tool"
                     + " may run"
-                : "PostgreSQL refuses to plan the statement: " + message(planned.cause()));
+                : "PostgreSQL refuses to plan the statement: " + message(planned.cause())));
           }
           JsonArray all = (JsonArray) planned.result().iterator().next().getValue(0);
           StatementGuard.Shape shape = StatementGuard.shape(all.getJsonObject(0).getJsonObject("Plan"));
           String kindFault = kind(tool, shape);
           if (kindFault != null) {
-            return Future.succeededFuture(kindFault);
+            return Future.succeededFuture(Checked.fault(kindFault));
           }
-          return functions.check(FunctionGuard.Reach.of(all, inferred), ErrorCode.INVALID_ARGUMENTS, "statement")
-              .compose(ok -> columns(conn, tool, nulls))
-              .recover(err -> Future.succeededFuture("the function check refuses the statement: " + message(err)));
+          FunctionGuard.Reach reach = FunctionGuard.Reach.of(all, inferred);
+          return columns(conn, tool, nulls).map(columnsFault -> new Checked(columnsFault, reach));
         });
       }).eventually(ps::close);
     });

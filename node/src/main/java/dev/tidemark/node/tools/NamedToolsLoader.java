@@ -52,6 +52,8 @@ public final class NamedToolsLoader extends VerticleBase {
   private String loadedText;
   private boolean loading;
   private boolean stopped;
+  /** The section last given to load: a retry of an older one would undo a newer load. */
+  private JsonObject latest;
 
   /**
    * @param config the view of one database
@@ -146,6 +148,7 @@ public final class NamedToolsLoader extends VerticleBase {
 
   /** Checks {@code section} and serves what passes; {@code where} prefixes the entries' names in faults. */
   private Future<Void> load(JsonObject section, String where) {
+    latest = section;
     loading = true;
     NamedCatalog.Definitions defs = NamedCatalog.parse(section, builtIns, where);
     return refused(defs.tools()).map(refused -> {
@@ -157,6 +160,14 @@ public final class NamedToolsLoader extends VerticleBase {
             String.join(", ", catalog.tools().stream().map(NamedTool::name).toList()));
       }
       NamedCatalogs.of(vertx).install(db, catalog);
+      if (!stopped && refused.values().stream().anyMatch(f -> f.startsWith(NamedToolCheck.UNREACHABLE))) {
+        // PostgreSQL was not there to ask: the entries are not wrong, so they are checked again until it answers
+        vertx.setTimer(RETRY_MS * 5, t -> {
+          if (latest == section && !stopped) {
+            load(section, where);
+          }
+        });
+      }
       return (Void) null;
     }).eventually(() -> {
       loading = false;
