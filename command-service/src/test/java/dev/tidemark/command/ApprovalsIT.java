@@ -171,26 +171,6 @@ class ApprovalsIT {
   // ---- what is shown is what is written ----
 
   @Test
-  void aToolATeamDefinedBecomesAProposalAndItsApprovalRunsTheDefinitionItWasProposedUnder() {
-    Caller agent = agent();
-    dev.tidemark.contract.NamedTool raise = dev.tidemark.contract.NamedTool.fromJson(new JsonObject().put("name", "raise_salary")
-        .put("description", "Sets one salary.").put("kind", "change").put("statement", "UPDATE ap_salary SET amount = $2 WHERE id = $1")
-        .put("parameters", new io.vertx.core.json.JsonArray().add(new JsonObject().put("name", "id").put("type", "integer"))
-            .add(new JsonObject().put("name", "amount").put("type", "integer")))
-        .put("roles", new io.vertx.core.json.JsonArray().add(DatabaseSetup.WRITER_ROLE)));
-    JsonObject args = new JsonObject().put("id", 1).put("amount", 150);
-    JsonObject plan = harness.call(agent, raise, args).structured();
-    JsonObject proposed = harness.call(agent, raise, args.copy().put("plan_id", plan.getString("plan_id"))
-        .put("idempotency_key", "k-" + UUID.randomUUID())).structured();
-    assertEquals("proposed", proposed.getString("mode"), proposed::encode);
-    assertEquals(List.of("100"), TestDatabases.strings(infra, DB, "SELECT amount::text FROM public.ap_salary WHERE id = 1"));
-    JsonObject decided = approve(proposed.getString("proposal_id"));
-    assertEquals("applied", decided.getString("status"), decided::encode);
-    assertEquals("raise_salary", decided.getString("tool"));
-    assertEquals(List.of("150"), TestDatabases.strings(infra, DB, "SELECT amount::text FROM public.ap_salary WHERE id = 1"));
-  }
-
-  @Test
   void anUnchangedProposalWritesExactlyTheRowsItShowedAsItsProposer() throws Exception {
     Caller agent = agent();
     String id = propose(agent, "UPDATE public.ap_salary SET amount = 300 WHERE id = 1");

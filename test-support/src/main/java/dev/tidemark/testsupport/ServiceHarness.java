@@ -220,12 +220,6 @@ public final class ServiceHarness implements AutoCloseable {
     return await(ToolMessages.ask(caller, Addresses.forService(descriptor.service(), database()), request, CALL_TIMEOUT_MS));
   }
 
-  /** Calls {@code tool}, a tool a team defined, as {@code who}: its definition travels in the request, as a gateway sends it. */
-  public ToolReply call(Caller who, dev.tidemark.contract.NamedTool tool, JsonObject arguments) {
-    ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database(), tool.name(), arguments, who).withNamed(tool);
-    return await(ToolMessages.ask(caller, Addresses.forService(tool.kind().service(), database()), request, CALL_TIMEOUT_MS));
-  }
-
   /** {@link #call} that must succeed: its structured content, checked against the tool's output schema. */
   public JsonObject ok(Caller who, String tool, JsonObject arguments) {
     ToolReply reply = call(who, tool, arguments);
