@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.command.Proposals;
 import dev.tidemark.config.ConfigKey;
-import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.database.Pools;
 import dev.tidemark.database.schema.Migrator;
 import dev.tidemark.node.doctor.Doctor;
 import dev.tidemark.node.doctor.Finding;
@@ -15,6 +16,7 @@ import dev.tidemark.testsupport.McpClients;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -51,6 +53,12 @@ class NamedToolsIT {
           statement: SELECT id, name FROM customers WHERE email = $1
           parameters: [{name: email, type: text, maxLength: 320}]
           roles: [tidemark_reader, tidemark_writer]
+        - name: set_product_price
+          description: Sets one product's price.
+          kind: change
+          statement: UPDATE products SET price = $2 WHERE id = $1
+          parameters: [{name: id, type: integer, minimum: 1}, {name: price, type: numeric, minimum: 0}]
+          roles: [tidemark_writer]
         - name: sneaky_read
           description: Reads, it says.
           kind: read
@@ -96,7 +104,7 @@ class NamedToolsIT {
     tools = dir.resolve("tools.yaml");
     Files.writeString(tools, toolsFile(""));
     TidemarkNode[] pair = TestNodes.startGatewayPair(infra, Map.of(ConfigKey.DATABASE_TOOLS_FILE, tools.toString(),
-        ConfigKey.AUTH_ROLE_TOOLS, "tidemark_reader:"));
+        ConfigKey.AUTH_ROLE_TOOLS, "tidemark_reader:", ConfigKey.DATABASE_APPROVAL_TABLES, "products"));
     a = pair[0];
     b = pair[1];
     try (McpHttpClient onA = TestNodes.connect(a, TestNodes.READ_WRITE_TOKEN)) {
@@ -241,6 +249,32 @@ class NamedToolsIT {
       return st.executeQuery().next();
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void aNamedChangeToAProtectedTableBecomesAProposalThatItsApprovalApplies(SharedInfra infra) throws Exception {
+    JsonObject args = new JsonObject().put("id", 3).put("price", 12.5);
+    JsonObject proposed;
+    try (McpHttpClient writer = TestNodes.connect(a, TestNodes.READ_WRITE_TOKEN)) {
+      JsonObject plan = named(writer, "set_product_price", args);
+      proposed = named(writer, "set_product_price", args.copy().put("plan_id", plan.getString("plan_id"))
+          .put("idempotency_key", "named-proposal-" + System.nanoTime()));
+    }
+    assertEquals("proposed", proposed.getString("mode"), proposed.encode());
+    Vertx vertx = Vertx.vertx();
+    try {
+      // as tidemark proposals approves it: in a Vert.x of its own, as the proposer, with the definition it was proposed under
+      JsonObject decided = TestNodes.await(new Proposals(vertx, b.config(), Pools.create(vertx, b.config().database()))
+          .approve(proposed.getString("proposal_id"), "ada").toCompletionStage().toCompletableFuture());
+      assertEquals("applied", decided.getString("status"), decided.encode());
+      assertEquals("set_product_price", decided.getString("tool"), "the approval is attributed to the named tool");
+    } finally {
+      TestNodes.await(vertx.close().toCompletionStage().toCompletableFuture());
+    }
+    try (Connection conn = TestNodes.jdbc(infra); ResultSet price = conn.createStatement().executeQuery("SELECT price::text FROM products WHERE id = 3")) {
+      assertTrue(price.next());
+      assertEquals("12.50", price.getString(1));
     }
   }
 
