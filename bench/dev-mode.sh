@@ -2,6 +2,9 @@
 # on free ports, waits until it printed its endpoint, and stops it when the script exits. Sets
 # dev_pid, url, token, pg (its PostgreSQL URL) and log (its output). DEV_ARGS adds flags to
 # `tidemark dev` (--database-url URL --demo serves your own PostgreSQL), JAVA_OPTS to its JVM.
+# a benchmark drives one token: with a caller's share of its role's pool (half by default) it would
+# measure half the pool, so unless the run sets it, one caller may take all of it
+export TIDEMARK_DATABASE_CALLER_SHARE_PERCENT="${TIDEMARK_DATABASE_CALLER_SHARE_PERCENT:-100}"
 work="$(mktemp -d)"
 log="$work/dev.log"
 cluster_port=$((20000 + RANDOM % 20000))

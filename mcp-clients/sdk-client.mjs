@@ -5,6 +5,7 @@
 //        node sdk-client.mjs parallel <url> <workers> <callsPerWorker> [token]
 //        node sdk-client.mjs watch <url> <token>
 //        node sdk-client.mjs named <url> <token>
+//        node sdk-client.mjs hold <url> <resourceUri> <token>
 // The second form provokes every tool error a client can against the demo database and checks that
 // callTool, with the schemas from listTools cached as every host has them, delivers each as
 // isError with its code and message rather than throwing.
@@ -20,6 +21,9 @@
 // a read, a change planned and committed, a removal refused without consent and committed with it,
 // a parameter out of its limits, a value that looks like SQL, and a reaction to an event of the
 // ticket-triage consumer with its causation token, then one refused once its lease ended.
+// The sixth subscribes to a resource and holds the session, as a background agent does, while the
+// test changes the cluster around it: one JSON line per notification ("updated") and per error the
+// transport reports ("transport-error"), until the test writes "end" on its standard input.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -146,6 +150,27 @@ if (process.argv[2] === 'named') {
   const expired = await error('LEASE_EXPIRED', 'close_ticket', { ...lateArgs, plan_id: latePlan.plan_id });
   step('expired', { argument: expired.argument });
   await transport.terminateSession();
+  await client.close();
+  console.log('OK');
+  process.exit(0);
+}
+
+if (process.argv[2] === 'hold') {
+  const [, , , url, uri, token] = process.argv;
+  const say = (name, value) => console.log(JSON.stringify({ step: name, value }));
+  const client = new Client({ name: 'tidemark-sdk-hold', version: '1.0.0' }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: token ? { Authorization: `Bearer ${token}` } : {} } });
+  client.onerror = (e) => say('transport-error', String(e?.message ?? e));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => say('updated', n.params.uri));
+  await client.connect(transport);
+  await client.subscribeResource({ uri });
+  say('subscribed', uri);
+  const { createInterface } = await import('node:readline');
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.trim() === 'end') break;
+  }
+  await transport.terminateSession().catch((e) => say('transport-error', String(e?.message ?? e)));
   await client.close();
   console.log('OK');
   process.exit(0);

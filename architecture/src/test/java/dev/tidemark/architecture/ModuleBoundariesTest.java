@@ -60,6 +60,14 @@ class ModuleBoundariesTest {
         }
       }
     }
+    // the benchmarks are built against the modules from outside, as a user's program would be: no impl of any
+    for (Path source : javaFiles(ROOT.resolve("bench"))) {
+      read++;
+      Matcher m = IMPL_IMPORT.matcher(Files.readString(source));
+      while (m.find()) {
+        violations.add(ROOT.relativize(source) + ": " + m.group().trim());
+      }
+    }
     assertTrue(read > 100, "read only " + read + " source files under " + ROOT);
     assertTrue(violations.isEmpty(), "imports of another module's impl (move the type to that module's package root,"
         + " or give it a public factory there):\n" + String.join("\n", violations));

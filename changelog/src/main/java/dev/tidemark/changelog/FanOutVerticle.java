@@ -146,7 +146,8 @@ public final class FanOutVerticle extends VerticleBase {
     } catch (WakeupException e) {
       throw e;
     } catch (RuntimeException e) {
-      LOG.warn("the fan-out cannot read {} yet: {}", topic, e.toString());
+      LOG.warn("the fan-out cannot read {} from Kafka at {} (kafka.bootstrap-servers) yet, and tries again: {}", topic,
+          config.kafka().bootstrapServers(), e.toString());
       return false;
     }
   }

@@ -102,7 +102,8 @@ public final class TopicVerticle extends VerticleBase {
           LOG.info("changelog topic {} is ready", topic());
         })
         .onFailure(err -> {
-          LOG.warn("Kafka is not reachable yet ({}); retrying in {} ms", rootMessage(err), RETRY_MILLIS);
+          LOG.warn("Kafka at {} (kafka.bootstrap-servers) is not reachable yet ({}); the node is not ready, and tries again in {} ms",
+              config.kafka().bootstrapServers(), rootMessage(err), RETRY_MILLIS);
           retryTimer = vertx.setTimer(RETRY_MILLIS, t -> ensureTopic());
         })
         .otherwiseEmpty();

@@ -43,7 +43,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code ap_salary} has a BEFORE trigger that takes its {@code bonus} from {@code ap_rate} row 1,
  * and an AFTER trigger that writes a row of {@code ap_ledger} with the rate of {@code ap_rate} row 2:
  * each route by which a value the change writes can differ between the proposal and its approval
- * has a test.
+ * has a test. The protected tables {@code ap_entry} (a serial key, a {@code now()} default, a
+ * generated column) and {@code ap_badge} (an identity ALWAYS key, a BEFORE INSERT trigger that
+ * reads {@code ap_rate} row 1) take values as their rows are written: a plain insert into them is
+ * written as shown, any other insert runs again.
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -58,13 +61,15 @@ class ApprovalsIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    Map<ConfigKey, String> overrides = Map.of(ConfigKey.DATABASE_APPROVAL_TABLES, "ap_salary");
+    // the tables' trigger functions are the test's own, reviewed as an operator would review them
+    Map<ConfigKey, String> overrides = Map.of(ConfigKey.DATABASE_APPROVAL_TABLES, "ap_salary,ap_entry,ap_badge",
+        ConfigKey.DATABASE_REVIEWED_FUNCTIONS, "public.ap_bonus,public.ap_book,public.ap_level");
     harness = CommandRole.start(infra, DB, overrides);
     Map<ConfigKey, String> values = ServiceHarness.config(infra, "command");
     values.putAll(ChangelogRole.served(infra, DB, DB, overrides));
     config = TidemarkConfig.from(values);
     sql(infra, DB,
-        "DROP TABLE IF EXISTS public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger CASCADE",
+        "DROP TABLE IF EXISTS public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger, public.ap_entry, public.ap_badge CASCADE",
         "DROP SEQUENCE IF EXISTS public.ap_seq",
         "CREATE SEQUENCE public.ap_seq START 1000",
         "CREATE TABLE public.ap_salary (id int PRIMARY KEY, amount int NOT NULL, note text, stamp timestamptz, bonus int)",
@@ -77,8 +82,17 @@ class ApprovalsIT {
         "CREATE FUNCTION public.ap_book() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
             + " INSERT INTO public.ap_ledger VALUES (NEW.id, NEW.amount, (SELECT rate FROM public.ap_rate WHERE id = 2)); RETURN NULL; END $$",
         "CREATE TRIGGER ap_book AFTER UPDATE ON public.ap_salary FOR EACH ROW EXECUTE FUNCTION public.ap_book()",
-        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger TO tidemark_writer",
-        "GRANT USAGE, SELECT ON SEQUENCE public.ap_seq TO tidemark_writer",
+        // inserted rows whose values PostgreSQL takes as it writes them: a serial key, now(), a generated column, an
+        // identity key, and a BEFORE trigger that fills a column from ap_rate row 1
+        "CREATE TABLE public.ap_entry (id serial PRIMARY KEY, amount int NOT NULL, at timestamptz NOT NULL DEFAULT now(),"
+            + " doubled int GENERATED ALWAYS AS (amount * 2) STORED)",
+        "CREATE TABLE public.ap_badge (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, label text NOT NULL, level int)",
+        "CREATE OR REPLACE FUNCTION public.ap_level() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN NEW.level := (SELECT rate FROM public.ap_rate WHERE id = 1); RETURN NEW; END $$",
+        "CREATE TRIGGER ap_level BEFORE INSERT ON public.ap_badge FOR EACH ROW EXECUTE FUNCTION public.ap_level()",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger, public.ap_entry,"
+            + " public.ap_badge TO tidemark_writer",
+        "GRANT USAGE, SELECT ON SEQUENCE public.ap_seq, public.ap_entry_id_seq TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
   }
 
@@ -91,7 +105,7 @@ class ApprovalsIT {
 
   @BeforeEach
   void seed() {
-    sql(infra, DB, "TRUNCATE public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger",
+    sql(infra, DB, "TRUNCATE public.ap_salary, public.ap_customer, public.ap_rate, public.ap_ledger, public.ap_entry, public.ap_badge",
         "INSERT INTO public.ap_salary (id, amount, note) VALUES (1, 100, 'a'), (2, 200, 'b')",
         "INSERT INTO public.ap_customer VALUES (5, 'abc')",
         "INSERT INTO public.ap_rate VALUES (1, 10), (2, 20)");
@@ -109,12 +123,16 @@ class ApprovalsIT {
 
   /** Plans {@code sql} with execute as {@code who}, commits the plan, and returns the proposal it became. */
   private String propose(Caller who, String sql) {
-    JsonObject args = new JsonObject().put("sql", sql);
-    JsonObject plan = harness.ok(who, "execute", args);
-    JsonObject proposed = harness.ok(who, "execute", args.copy().put("plan_id", plan.getString("plan_id"))
-        .put("idempotency_key", "k-" + UUID.randomUUID()));
+    return proposed(who, "execute", new JsonObject().put("sql", sql)).getString("proposal_id");
+  }
+
+  /** Plans {@code args} with {@code tool} as {@code who} and commits the plan: the answer, a proposal, with the commit's arguments. */
+  private JsonObject proposed(Caller who, String tool, JsonObject args) {
+    JsonObject plan = harness.ok(who, tool, args);
+    JsonObject commit = args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", "k-" + UUID.randomUUID());
+    JsonObject proposed = harness.ok(who, tool, commit);
     assertEquals("proposed", proposed.getString("mode"), proposed::encode);
-    return proposed.getString("proposal_id");
+    return proposed.put("committed_with", commit);
   }
 
   /** Runs {@code work} as {@code tidemark proposals} does: in a Vert.x and a pool of its own. */
@@ -271,6 +289,97 @@ class ApprovalsIT {
     String id = propose(agent(), "UPDATE public.ap_salary SET amount = 300 WHERE id = 1");
     sql(infra, DB, "UPDATE tidemark.proposal SET row_images = NULL, images_hash = NULL WHERE id = '" + id + "'");
     approvedStale(id, () -> { }, "made by an earlier version of Tidemark");
+  }
+
+  // ---- inserts: written as shown ----
+
+  @Test
+  void anInsertWhoseKeyAndTimePostgresqlTakesAsItWritesIsApprovedAndWritesExactlyTheShownRow() throws Exception {
+    Caller agent = agent();
+    JsonObject proposed = proposed(agent, "execute", new JsonObject().put("sql", "INSERT INTO public.ap_entry (amount) VALUES (5)"));
+    String id = proposed.getString("proposal_id");
+    JsonObject after = rowOf(show(id), "public.ap_entry").getJsonObject("after");
+    int shownId = after.getInteger("id");
+    assertEquals(5, after.getInteger("amount"));
+    assertEquals(10, after.getInteger("doubled"));
+
+    JsonObject decided = approve(id);
+    assertEquals("applied", decided.getString("status"), decided::encode);
+    assertEquals(List.of("proposed", "approved", "applied"), audit(decided));
+    assertEquals(1, TestDatabases.count(infra, DB, "SELECT count(*) FROM public.ap_entry"));
+    assertEquals(1, TestDatabases.count(infra, DB, "SELECT count(*) FROM public.ap_entry WHERE id = " + shownId + " AND amount = 5"
+        + " AND doubled = 10 AND at = '" + after.getString("at") + "'::timestamptz"), "the id and the time shown, not new ones");
+
+    // the plan and the proposal drew their ids from the sequence already: a later insert draws a higher one
+    int later = Integer.parseInt(TestDatabases.strings(infra, DB,
+        "INSERT INTO public.ap_entry (amount) VALUES (6) RETURNING id::text").get(0));
+    assertTrue(later > shownId, later + " > " + shownId);
+
+    JsonObject retried = harness.ok(agent, "execute", proposed.getJsonObject("committed_with"));
+    assertTrue(retried.getBoolean("replayed"), "the proposer's retry replays the approval's outcome: " + retried.encode());
+    TestDatabases.awaitDecoded(infra, DB);
+    assertEquals(1, TestDatabases.count(infra, DB, "SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a"
+        + " ON a.xid = c.xid WHERE a.plan_id = 'proposal:" + id + "' AND a.caller = '" + agent.name() + "' AND c.table_name = 'ap_entry'"),
+        "the row is in the changelog, attributed to its proposer and its proposal");
+  }
+
+  @Test
+  void anIdentityAlwaysKeyIsWrittenAsShown() {
+    String id = proposed(agent(), "insert_rows", new JsonObject().put("table", "ap_badge")
+        .put("rows", new JsonArray().add(new JsonObject().put("label", "gold")))).getString("proposal_id");
+    JsonObject after = rowOf(show(id), "public.ap_badge").getJsonObject("after");
+    assertEquals("gold", after.getString("label"));
+    assertEquals(10, after.getInteger("level"), "the BEFORE trigger's value, shown");
+
+    JsonObject decided = approve(id);
+    assertEquals("applied", decided.getString("status"), decided::encode);
+    assertEquals(List.of("(" + after.getInteger("id") + ",gold,10)"),
+        TestDatabases.strings(infra, DB, "SELECT format('%s', b) FROM public.ap_badge b"));
+  }
+
+  @Test
+  void aBeforeTriggerThatChangesAnInsertedRowMakesItStale() {
+    String id = proposed(agent(), "insert_rows", new JsonObject().put("table", "ap_badge")
+        .put("rows", new JsonArray().add(new JsonObject().put("label", "gold")))).getString("proposal_id");
+    approvedStale(id, () -> sql(infra, DB, "UPDATE public.ap_rate SET rate = 11 WHERE id = 1"),
+        "public.ap_badge: 1 inserted row would be written with other values than shown (level)");
+    assertEquals(0, TestDatabases.count(infra, DB, "SELECT count(*) FROM public.ap_badge"), "nothing was inserted");
+  }
+
+  @Test
+  void aTransactionOfInsertsIsWrittenAsShownAlsoWhereALaterStatementTookCurrval() {
+    JsonObject args = new JsonObject().put("statements", new JsonArray()
+        .add(new JsonObject().put("sql", "INSERT INTO public.ap_entry (amount) VALUES (1)"))
+        .add(new JsonObject().put("sql", "INSERT INTO public.ap_entry (id, amount) VALUES (currval('public.ap_entry_id_seq') + 1000, 2)")));
+    String id = proposed(agent(), "transaction", args).getString("proposal_id");
+    JsonArray shown = show(id).getJsonArray("rows");
+    int first = shown.getJsonObject(0).getJsonObject("after").getInteger("id");
+    assertEquals(first + 1000, shown.getJsonObject(1).getJsonObject("after").getInteger("id"), "the key the second statement took");
+
+    JsonObject decided = approve(id);
+    assertEquals("applied", decided.getString("status"), decided::encode);
+    assertEquals(List.of(first + ":1", (first + 1000) + ":2"),
+        TestDatabases.strings(infra, DB, "SELECT id || ':' || amount FROM public.ap_entry ORDER BY id"));
+  }
+
+  @Test
+  void anInsertWhoseRowsComeFromATableRunsAgainSoItsSequenceMakesItStale() {
+    String id = propose(agent(), "INSERT INTO public.ap_entry (amount) SELECT rate FROM public.ap_rate WHERE id = 1");
+    approvedStale(id, () -> { }, "public.ap_entry: 1 inserted row would be written with other values than shown (id, at)");
+    assertEquals(0, TestDatabases.count(infra, DB, "SELECT count(*) FROM public.ap_entry"));
+  }
+
+  @Test
+  void aRoleThatMayInsertOnlySomeColumnsHasItsInsertRunAgainAndItsSequenceMakesItStale() {
+    String id = propose(agent(), "INSERT INTO public.ap_entry (amount) VALUES (5)");
+    // the shown id and time cannot be written as a role that may insert only amount: the insert runs again, as any change
+    sql(infra, DB, "REVOKE INSERT ON public.ap_entry FROM tidemark_writer", "GRANT INSERT (amount) ON public.ap_entry TO tidemark_writer");
+    try {
+      approvedStale(id, () -> { }, "public.ap_entry: 1 inserted row would be written with other values than shown (id, at)");
+      assertEquals(0, TestDatabases.count(infra, DB, "SELECT count(*) FROM public.ap_entry"));
+    } finally {
+      sql(infra, DB, "REVOKE INSERT (amount) ON public.ap_entry FROM tidemark_writer", "GRANT INSERT ON public.ap_entry TO tidemark_writer");
+    }
   }
 
   // ---- void ----

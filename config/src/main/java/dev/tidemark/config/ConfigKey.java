@@ -13,6 +13,7 @@ public enum ConfigKey {
   NODE_EVENT_LOOPS("node.event-loops", "0", "Event-loop threads of this node. 0: one per CPU core the JVM sees."),
   NODE_QUERY_INSTANCES("node.query-instances", "0", "Instances of the read tools' service on a node with the query role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
   NODE_COMMAND_INSTANCES("node.command-instances", "0", "Instances of the change tools' service on a node with the command role, each on its own event loop with its share of database.pool-size. 0: one per event loop. At most database.pool-size."),
+  NODE_GATEWAY_INSTANCES("node.gateway-instances", "0", "Instances of the MCP endpoint on a node with the gateway role, each on its own event loop, all listening on http.port: Vert.x hands each new connection to the next instance. 0: one per event loop."),
   NODE_DRAIN_TIMEOUT_MS("node.drain-timeout-ms", "15000", "Longest a stopping node waits for its calls in flight to finish before it ends them and leaves the cluster."),
   ROLES("roles", "gateway,query,command,changelog", "Comma-separated roles this node runs: gateway, query, command, changelog."),
 
@@ -22,8 +23,8 @@ public enum ConfigKey {
   HTTP_MAX_BODY_BYTES("http.max-body-bytes", "4194304", "Largest request body accepted; larger bodies get 413."),
   HTTP_BODY_TIMEOUT_MS("http.body-timeout-ms", "30000", "Longest a client may take to send a request body once its headers arrived; slower bodies get 408."),
   HTTP_IDLE_TIMEOUT_SECONDS("http.idle-timeout-seconds", "60", "A connection that sends nothing for this long is closed; this is also the deadline for a request's headers. Open SSE streams stay alive with comments every 15 s."),
-  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway holds open; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
-  HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway holds open that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
+  HTTP_MAX_CONNECTIONS("http.max-connections", "1000", "Authenticated connections one gateway node holds open, across its instances; a connection counts once a request of it passed the credential check. Past it, that request gets 503 and its connection is closed."),
+  HTTP_MAX_UNAUTHENTICATED_CONNECTIONS("http.max-unauthenticated-connections", "256", "Connections one gateway node holds open, across its instances, that have not passed a credential check yet, counted apart from http.max-connections; past it, the one that has waited longest is closed."),
   HTTP_ALLOWED_ORIGINS("http.allowed-origins", "", "Comma-separated Origin values allowed besides loopback origins; a request with any other Origin gets 403."),
   HTTP_PUBLIC_URL("http.public-url", "", "The origin clients reach the endpoint at, as scheme://host[:port] without a path (https://tidemark.example.com): the endpoint's public URL is this followed by http.path, and /{database} for a named database. Each such URL is the OAuth resource its metadata document names and, by default, the audience its tokens must carry. Required with auth.oauth.issuer."),
 
@@ -41,6 +42,7 @@ public enum ConfigKey {
   DATABASE_SSL_ROOT_CERT("database.ssl-root-cert", "", "A PEM file of the certificate authorities that may sign PostgreSQL's server certificate, for verify-ca and verify-full (a mounted Secret)."),
   DATABASE_POOL_SIZE("database.pool-size", "8", "Connections per pool, node, database and caller role; a query node has a second pool of this size per caller role whose statements stay prepared. docs/security.md works out the connection budget."),
   DATABASE_POOL_WAIT_MS("database.pool-wait-ms", "3000", "Longest a call waits for a free connection of its pool before it fails with UNAVAILABLE (retriable), having run nothing. Keep it and database.statement-timeout-ms together under bus.send-timeout-ms, so that a call that waited still answers before its gateway stops waiting."),
+  DATABASE_CALLER_SHARE_PERCENT("database.caller-share-percent", "50", "The most of a caller role's connections one caller may hold at once, in percent of each pool (database.pool-size, shared out between a node's service instances), and at least one connection: a caller past it waits for one of its own calls to end, and when a pool is full the callers that wait take turns. A call that waits database.pool-wait-ms fails with UNAVAILABLE naming the limit and when to retry. 100: a caller may take the whole pool."),
   DATABASE_SCHEMAS("database.schemas", "public", "Comma-separated schemas whose tables Tidemark serves."),
   DATABASE_APPROVAL_TABLES("database.approval-tables", "", "Comma-separated tables (schema.name, or name in any served schema) whose changes need a person's approval: a committed plan that touches one becomes a proposal, decided with tidemark proposals."),
   DATABASE_REVIEWED_FUNCTIONS("database.reviewed-functions", "", "Comma-separated functions (schema.name, every overload; or schema.* for every function of a schema) whose bodies the operator has read and vouches for: the function check takes each as changing nothing beyond a statement, with everything it calls. Any other function of the database whose body PostgreSQL keeps as text (PL/pgSQL, a quoted SQL body, another language), or that is VOLATILE, is refused wherever a caller's statement would reach it: called, in a trigger, a default, a constraint, an index, a policy. See docs/security.md."),
@@ -75,12 +77,15 @@ public enum ConfigKey {
 
   KEYS_REFRESH_SECONDS("keys.refresh-seconds", "10", "How often a node reloads the key ring (tidemark.key_ring) that signs and encrypts cursors, plan ids and caller identities; a key added by tidemark keys rotate is used for signing only after twice this long, so that every node knows it first."),
 
+  RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION("resources.max-subscriptions-per-session", "100", "Resources one 2025-11-25 session, or one 2026-07-28 subscriptions/listen stream, may subscribe to at once. A resources/subscribe past it, or a listen stream that names more, is refused with JSON-RPC error -32030 naming this key; unsubscribe from one first."),
+  RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER("resources.max-subscriptions-per-caller", "1000", "Resource subscriptions one caller may hold at once across the cluster, its sessions and listen streams together. Past it a subscription is refused with JSON-RPC error -32030 naming this key. A session's subscriptions count until it ends or expires, a listen stream's until it closes (within a minute when its gateway died)."),
+
   BUS_SEND_TIMEOUT_MS("bus.send-timeout-ms", "10000", "Longest a gateway waits for a service's reply before the call fails with UNAVAILABLE."),
 
   AUTH_ENABLED("auth.enabled", "true", "Require a bearer token on every MCP request. false is refused unless http.host is a loopback address; it exists for local conformance runs."),
   AUTH_ANONYMOUS_ROLE("auth.anonymous-role", "tidemark_reader", "With auth.enabled false, the PostgreSQL role of the one anonymous read-only caller. It needs a login in database.caller-passwords like every caller role; it is never database.user."),
-  AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway; more wait in a queue."),
-  AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
+  AUTH_MAX_CONCURRENT_CALLS("auth.max-concurrent-calls", "32", "Tool calls one caller may have running at once on one gateway node, across its instances; more wait in a queue."),
+  AUTH_MAX_QUEUED_CALLS("auth.max-queued-calls", "64", "Tool calls of one caller that may wait on one gateway node for a free slot; a call that finds the queue full ends at once with UNAVAILABLE."),
   AUTH_RATE_LIMIT_CALLS_PER_MINUTE("auth.rate-limit.calls-per-minute", "0", "Tool calls one caller may make per minute across all gateways of the cluster; a call past it is answered with HTTP 429 and Retry-After. 0: no limit."),
   AUTH_RATE_LIMIT_BURST("auth.rate-limit.burst", "0", "Most tool calls one caller may make at once within auth.rate-limit.calls-per-minute: the budget is counted in windows of 60 x burst / calls-per-minute seconds, burst calls each. 0: the whole minute's budget (one-minute windows)."),
   AUTH_QUEUE_TIMEOUT_MS("auth.queue-timeout-ms", "5000", "Longest a queued tool call waits for a free slot before it ends with UNAVAILABLE."),
@@ -111,12 +116,21 @@ public enum ConfigKey {
   TRACING_SAMPLE_RATIO("tracing.sample-ratio", "1.0", "Share of calls without a traceparent whose spans are exported, from 0 to 1. A call with a traceparent follows its sampled flag."),
   TRACING_SERVICE_NAME("tracing.service-name", "tidemark", "The service.name of this node's spans; each node also names itself by node.id in service.instance.id."),
 
+  WATCH_MAX_WAITING_PER_CALLER("watch.max-waiting-per-caller", "16", "watch calls with wait_ms one caller may have waiting at once on one node with the query role; one more is LIMIT_EXCEEDED, naming when one of them answers at the latest."),
+  WATCH_MAX_WAITING_PER_SESSION("watch.max-waiting-per-session", "8", "watch calls with wait_ms one MCP session (2025-11-25) may have waiting at once on one gateway; one more is LIMIT_EXCEEDED."),
+
   COMMAND_DIRECT_COMMIT_ROLES("command.direct-commit-roles", "", "Comma-separated PostgreSQL roles whose callers may commit a change that removes nothing in one call, without a plan_id (an idempotency_key is still required)."),
   COMMAND_MIGRATE_ROLES("command.migrate-roles", "", "Comma-separated PostgreSQL roles whose read-write callers see and may call the migrate tool (schema changes). Empty: nobody may."),
 
   EVENTS_MAX_DELIVERIES("events.max-deliveries", "5", "Deliveries of an event, from 1 to 9, after which it is dead-lettered instead of delivered again; with Tidemark's own dead letters the share group's delivery limit is one above it (the broker allows 2 to 10)."),
   EVENTS_CONSUMERS_PER_NODE("events.consumers-per-node", "8", "Kafka share consumers one node keeps for one events consumer: each holds one lease at a time, so this bounds the leases a node holds at once per consumer."),
   EVENTS_BROKER_DEAD_LETTERS("events.broker-dead-letters", "true", "Dead-letter events in the broker's own dead-letter topic of each share group (KIP-1191) when the broker has it (share.version 2, Kafka 4.4); false, or a broker without it: Tidemark dead-letters them itself."),
+  EVENTS_MAX_CONSUMERS_PER_CALLER("events.max-consumers-per-caller", "20", "Events consumers one caller may have in a database; events_next that would create one more is LIMIT_EXCEEDED. A consumer counts until it is removed (events.consumer-idle-seconds, or tidemark consumers delete)."),
+  EVENTS_MAX_CONSUMERS_PER_ROLE("events.max-consumers-per-role", "200", "Events consumers the callers of one PostgreSQL role may have in a database, together; events_next that would create one more is LIMIT_EXCEEDED."),
+  EVENTS_CONSUMER_IDLE_SECONDS("events.consumer-idle-seconds", "604800", "An events consumer that no events tool call used for this long is removed, with its share group, its dead-letter topic and its dead letters; one node removes it. A later events_next of its name creates it anew. 0: never. Keep it well above the longest pause of your workers."),
+  EVENTS_CONSUMER_SWEEP_SECONDS("events.consumer-sweep-seconds", "60", "How often each node with the query role looks for events consumers to remove (idle ones, and those tidemark consumers delete marked)."),
+  EVENTS_MAX_WORKERS_PER_CALLER("events.max-workers-per-caller", "16", "Kafka share consumers one caller's events consumers may hold open at once on one node, over all of them (two threads each); at the cap the caller's share consumer idle longest closes to make room, and when all hold leases events_next is UNAVAILABLE naming the cap and when the first lease ends."),
+  EVENTS_WORKER_IDLE_SECONDS("events.worker-idle-seconds", "60", "A Kafka share consumer that served no call for this long is closed, releasing its two threads, its broker connection and its place in the group; the next events_next opens one again (its first poll takes about one group heartbeat)."),
   EVENTS_ADMIN_ROLES("events.admin-roles", "", "Comma-separated PostgreSQL roles whose callers are events administrators: they may call events_seek.");
 
   private final String key;

@@ -38,6 +38,8 @@ public record TidemarkConfig(
     TracingConfig tracing,
     long drainTimeoutMs,
     EventsConfig events,
+    SubscriptionLimits subscriptionLimits,
+    WatchConfig watch,
     List<DatabaseConfig> databases) {
 
   public TidemarkConfig {
@@ -62,7 +64,7 @@ public record TidemarkConfig(
     DatabaseConfig db = databases.stream().filter(d -> d.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no database named " + name + " is configured; the served ones are " + databaseNames()));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases);
   }
 
   /**
@@ -77,7 +79,7 @@ public record TidemarkConfig(
     int share = database.poolSize() / of + (index < database.poolSize() % of ? 1 : 0);
     DatabaseConfig db = database.withPoolSize(Math.max(1, share));
     return new TidemarkConfig(nodeId, roles, http, ops, db, kafka, cluster, busSendTimeoutMs, authEnabled, callLimits, changelog, command,
-        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, databases);
+        keysRefreshSeconds, anonymousRole, log, oauth, roleTools, tracing, drainTimeoutMs, events, subscriptionLimits, watch, databases);
   }
 
   @Override
@@ -118,6 +120,12 @@ public record TidemarkConfig(
    * @param callsPerMinute the cluster-wide budget of one caller's tool calls per minute; 0 for none
    * @param burst the calls of one counting window, whose length spreads the budget evenly; never above callsPerMinute
    */
+  /**
+   * @param perSession resources one 2025-11-25 session, or one listen stream, may subscribe to at once
+   * @param perCaller subscriptions one caller may hold at once across the cluster
+   */
+  public record SubscriptionLimits(int perSession, int perCaller) {}
+
   public record CallLimits(int maxConcurrent, int maxQueued, long queueTimeoutMs, int callsPerMinute, int burst) {
 
     public CallLimits {
@@ -167,6 +175,7 @@ public record TidemarkConfig(
       String sslRootCert,
       List<String> approvalTables,
       List<String> reviewedFunctions,
+      int callerSharePercent,
       io.vertx.core.json.JsonObject namedTools,
       String toolsFile) {
 
@@ -178,14 +187,6 @@ public record TidemarkConfig(
       approvalTables = List.copyOf(approvalTables);
       reviewedFunctions = List.copyOf(reviewedFunctions);
       namedTools = namedTools == null ? new io.vertx.core.json.JsonObject() : namedTools.copy();
-    }
-
-    /** As above, with no named tools. */
-    public DatabaseConfig(String name, String host, int port, String dbname, String user, String password, int poolSize, long poolWaitMs,
-        List<String> schemas, long statementTimeoutMs, long catalogCacheMs, Map<String, String> callerPasswords, String sslMode,
-        String sslRootCert, List<String> approvalTables, List<String> reviewedFunctions) {
-      this(name, host, port, dbname, user, password, poolSize, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs, callerPasswords,
-          sslMode, sslRootCert, approvalTables, reviewedFunctions, null, "");
     }
 
     /**
@@ -205,7 +206,12 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, namedTools, toolsFile);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, namedTools, toolsFile);
+    }
+
+    /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */
+    public int perCaller() {
+      return Math.max(1, Math.min(poolSize, poolSize * callerSharePercent / 100));
     }
 
     /**
@@ -316,12 +322,22 @@ public record TidemarkConfig(
     }
   }
 
-  /** The events tools: dead letters, share consumers per node, and who may move a consumer. */
-  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles) {
+  /**
+   * The events tools: dead letters, share consumers per node, who may move a consumer, the quotas of
+   * consumers per caller and per role, and when idle consumers and share consumers are removed.
+   *
+   * @param consumerIdleSeconds 0: consumers are never removed for idleness
+   */
+  public record EventsConfig(int maxDeliveries, int consumersPerNode, boolean brokerDeadLetters, List<String> adminRoles,
+      int maxConsumersPerCaller, int maxConsumersPerRole, long consumerIdleSeconds, long consumerSweepSeconds, long workerIdleSeconds,
+      int maxWorkersPerCaller) {
     public EventsConfig {
       adminRoles = List.copyOf(adminRoles);
     }
   }
+
+  /** How many watch calls may wait at once: per caller on a query node, per session on a gateway. */
+  public record WatchConfig(int maxWaitingPerCaller, int maxWaitingPerSession) {}
 
   public record ChangelogConfig(
       long retentionSeconds, long pruneIntervalSeconds, int relayBatchSize, long relayBatchBytes, long relayPollMs, long reconcileSeconds,
@@ -338,7 +354,8 @@ public record TidemarkConfig(
       int eventBusPort,
       int eventLoops,
       int queryInstances,
-      int commandInstances) {
+      int commandInstances,
+      int gatewayInstances) {
 
     /** The event loops of a node: node.event-loops, or one per core the JVM sees. */
     public int loops() {
@@ -356,6 +373,14 @@ public record TidemarkConfig(
     public int instances(int configured, int poolSize) {
       int wanted = configured > 0 ? configured : Math.min(loops(), poolSize / CONNECTIONS_PER_INSTANCE);
       return Math.max(1, Math.min(wanted, poolSize));
+    }
+
+    /**
+     * How many instances of the MCP endpoint a gateway node runs: node.gateway-instances, or one per
+     * event loop. Unlike the services', an instance holds no connection of its own, so nothing caps it.
+     */
+    public int gatewayInstanceCount() {
+      return gatewayInstances > 0 ? gatewayInstances : loops();
     }
 
     /** The fewest connections of each caller pool an instance gets when the number of instances is not configured. */
@@ -414,7 +439,8 @@ public record TidemarkConfig(
             v.port(ConfigKey.CLUSTER_EVENT_BUS_PORT),
             v.nonNegativeInt(ConfigKey.NODE_EVENT_LOOPS),
             v.nonNegativeInt(ConfigKey.NODE_QUERY_INSTANCES),
-            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES)),
+            v.nonNegativeInt(ConfigKey.NODE_COMMAND_INSTANCES),
+            v.nonNegativeInt(ConfigKey.NODE_GATEWAY_INSTANCES)),
         v.positiveLong(ConfigKey.BUS_SEND_TIMEOUT_MS),
         authEnabled,
         new CallLimits(
@@ -445,7 +471,13 @@ public record TidemarkConfig(
             v.nonEmpty(ConfigKey.TRACING_SERVICE_NAME)),
         v.positiveLong(ConfigKey.NODE_DRAIN_TIMEOUT_MS),
         new EventsConfig(v.positiveInt(ConfigKey.EVENTS_MAX_DELIVERIES, 9), v.positiveInt(ConfigKey.EVENTS_CONSUMERS_PER_NODE, 64),
-            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES)),
+            v.bool(ConfigKey.EVENTS_BROKER_DEAD_LETTERS), v.list(ConfigKey.EVENTS_ADMIN_ROLES),
+            v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_CALLER), v.positiveInt(ConfigKey.EVENTS_MAX_CONSUMERS_PER_ROLE),
+            v.nonNegativeLong(ConfigKey.EVENTS_CONSUMER_IDLE_SECONDS), v.positiveLong(ConfigKey.EVENTS_CONSUMER_SWEEP_SECONDS),
+            v.positiveLong(ConfigKey.EVENTS_WORKER_IDLE_SECONDS), v.positiveInt(ConfigKey.EVENTS_MAX_WORKERS_PER_CALLER)),
+        new SubscriptionLimits(v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION),
+            v.positiveInt(ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER)),
+        new WatchConfig(v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_CALLER), v.positiveInt(ConfigKey.WATCH_MAX_WAITING_PER_SESSION)),
         databases);
   }
 
@@ -542,6 +574,7 @@ public record TidemarkConfig(
           readableFileOrEmpty(ConfigKey.DATABASE_SSL_ROOT_CERT),
           list(ConfigKey.DATABASE_APPROVAL_TABLES),
           functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS),
+          positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100),
           namedTools(),
           toolsFile());
     }

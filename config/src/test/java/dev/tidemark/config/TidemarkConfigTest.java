@@ -19,6 +19,24 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void aCallersShareIsThePercentOfEachInstancesPoolRoundedDownAndAtLeastOneConnection() {
+    TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_POOL_SIZE, "8"));
+    assertEquals(4, c.database().perCaller(), "half of 8 by default");
+    assertEquals(2, c.forInstance(0, 2).database().perCaller(), "half of each instance's 4");
+    assertEquals(1, c.forInstance(2, 3).database().perCaller(), "half of 2");
+    assertEquals(1, c.database().withPoolSize(1).perCaller(), "a pool of one is one caller's whole");
+    TidemarkConfig all = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_POOL_SIZE, "8", ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "100"));
+    assertEquals(8, all.database().perCaller());
+    TidemarkConfig least = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_POOL_SIZE, "8", ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "1"));
+    assertEquals(1, least.database().perCaller());
+    for (String bad : new String[] {"0", "101", "half"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> TidemarkConfig.from(Map.of(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, bad)));
+      assertTrue(e.getMessage().contains("database.caller-share-percent"), e.getMessage());
+    }
+  }
+
+  @Test
   void aRoleRunsOneInstancePerEventLoopAtMostPoolSizeAndTheInstancesShareThePoolSize() {
     TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "8"));
     assertEquals(2, c.cluster().instances(c.cluster().queryInstances(), c.database().poolSize()), "4 connections each at least");
@@ -35,6 +53,17 @@ class TidemarkConfigTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TidemarkConfig.from(Map.of(ConfigKey.NODE_QUERY_INSTANCES, "-1")));
     assertTrue(e.getMessage().contains("node.query-instances"), e.getMessage());
+  }
+
+  @Test
+  void theGatewayRunsOneInstancePerEventLoopWhateverThePoolSizeUnlessToldHowMany() {
+    TidemarkConfig c = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.DATABASE_POOL_SIZE, "2"));
+    assertEquals(3, c.cluster().gatewayInstanceCount(), "an endpoint instance holds no connection of the pool");
+    TidemarkConfig one = TidemarkConfig.from(Map.of(ConfigKey.NODE_EVENT_LOOPS, "3", ConfigKey.NODE_GATEWAY_INSTANCES, "1"));
+    assertEquals(1, one.cluster().gatewayInstanceCount());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.NODE_GATEWAY_INSTANCES, "-1")));
+    assertTrue(e.getMessage().contains("node.gateway-instances"), e.getMessage());
   }
 
   @Test

@@ -93,6 +93,11 @@ public final class Addresses {
    * for a change only under keys it heard of here (or in its periodic read of the map's keys).
    */
   public static final String SUBSCRIBED_V1 = "tidemark.subscribed.v1";
+  /**
+   * Cluster map of the subscriptions each caller holds, by caller id: per session the resources it
+   * subscribes to, per listen stream how many and until when its gateway last vouched for it.
+   */
+  public static final String SUBSCRIPTION_HOLDERS_MAP = "tidemark.subscription-holders.v1";
   /** Cluster map of claimed change positions: the gateway that claims one announces that change. */
   public static final String NOTIFIED_MAP = "tidemark.notified.v1";
   /**
@@ -121,6 +126,19 @@ public final class Addresses {
    * the definitions as {@code {"tools": [...]}}, and gets {@code {"refused": {name: fault}}}.
    */
   public static final String NAMED_TOOLS_V1 = "tidemark.named-tools.v1";
+  /**
+   * Local to each node: published by the node's cluster manager hook when a member left the
+   * cluster (died, or was cut off), with the member's cluster node id as the body, so that what
+   * waits on that member (a gateway's calls in flight) can end at once instead of at its timeout.
+   */
+  public static final String NODE_LEFT_V1 = "tidemark.node-left.v1";
+  /**
+   * The tool requests a node's services are answering now: {@code tidemark.running.v1.<cluster node id>},
+   * consumed once per node that runs the query or the command role. Body {@code {"request_ids": [...]}};
+   * reply {@code {"running": [...]}}, those of them the node holds. A gateway asks every member when
+   * one left, to learn which of its calls in flight died with it.
+   */
+  public static final String RUNNING_V1 = "tidemark.running.v1";
 
   /** Message header that names what a request asks for. */
   public static final String ACTION_HEADER = "action";
@@ -177,6 +195,10 @@ public final class Addresses {
 
   public static String namedTools(String database) {
     return NAMED_TOOLS_V1 + "." + database;
+  }
+
+  public static String running(String clusterNodeId) {
+    return RUNNING_V1 + "." + clusterNodeId;
   }
 
   public static String forService(Service service, String database) {

@@ -28,9 +28,21 @@ public final class CallerPools {
   /**
    * A caller role's connections: {@code pool} is reset after every call (DISCARD ALL), {@code preparing}
    * keeps statements prepared across calls (see {@link Prepared}; the same pool as {@code pool} under
-   * {@link Prepared#NONE}).
+   * {@link Prepared#NONE}). Each is shared out between the role's callers by its {@link FairShare}.
    */
-  public record CallerDb(Pool pool, Pool preparing, KeyRingSource keys) {
+  public record CallerDb(Pool pool, Pool preparing, KeyRingSource keys, FairShare poolShare, FairShare preparingShare) {
+
+    /**
+     * A connection of {@code from} (one of this role's pools) for a call of {@code caller}, once the
+     * caller's turn came ({@link FairShare}); refused as {@link SqlErrors#connection} refuses, or
+     * with the share's refusal, having run nothing.
+     */
+    public Future<Lent> connection(Pool from, Caller caller) {
+      FairShare share = from == pool ? poolShare : preparingShare;
+      return share.acquire(caller.id()).compose(release -> SqlErrors.connection(from)
+          .<Lent>map(conn -> new Lent(conn, release))
+          .onFailure(err -> release.run()));
+    }
 
     /**
      * Ends what a call that failed with {@code failure} (null: it did not) could leave on {@code
@@ -57,6 +69,13 @@ public final class CallerPools {
       KeyRing ring = keys.ring();
       String mac = ring.sqlMac("identity|" + pid + "|" + expires + "|" + caller.name());
       return "v1|" + pid + "|" + expires + "|" + mac + "|" + caller.name();
+    }
+  }
+
+  /** A connection lent to one call: {@link #close} gives it back to its pool, and the caller's turn with it. */
+  public record Lent(SqlConnection conn, Runnable release) {
+    public Future<Void> close() {
+      return conn.close().onComplete(x -> release.run());
     }
   }
 
@@ -118,8 +137,15 @@ public final class CallerPools {
     }
     return byRole.computeIfAbsent(role, r -> {
       Pool reset = build(r, password, Prepared.NONE);
-      return new CallerDb(reset, preparing == Prepared.NONE ? reset : build(r, password, preparing), keys);
+      FairShare resetShare = share(Prepared.NONE);
+      return preparing == Prepared.NONE ? new CallerDb(reset, reset, keys, resetShare, resetShare)
+          : new CallerDb(reset, build(r, password, preparing), keys, resetShare, share(preparing));
     });
+  }
+
+  /** The share of one pool between the role's callers (database.caller-share-percent). */
+  private FairShare share(Prepared kind) {
+    return new FairShare(vertx, poolName(kind), database.poolSize(), database.perCaller(), database.poolWaitMs(), database.statementTimeoutMs());
   }
 
   /** The most statements a connection of {@link Prepared#WRITES} keeps prepared (the least recently used one goes first). */
@@ -145,12 +171,7 @@ public final class CallerPools {
       connect.setPreparedStatementCacheSqlFilter(sql -> (sql.length() <= 2048 || TableCatalog.isLookup(sql)) && !RowImages.decodes(sql))
           .setPreparedStatementCacheMaxSize(PREPARED_PER_CONNECTION);
     }
-    // named by purpose, never by role: a pool's name is a metrics label (docs/operations.md)
-    String name = switch (kind) {
-      case NONE -> "callers";
-      case READS -> "callers-prepared";
-      case WRITES -> "callers-changes";
-    };
+    String name = poolName(kind);
     connect.setMetricsName(name);
     return PgBuilder.pool()
         // a call that finds every connection busy fails retriably, having run nothing (SqlErrors)
@@ -158,6 +179,15 @@ public final class CallerPools {
         .connectingTo(connect)
         .using(vertx)
         .build();
+  }
+
+  /** Named by purpose, never by role: a pool's name is a metrics label (docs/operations.md). */
+  private static String poolName(Prepared kind) {
+    return switch (kind) {
+      case NONE -> "callers";
+      case READS -> "callers-prepared";
+      case WRITES -> "callers-changes";
+    };
   }
 
   public Future<Void> close() {

@@ -59,13 +59,14 @@ public final class CallerSessions {
 
   private static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession, String begin,
       Function<SqlConnection, Future<T>> work) {
-    return SqlErrors.connection(pool).compose(conn -> {
+    return db.connection(pool, request.caller()).compose(lent -> {
+      SqlConnection conn = lent.conn();
       String identity;
       try {
         identity = db.identity(conn, request.caller(), timeoutMs);
       } catch (RuntimeException e) {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
-        return conn.close().transform(x -> Future.<T>failedFuture(e));
+        return lent.close().transform(x -> Future.<T>failedFuture(e));
       }
       Future<?> begun = conn.query(begin).execute();
       Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
@@ -83,7 +84,7 @@ public final class CallerSessions {
       result.onComplete(done -> {
         Future<?> rolledBack = conn.query("ROLLBACK").execute();
         Future<?> reset = resetSession ? resetSession(conn) : Future.succeededFuture();
-        Future.join(rolledBack, reset).onComplete(x -> conn.close());
+        Future.join(rolledBack, reset).onComplete(x -> lent.close());
       });
       return result;
     });

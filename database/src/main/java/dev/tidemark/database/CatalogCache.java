@@ -205,8 +205,8 @@ public final class CatalogCache {
    * row, before any of it runs. PostgreSQL checks the caller's privileges as it starts the statement.
    */
   private Future<RowSet<Row>> readPlain(CallerDb db, ToolRequest request, String sql, Tuple params) {
-    return SqlErrors.withConnection(db.preparing(), conn -> RunningStatements.running(request.requestId(), conn,
-        conn.preparedQuery(sql).execute(params)));
+    return db.connection(db.preparing(), request.caller()).compose(lent -> RunningStatements.running(request.requestId(), lent.conn(),
+        lent.conn().preparedQuery(sql).execute(params)).eventually(lent::close));
   }
 
   /**

@@ -37,7 +37,18 @@ public final class KeyRingSource {
   public static Future<KeyRingSource> start(Vertx vertx, Pool pool, long refreshSeconds) {
     KeyRingSource source = new KeyRingSource(pool);
     vertx.setPeriodic(refreshSeconds * 1000, t -> source.reload());
-    return source.reload().map(source).otherwise(source);
+    return source.reload().map(source).recover(err -> {
+      // a first read that failed (PostgreSQL down, or busy past database.pool-wait-ms) is tried again every second until
+      // it succeeds, not only at the next refresh: until then every call that needs the keys is UNAVAILABLE
+      vertx.setPeriodic(RETRY_MS, RETRY_MS, t -> {
+        if (source.ring != null) {
+          vertx.cancelTimer(t);
+        } else if (System.currentTimeMillis() - source.lastTryMs >= RETRY_MS) {
+          source.reload();
+        }
+      });
+      return Future.succeededFuture(source);
+    });
   }
 
   /** The keys last read; UNAVAILABLE when they were never read. */

@@ -146,19 +146,6 @@ public final class SqlErrors {
     return false;
   }
 
-  /** {@code work} on a connection of {@code pool} (see {@link #connection}), which goes back to the pool once the work is done. */
-  public static <T> Future<T> withConnection(Pool pool, java.util.function.Function<SqlConnection, Future<T>> work) {
-    return connection(pool).compose(conn -> {
-      Future<T> done;
-      try {
-        done = work.apply(conn);
-      } catch (RuntimeException e) {
-        done = Future.failedFuture(e);
-      }
-      return done.eventually(conn::close);
-    });
-  }
-
   private static ToolException waitedForConnection() {
     return new ToolException(ErrorCode.UNAVAILABLE, "No database connection became free for this call in time (every connection"
         + " of its pool on this node was busy, or a new one could not be opened yet), so the call did not start: nothing was read"

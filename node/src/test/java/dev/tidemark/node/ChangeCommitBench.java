@@ -47,6 +47,8 @@ class ChangeCommitBench {
     TidemarkNode node = TestNodes.startAlone(infra, "gateway,command", Map.of(
         ConfigKey.DATABASE_URL, infra.postgres().url(DB),
         ConfigKey.DATABASE_POOL_SIZE, String.valueOf(concurrency),
+        // one token drives the run: it may take the whole pool it measures (docs/security.md)
+        ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "100",
         ConfigKey.NODE_COMMAND_INSTANCES, System.getProperty("bench.instances", "0"),
         ConfigKey.COMMAND_DIRECT_COMMIT_ROLES, "tidemark_writer"));
     try {

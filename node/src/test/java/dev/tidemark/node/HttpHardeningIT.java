@@ -52,6 +52,8 @@ class HttpHardeningIT {
     TestNodes.prepareDatabase(infra);
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_POOL_SIZE, "16",
+        // the gateway's cap per caller is tested here: one caller may take the whole pool (database.caller-share-percent)
+        ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "100",
         ConfigKey.AUTH_MAX_CONCURRENT_CALLS, "16",
         ConfigKey.AUTH_MAX_QUEUED_CALLS, "2",
         ConfigKey.AUTH_QUEUE_TIMEOUT_MS, "500"));
@@ -147,7 +149,7 @@ class HttpHardeningIT {
   void a401ClosesTheConnectionAndAFloodOf1010UnauthenticatedSocketsStarvesNoCaller() throws Exception {
     // one keep-alive socket first: the 401 says close, and the server does close
     try (Socket s = keepAliveRequest(null)) {
-      String head = readHead(s);
+      String head = RawHttp.readHead(s);
       assertTrue(head.startsWith("HTTP/1.1 401"), head);
       assertTrue(head.toLowerCase().contains("connection: close"), head);
       assertTrue(closedByServer(s, 5_000), "the server closes the connection after a 401");
@@ -162,7 +164,7 @@ class HttpHardeningIT {
       long deadline = System.currentTimeMillis() + 30_000;
       int answered401 = 0;
       for (Socket s : flood) {
-        String head = readHead(s);
+        String head = RawHttp.readHead(s);
         if (head.startsWith("HTTP/1.1 401")) {
           answered401++;
           assertTrue(head.toLowerCase().contains("connection: close"), head);
@@ -209,24 +211,6 @@ class HttpHardeningIT {
     s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
     s.getOutputStream().flush();
     return s;
-  }
-
-  /** The status line and headers, or empty when the server closed the socket unanswered. */
-  private static String readHead(Socket s) throws IOException {
-    StringBuilder head = new StringBuilder();
-    try {
-      InputStream in = s.getInputStream();
-      int b;
-      while ((b = in.read()) >= 0) {
-        head.append((char) b);
-        if (head.length() >= 4 && head.substring(head.length() - 4).equals("\r\n\r\n")) {
-          break;
-        }
-      }
-    } catch (SocketException e) {
-      // a reset: closed without an answer
-    }
-    return head.toString();
   }
 
   /** True when the server closes the socket (end of stream or reset) within {@code millis}; the rest of the answer is dropped. */

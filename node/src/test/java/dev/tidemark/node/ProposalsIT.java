@@ -10,7 +10,6 @@ import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.List;
@@ -79,16 +78,7 @@ class ProposalsIT {
     int port = dev.tidemark.devstack.FreePorts.allocate();
     Map<ConfigKey, String> values = TestNodes.config(infra, TestNodes.clusterName(), port, "127.0.0.1:" + port, "command");
     values.putAll(settings);
-    JsonObject yaml = new JsonObject(); // JSON is YAML
-    values.forEach((k, v) -> yaml.put(k.key(), v));
-    Path file = dir.resolve("tidemark.yaml");
-    Files.writeString(file, yaml.encodePrettily());
-    String[] all = new String[args.length + 3];
-    all[0] = "proposals";
-    System.arraycopy(args, 0, all, 1, args.length);
-    all[args.length + 1] = "--config";
-    all[args.length + 2] = file.toString();
-    return Cli.run(all);
+    return Cli.withConfig(dir, values, "proposals", args);
   }
 
   private List<String> amounts() {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -46,6 +47,24 @@ final class RawHttp {
     Refused(String message) {
       super(message);
     }
+  }
+
+  /** The status line and headers, or empty when the server closed the socket unanswered. */
+  static String readHead(Socket s) throws IOException {
+    StringBuilder head = new StringBuilder();
+    try {
+      InputStream in = s.getInputStream();
+      int b;
+      while ((b = in.read()) >= 0) {
+        head.append((char) b);
+        if (head.length() >= 4 && head.substring(head.length() - 4).equals("\r\n\r\n")) {
+          break;
+        }
+      }
+    } catch (SocketException e) {
+      // a reset: closed without an answer
+    }
+    return head.toString();
   }
 
   /**

@@ -85,7 +85,7 @@ class ReadmeExamplesIT {
         replayed++;
       }
       assertTrue(replayed >= 2, "the README has " + replayed + " curl examples");
-      Matcher counts = Pattern.compile("serves (\\d+) tools; .*? the read-write\\s+caller of dev mode (\\d+), its read-only caller (\\d+)",
+      Matcher counts = Pattern.compile("serves (\\d+) tools; .*?the read-write\\s+caller of dev mode (\\d+), its read-only caller (\\d+)",
           Pattern.DOTALL).matcher(readme);
       assertTrue(counts.find(), "the README says how many tools each caller sees");
       assertEquals(Integer.parseInt(counts.group(1)), ToolCatalog.all().size(), "tools served in all");

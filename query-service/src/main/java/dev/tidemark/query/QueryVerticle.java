@@ -96,7 +96,7 @@ public final class QueryVerticle extends VerticleBase {
           ToolCatalog.QUERY, queryTool,
           ToolCatalog.EXPLAIN, new ExplainTool(db, functions),
           ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool),
-          ToolCatalog.WATCH, new WatchTool(db, pool, catalog, cursors, waits));
+          ToolCatalog.WATCH, new WatchTool(vertx, db, pool, catalog, cursors, waits, config.watch().maxWaitingPerCaller()));
       consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
           msg -> {

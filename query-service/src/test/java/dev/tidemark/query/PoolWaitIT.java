@@ -10,10 +10,8 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.json.JsonObject;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -45,17 +43,7 @@ class PoolWaitIT {
   }
 
   private long running(String sql) {
-    try (Connection conn = ServiceHarness.jdbc(infra);
-         PreparedStatement ps = conn.prepareStatement(
-             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE ? AND pid <> pg_backend_pid()")) {
-      ps.setString(1, "%" + sql + "%");
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    return TestDatabases.running(infra, ServiceHarness.DATABASE, sql);
   }
 
   @AfterAll

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
+import dev.tidemark.contract.ToolReply;
+import dev.tidemark.database.schema.DatabaseSetup;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.testsupport.Await;
@@ -18,10 +22,14 @@ import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,6 +55,8 @@ class WatchIT {
   static final String DB = "watch_it";
   static final String NAME = "wit";
   static final Duration WAIT = Duration.ofSeconds(60);
+  /** watch.max-waiting-per-caller of the second query role. */
+  static final int MAX_WAITING = 2;
 
   private SharedInfra infra;
   private ServiceHarness server;
@@ -76,7 +86,9 @@ class WatchIT {
     relay = ChangelogRole.start(infra, DB, NAME, Map.of());
     // two query roles, each in a cluster of its own, as two nodes that share nothing but the database
     server = QueryRole.withFanOut(infra, db);
-    other = QueryRole.withFanOut(infra, db);
+    Map<ConfigKey, String> limited = new HashMap<>(db);
+    limited.put(ConfigKey.WATCH_MAX_WAITING_PER_CALLER, String.valueOf(MAX_WAITING));
+    other = QueryRole.withFanOut(infra, limited);
     TestDatabases.awaitDecoded(infra, DB);
   }
 
@@ -186,7 +198,7 @@ class WatchIT {
 
   /** Set equality, saying which keys differ. */
   private static void assertSameRows(Map<String, JsonObject> expected, Map<String, JsonObject> held) {
-    java.util.List<String> wrong = new java.util.ArrayList<>();
+    List<String> wrong = new ArrayList<>();
     java.util.Set<String> keys = new java.util.TreeSet<>(expected.keySet());
     keys.addAll(held.keySet());
     for (String k : keys) {
@@ -288,7 +300,7 @@ class WatchIT {
     });
     Await.that("the writer to be running", WAIT, () -> commits.get() > 10);
     // several snapshots while the writer commits, each of which races it
-    java.util.List<Held> watches = new java.util.ArrayList<>();
+    List<Held> watches = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       Held held = new Held();
       held.apply(watch(server, args));
@@ -376,6 +388,55 @@ class WatchIT {
 
   @Test
   @Order(7)
+  void aCallerPastItsWaitingWatchesIsRefusedNamingTheLimitAndAnotherCallersWatchIsStillServed() throws Exception {
+    Caller second = new Caller("it-reader-2", "integration tests (second read-only)", DatabaseSetup.READER_ROLE, Access.READ_ONLY,
+        List.of("*"));
+    JsonObject args = new JsonObject().put("table", "w_other");
+    Held mine = new Held();
+    mine.apply(watch(other, args));
+    catchUp(other, args, mine, infra);
+    Held theirs = new Held();
+    theirs.apply(other.ok(second, "watch", args));
+    long waitMs = 30_000;
+    // one call more than the limit, at once, on threads of their own: exactly one is refused
+    ExecutorService threads = Executors.newFixedThreadPool(MAX_WAITING + 2);
+    List<CompletableFuture<ToolReply>> calls = new ArrayList<>();
+    for (int i = 0; i <= MAX_WAITING; i++) {
+      calls.add(CompletableFuture.supplyAsync(
+          () -> other.call(ServiceHarness.READER, "watch", args.copy().put("cursor", mine.cursor).put("wait_ms", (int) waitMs)), threads));
+    }
+    Await.that("the call past the limit refused", WAIT, () -> calls.stream().anyMatch(CompletableFuture::isDone));
+    List<CompletableFuture<ToolReply>> waiting = calls.stream().filter(c -> !c.isDone()).toList();
+    assertEquals(MAX_WAITING, waiting.size(), "calls still waiting");
+    JsonObject refusal = calls.stream().filter(CompletableFuture::isDone).findFirst().orElseThrow().join().error();
+    assertNotNull(refusal, "the call that answered at once was not refused");
+    assertEquals("LIMIT_EXCEEDED", refusal.getString("code"), refusal::encode);
+    assertEquals("watch.max-waiting-per-caller", refusal.getString("limit"));
+    assertEquals(MAX_WAITING, refusal.getInteger("max_waiting"));
+    long retry = refusal.getLong("retry_after_ms");
+    assertTrue(retry > 0 && retry <= waitMs, "retry_after_ms " + retry);
+    assertTrue(refusal.getString("message").contains("watch.max-waiting-per-caller"), refusal.getString("message"));
+
+    // another caller of the same role still waits, and is woken by the next commit
+    long started = System.nanoTime();
+    CompletableFuture<JsonObject> other2 = CompletableFuture.supplyAsync(
+        () -> other.ok(second, "watch", args.copy().put("cursor", theirs.cursor).put("wait_ms", (int) waitMs)), threads);
+    sql(infra, DB, "INSERT INTO public.w_other VALUES (70)");
+    JsonObject woken = other2.get(60, TimeUnit.SECONDS);
+    long tookMs = (System.nanoTime() - started) / 1_000_000;
+    assertEquals("patch", woken.getString("kind"), woken.encode());
+    assertTrue(tookMs < waitMs, "the other caller's watch answered before wait_ms: " + tookMs + " ms");
+    for (CompletableFuture<ToolReply> w : waiting) {
+      ToolReply reply = w.get(60, TimeUnit.SECONDS);
+      assertEquals("patch", reply.structured().getString("kind"), () -> reply.toJson().encode());
+    }
+    threads.shutdown();
+    // the first caller's watches answered: it may wait again
+    assertNotNull(watch(other, args.copy().put("cursor", mine.cursor).put("wait_ms", 1)).getString("kind"));
+  }
+
+  @Test
+  @Order(8)
   void aDroppedTableOrARevokedGrantEndsTheWatch() {
     JsonObject drop = new JsonObject().put("table", "w_drop");
     String dropCursor = watch(server, drop).getString("cursor");
@@ -392,7 +453,7 @@ class WatchIT {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void aCursorOlderThanRetentionResetsWithAFreshSnapshot() {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
     Held held = new Held();

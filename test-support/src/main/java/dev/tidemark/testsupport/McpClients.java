@@ -1,11 +1,16 @@
 package dev.tidemark.testsupport;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,6 +48,80 @@ public final class McpClients {
     cmd.add(NODE.toString());
     cmd.addAll(args);
     return run(cmd, timeoutSeconds);
+  }
+
+  /**
+   * A client run that goes on while the test acts: each line it prints is read as it comes, and
+   * the test writes lines to its standard input. Closing it ends the process.
+   */
+  public static final class Running implements AutoCloseable {
+
+    private final Process process;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final StringBuffer output = new StringBuffer();
+
+    private Running(Process process) {
+      this.process = process;
+      Thread reader = new Thread(() -> {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String line = in.readLine(); line != null; line = in.readLine()) {
+            output.append(line).append('\n');
+            lines.add(line);
+          }
+        } catch (IOException ended) {
+          // the process ended: what it printed is kept
+        }
+      }, "mcp-client-output");
+      reader.setDaemon(true);
+      reader.start();
+    }
+
+    /** The next line printed that contains {@code text}, skipping others; an AssertionError with everything printed after {@code timeout}. */
+    public String awaitLine(String text, Duration timeout) throws InterruptedException {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (true) {
+        String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (line == null) {
+          throw new AssertionError("the client printed no line with " + text + " within " + timeout + "; it printed:\n" + output);
+        }
+        if (line.contains(text)) {
+          return line;
+        }
+      }
+    }
+
+    /** Writes {@code line} to the client's standard input. */
+    public void send(String line) throws IOException {
+      process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().flush();
+    }
+
+    /** The exit code once the process ended, or -1 after {@code timeout} (the process is then ended). */
+    public int awaitExit(Duration timeout) throws InterruptedException {
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly();
+        return -1;
+      }
+      return process.exitValue();
+    }
+
+    /** Everything the client printed so far. */
+    public String output() {
+      return output.toString();
+    }
+
+    @Override
+    public void close() {
+      process.destroyForcibly();
+    }
+  }
+
+  /** Starts {@code args} with the project's Node, in {@link #DIR}. */
+  public static Running start(List<String> args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(NODE.toString());
+    cmd.addAll(args);
+    return new Running(new ProcessBuilder(cmd).directory(DIR.toFile()).redirectErrorStream(true).start());
   }
 
   private static Run run(List<String> cmd, long timeoutSeconds) throws IOException, InterruptedException {

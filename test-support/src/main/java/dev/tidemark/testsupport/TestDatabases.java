@@ -43,6 +43,20 @@ public final class TestDatabases {
     }
   }
 
+  /** Statements running now (in any database of the server) whose text holds {@code fragment}, this one left out. */
+  public static long running(SharedInfra infra, String db, String fragment) {
+    try (Connection c = jdbc(infra, db); var ps = c.prepareStatement(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND strpos(query, ?) > 0 AND pid <> pg_backend_pid()")) {
+      ps.setString(1, fragment);
+      try (var r = ps.executeQuery()) {
+        r.next();
+        return r.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** Runs {@code statements} in order, each in its own transaction. */
   public static void sql(SharedInfra infra, String db, String... statements) {
     try (Connection c = jdbc(infra, db); var st = c.createStatement()) {

@@ -155,7 +155,9 @@ public final class ChangeRunner {
    * what differs), under the proposer's idempotency key, so that the proposer's retry replays it
    * and an approval sent twice applies it once. Running it again, rather than writing the shown
    * images, keeps what a commit guarantees: it runs as the proposer's role, with its privileges and
-   * policies, fires the tables' triggers once, and is captured and attributed as any commit.
+   * policies, fires the tables' triggers once, and is captured and attributed as any commit. Only
+   * the rows of plain inserts are written as shown rather than taken again ({@link ShownInserts}):
+   * their sequence values and defaults are drawn when they are written.
    */
   public Future<ToolReply> applyApproved(ToolRequest request, Approved approved) {
     ChangeTool tool = tool(request);
@@ -210,7 +212,7 @@ public final class ChangeRunner {
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false)
+    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false, null)
         .compose(captured -> captured.withSamples(conn))
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
@@ -270,7 +272,8 @@ public final class ChangeRunner {
           // person's approval comes later, and binds the change to the rows it was proposed for instead)
           Future<Void> leased = args.containsKey("caused_by") && approved == null ? causes.held(request) : Future.succeededFuture();
           java.util.concurrent.atomic.AtomicReference<JsonObject> proposal = new java.util.concurrent.atomic.AtomicReference<>();
-          return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true)
+          ShownInserts asShown = approved == null ? null : new ShownInserts(approved.rows());
+          return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true, asShown)
               .compose(captured -> {
                 ChangeSet changes = captured.changes();
                 if (approved != null && !captured.images().equals(approved.imagesHash())) {
@@ -491,13 +494,14 @@ public final class ChangeRunner {
   private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request,
       BiFunction<SqlConnection, String, Future<Result<T>>> work) {
     Pool from = tool.runsCallerSql() ? db.pool() : db.preparing();
-    return SqlErrors.connection(from).compose(conn -> {
+    return db.connection(from, request.caller()).compose(lent -> {
+      SqlConnection conn = lent.conn();
       String identity;
       try {
         identity = db.identity(conn, request.caller(), database.statementTimeoutMs());
       } catch (RuntimeException e) {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
-        return conn.close().transform(x -> Future.<T>failedFuture(e));
+        return lent.close().transform(x -> Future.<T>failedFuture(e));
       }
       Future<?> begun = conn.query("BEGIN").execute();
       Future<Result<T>> worked;
@@ -512,7 +516,7 @@ public final class ChangeRunner {
           .transform(done -> {
             boolean commit = done.succeeded() && done.result().commit();
             Future<?> ended = conn.query(commit ? "COMMIT" : "ROLLBACK").execute();
-            db.reset(conn, from, done.cause()).onComplete(x -> conn.close());
+            db.reset(conn, from, done.cause()).onComplete(x -> lent.close());
             if (done.failed()) {
               return Future.<T>failedFuture(done.cause());
             }
@@ -530,13 +534,16 @@ public final class ChangeRunner {
    * The tool's change, as the caller, and what the database captured of it. The setup, the count
    * before and the tool's first statement go out together (PostgreSQL runs them in that order);
    * a setup that failed aborted the transaction, so the tool failed too: its error is the setup's.
+   * An approval's change ({@code shown}: the rows its proposal showed) is written as the tool
+   * writes an approved change ({@link ChangeTool#applyApproved}).
    */
-  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity, boolean commit) {
+  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity, boolean commit,
+      ShownInserts shown) {
     Future<String> xid = asCaller(conn, request, identity);
     Future<Long> before = counted(conn);
     Future<ChangeTool.Applied> applying;
     try {
-      applying = tool.applyReturning(conn, request.arguments(), commit);
+      applying = shown != null ? tool.applyApproved(conn, request.arguments(), shown) : tool.applyReturning(conn, request.arguments(), commit);
     } catch (RuntimeException e) {
       applying = Future.failedFuture(e);
     }

@@ -32,6 +32,15 @@ public interface ChangeTool {
   }
 
   /**
+   * Runs the change as the approval of its proposal writes it. A tool whose change is only plain
+   * inserts (rows its own statements give, no conflict handling) writes the rows the proposal
+   * showed ({@code shown}), with the values shown; every other change runs again, as here.
+   */
+  default Future<Applied> applyApproved(SqlConnection conn, JsonObject arguments, ShownInserts shown) {
+    return applyReturning(conn, arguments, true);
+  }
+
+  /**
    * Whether the tool runs SQL a caller wrote (execute, transaction): it runs on connections reset
    * whole after each call. A tool that runs only statements Tidemark wrote says false, and runs on
    * connections that keep them prepared (CallerPools.Prepared#WRITES); a tool that does not say is

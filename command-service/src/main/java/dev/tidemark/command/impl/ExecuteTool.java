@@ -55,6 +55,24 @@ public final class ExecuteTool implements ChangeTool {
     });
   }
 
+  /** A plain insert writes the rows the proposal showed; any other statement runs again. */
+  @Override
+  public Future<Applied> applyApproved(SqlConnection conn, JsonObject args, ShownInserts shown) {
+    return plainInsert(conn, args.getString("sql"), args.getJsonArray("params", new JsonArray()), "sql", "params")
+        .compose(target -> target == null ? applyReturning(conn, args)
+            : shown.write(conn, functions, java.util.List.of(target), () -> applyReturning(conn, args)));
+  }
+
+  /** The table the statement inserts into when it is a plain insert ({@link WriteGuard#plainInsert}), null otherwise; it does not run. */
+  Future<ShownInserts.Target> plainInsert(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
+    return WriteGuard.check(conn, functions, sql, params, sqlArgument).map(WriteGuard.Checked::plainInsert)
+        .recover(err -> Future.failedFuture(SqlErrors.argumentError(err, params.isEmpty() ? sqlArgument : paramsArgument)));
+  }
+
+  FunctionGuard functions() {
+    return functions;
+  }
+
   Future<Long> run(SqlConnection conn, String sql, JsonArray params, String sqlArgument, String paramsArgument) {
     return execute(conn, sql, params, sqlArgument, paramsArgument).map(rows -> rows.checked() ? (long) rows.rows().rowCount() : -1L);
   }

@@ -46,6 +46,20 @@ public final class InsertRowsTool implements ChangeTool {
             .map(result -> (long) result.rowCount()));
   }
 
+  /**
+   * Without on_conflict, the rows inserted are the ones given: the approval writes them as they
+   * were shown. With it, which rows are inserted and which updated depends on the table at the
+   * time, so the change runs again.
+   */
+  @Override
+  public Future<Applied> applyApproved(SqlConnection conn, JsonObject args, ShownInserts shown) {
+    if (!"error".equals(args.getString("on_conflict", "error"))) {
+      return applyReturning(conn, args);
+    }
+    return catalog.inTransaction(conn, args.getString("table"), table -> new ShownInserts.Target(table.schema(), table.name()))
+        .compose(target -> shown.write(conn, functions, List.of(target), () -> applyReturning(conn, args)));
+  }
+
   private static Sql.Statement build(Table table, JsonObject args) {
     JsonArray rows = args.getJsonArray("rows");
     Map<String, Column> columns = new LinkedHashMap<>();

@@ -33,9 +33,23 @@ final class NamedChangeTool implements ChangeTool {
 
   @Override
   public Future<Applied> applyReturning(SqlConnection conn, JsonObject arguments) {
-    JsonObject statement = new JsonObject().put("sql", tool.statement()).put("params", tool.bind(arguments, caller));
-    return execute.applyReturning(conn, statement)
-        .map(applied -> new Applied(applied.affected(), applied.returning(), applied.truncated(),
+    return reported(execute.applyReturning(conn, statement(arguments)));
+  }
+
+  /** As execute's approval: a plain insert writes the rows the proposal showed, any other statement runs again. */
+  @Override
+  public Future<Applied> applyApproved(SqlConnection conn, JsonObject arguments, ShownInserts shown) {
+    return reported(execute.applyApproved(conn, statement(arguments), shown));
+  }
+
+  /** The tool's statement as execute's arguments, with the caller's arguments and identity bound. */
+  private JsonObject statement(JsonObject arguments) {
+    return new JsonObject().put("sql", tool.statement()).put("params", tool.bind(arguments, caller));
+  }
+
+  /** What execute did, with the definition's fingerprint, and its faults named as the tool's own. */
+  private Future<Applied> reported(Future<Applied> applied) {
+    return applied.map(a -> new Applied(a.affected(), a.returning(), a.truncated(),
             new Report(new JsonObject(), false, tool.fingerprint(), null)))
         .recover(err -> Future.failedFuture(tool.blame(err)));
   }

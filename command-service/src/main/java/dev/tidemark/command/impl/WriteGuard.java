@@ -35,8 +35,12 @@ import java.util.regex.Pattern;
  */
 public final class WriteGuard {
 
-  /** A statement that passed: the prepared statement, its bound values, and whether its top plan node writes (so its row count is rows changed). */
-  public record Checked(PreparedStatement statement, Tuple params, boolean topLevelWrite) {}
+  /**
+   * A statement that passed: the prepared statement, its bound values, whether its top plan node
+   * writes (so its row count is rows changed), and the table it inserts into when it is a plain
+   * insert ({@link #plainInsert}), null otherwise.
+   */
+  public record Checked(PreparedStatement statement, Tuple params, boolean topLevelWrite, ShownInserts.Target plainInsert) {}
 
   private static final Pattern COMMENTS = Pattern.compile("(?s)\\A(\\s+|--[^\\n]*(\\n|\\z)|/\\*.*?\\*/)*");
   private static final List<String> TRANSACTION_CONTROL = List.of(
@@ -69,10 +73,34 @@ public final class WriteGuard {
                       + " inside a WITH) may run here. Use query to read.");
                 }
                 shape.refuseOwnTables(argument);
-                return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")));
+                return new Checked(ps, tuple, "ModifyTable".equals(plan.getString("Node Type")), plainInsert(all));
               })
               .compose(checked -> functions.check(reach.get(), ErrorCode.INVALID_ARGUMENTS, argument).map(checked));
         }));
+  }
+
+  /**
+   * The table a plain insert writes, from its plans ({@code all}, one per statement a rule adds):
+   * one INSERT whose rows are its own VALUES list (or one row of values), with no table read for
+   * them (no scan, no subquery), no ON CONFLICT and no WITH, so that its rows are what its text
+   * gives, and what PostgreSQL takes as it writes them (defaults, sequences, functions such as
+   * now()). Null for any other statement.
+   */
+  static ShownInserts.Target plainInsert(JsonArray all) {
+    if (all.size() != 1) {
+      return null;
+    }
+    JsonObject plan = all.getJsonObject(0).getJsonObject("Plan");
+    JsonArray children = plan.getJsonArray("Plans");
+    if (!"ModifyTable".equals(plan.getString("Node Type")) || !"Insert".equals(plan.getString("Operation"))
+        || plan.containsKey("Conflict Resolution") || children == null || children.size() != 1) {
+      return null;
+    }
+    JsonObject source = children.getJsonObject(0);
+    String type = source.getString("Node Type");
+    return ("Result".equals(type) || "Values Scan".equals(type)) && !source.containsKey("Plans")
+        ? new ShownInserts.Target(plan.getString("Schema"), plan.getString("Relation Name"))
+        : null;
   }
 
   /** Called only for a statement PostgreSQL refused to plan: see the class comment. */

@@ -36,8 +36,24 @@ public final class Meters {
    * (its share group id: the database, a hash of its owner and its name).
    */
   public static final String EVENTS_CONSUMER_LAG = "tidemark.events.consumer.lag";
+  /** Gauge: events consumers of a database (each a share group), by {@code database}. */
+  public static final String EVENTS_CONSUMERS = "tidemark.events.consumers";
+  /** Gauge: Kafka share consumers this node holds open for events consumers, by {@code database}. */
+  public static final String EVENTS_SHARE_CONSUMERS = "tidemark.events.share.consumers";
+  /** Counter: events consumers removed, by {@code database} and {@code reason} (idle, requested). */
+  public static final String EVENTS_CONSUMERS_REMOVED = "tidemark.events.consumers.removed";
+  /** Counter: creations of events consumers refused by a quota, by {@code database} and {@code limit} (its config key). */
+  public static final String EVENTS_CONSUMER_REFUSALS = "tidemark.events.consumer.refusals";
+  /** Gauge: calls waiting for a caller's turn of a caller pool, by {@code pool_name}. */
+  public static final String CALLER_POOL_WAITING = "tidemark.caller.pool.waiting";
+  /** Counter: calls that got no connection of a caller pool in time, by {@code pool_name} and {@code limit} (the config key they met). */
+  public static final String CALLER_POOL_REFUSALS = "tidemark.caller.pool.refusals";
   /** Gauge: how late, in seconds, a task ran on each event loop at the last probe, by {@code loop}. */
   public static final String EVENT_LOOP_DELAY = "tidemark.event.loop.delay";
+  /** Counter: HTTP connections the gateway took, by the {@code loop} whose gateway instance serves them. */
+  public static final String GATEWAY_CONNECTIONS = "tidemark.gateway.connections";
+
+  private static final String EVENT_LOOP_THREAD = "vert.x-eventloop-thread-";
 
   /** A registry that keeps nothing, for roles deployed without a node. */
   private static final MeterRegistry NONE = new CompositeMeterRegistry();
@@ -59,6 +75,16 @@ public final class Meters {
   public static NodeMeters of(Vertx vertx) {
     Object installed = vertx.sharedData().getLocalMap(MAP).get(KEY);
     return installed instanceof Installed i ? i.meters() : Holder.UNINSTALLED;
+  }
+
+  /**
+   * The {@code loop} label of the event loop that runs the caller: the number Vert.x gives its
+   * thread ({@code vert.x-eventloop-thread-<n>}), so that every per-loop meter names a loop alike;
+   * {@code other} off an event loop.
+   */
+  public static String loopLabel() {
+    String thread = Thread.currentThread().getName();
+    return thread.startsWith(EVENT_LOOP_THREAD) ? thread.substring(EVENT_LOOP_THREAD.length()) : "other";
   }
 
   private static final class Holder {

@@ -25,7 +25,7 @@ public final class Migrator {
   static final List<String> MIGRATIONS = List.of("V1__schema_and_tokens.sql", "V2__caller_roles.sql", "V3__changelog.sql",
       "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql", "V7__logical_decoding.sql",
       "V8__token_expiry.sql", "V9__events.sql", "V10__proposals.sql", "V11__planner_estimates.sql",
-      "V12__capture_ownership.sql", "V13__planned_once.sql", "V14__exact_approvals.sql");
+      "V12__capture_ownership.sql", "V13__planned_once.sql", "V14__exact_approvals.sql", "V15__event_consumer_bounds.sql");
 
   /** The first version that captures by logical decoding: the publication and the slot must exist before it runs. */
   static final int LOGICAL_DECODING = 7;

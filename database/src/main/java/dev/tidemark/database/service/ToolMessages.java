@@ -90,6 +90,11 @@ public final class ToolMessages {
     } catch (RuntimeException e) {
       reply = Future.failedFuture(e);
     }
+    io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+    if (!local && context != null) {
+      // a call from another node's gateway, which asks this node whether it holds it when a member leaves
+      RunningRequests.track(context.owner(), request.requestId(), reply);
+    }
     return reply.recover(err -> Future.succeededFuture(ToolReply.failed(SqlErrors.toToolException(err))))
         .map(r -> {
           if (r.isError() && ErrorCode.INTERNAL.code().equals(r.error().getString("code"))) {

@@ -1,9 +1,7 @@
 package dev.tidemark.gateway.impl;
 
-import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.NamedCatalog;
 import dev.tidemark.contract.NamedCatalogs;
-import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.config.TidemarkConfig;
@@ -38,25 +36,26 @@ import dev.tidemark.gateway.impl.method.MethodTable;
 import dev.tidemark.gateway.impl.method.ScopeGate;
 import dev.tidemark.gateway.impl.method.ServerInfo;
 import dev.tidemark.gateway.impl.prompt.PromptMethods;
-import dev.tidemark.gateway.impl.resource.ChangeNotifier;
 import dev.tidemark.gateway.impl.resource.ResourceMethods;
+import dev.tidemark.gateway.impl.resource.SubscriptionHolders;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.session.EventLog;
-import dev.tidemark.gateway.impl.session.Revocations;
 import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import dev.tidemark.gateway.impl.stream.Channels;
 import dev.tidemark.gateway.impl.stream.GetStream;
 import dev.tidemark.gateway.impl.stream.ListenStream;
 import dev.tidemark.gateway.impl.stream.ResponseChannel;
-import dev.tidemark.gateway.impl.tool.CallLimiter;
 import dev.tidemark.gateway.impl.tool.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
+import io.micrometer.core.instrument.Counter;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -71,17 +70,18 @@ import java.util.function.Function;
  * its body is read; the JSON-RPC envelope then decides the era, the era turns the request into a
  * call (or answers it itself), and the call runs through the method table. Every step fails with
  * a {@link Refusal}, which {@link AnswerWriter#refuse} alone writes.
+ *
+ * <p>One per gateway instance, and a node runs one instance per event loop: an endpoint holds only
+ * what its own loop uses (its routes and the handlers that serve them), and takes what every loop
+ * must share from the node's {@link GatewayShared}.
  */
 public final class McpEndpoint {
 
   private final Vertx vertx;
   private final TidemarkConfig config;
-  private final Authenticator authenticator;
   private final SessionStore sessions;
   private final EventLog events;
   private final InFlight inFlight;
-  /** One per served database: each hears its own database's changes. */
-  private final List<ChangeNotifier> notifiers;
   private final Subscriptions subscriptions;
   private final RequestGuards guards;
   private final Authentication authentication;
@@ -98,42 +98,49 @@ public final class McpEndpoint {
   private final CallRunner runner;
   private final Challenges challenges;
   private final ScopeGate scopes;
-  private final Drain drain = new Drain();
-  /** Stops hearing of reloads of the named tools. */
-  private Runnable unlisten = () -> {};
+  private final Drain drain;
+  private final ServiceClient services;
+  private final ConnectionSlots slots;
+  /** The connections this instance took, counted under its event loop. */
+  private final Counter connections;
 
-  public McpEndpoint(Vertx vertx, NodeInfo node, TidemarkConfig config, Authenticator authenticator, List<McpExtension> extensions,
-      ConnectionSlots slots) {
+  /** Call on the instance's own context: its meters are its event loop's. */
+  public McpEndpoint(GatewayShared shared) {
+    Vertx vertx = shared.vertx();
+    TidemarkConfig config = shared.config();
+    List<McpExtension> extensions = shared.extensions();
     this.vertx = vertx;
     this.config = config;
-    this.authenticator = authenticator;
-    Revocations revocations = new Revocations();
-    this.sessions = new SessionStore(vertx, revocations);
-    this.events = new EventLog(vertx);
-    this.subscriptions = new Subscriptions(vertx, events);
-    this.inFlight = new InFlight(vertx, revocations);
-    this.notifiers = config.databaseNames().stream().map(db -> new ChangeNotifier(vertx, db, node.nodeId(), subscriptions)).toList();
+    this.sessions = shared.sessions();
+    this.events = shared.events();
+    this.subscriptions = shared.subscriptions();
+    this.inFlight = shared.inFlight();
+    this.drain = shared.drainState();
+    this.slots = shared.slots();
+    this.connections = GatewayMeters.connections(vertx);
     this.guards = new RequestGuards(config);
-    this.challenges = new Challenges(config);
-    this.authentication = new Authentication(vertx, authenticator, slots, revocations, config.anonymousRole(), challenges);
+    this.challenges = shared.challenges();
+    this.authentication = shared.authentication();
     this.bodies = new BodyReader(vertx, config.http().maxBodyBytes(), config.http().bodyTimeoutMs());
     this.answers = new AnswerWriter(vertx, slots);
-    this.rateLimit = new RateLimit(vertx, config.callLimits());
-    this.serverRequests = new ServerRequests(vertx);
-    ServerInfo info = new ServerInfo(node);
-    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions);
+    this.rateLimit = shared.rateLimit();
+    this.serverRequests = shared.serverRequests();
+    ServerInfo info = shared.info();
+    SubscriptionHolders holders = shared.holders();
+    this.lifecycle = new SessionLifecycle(vertx, sessions, events, subscriptions, holders);
 
-    this.requestStates = new RequestStates(vertx);
-    Grants grants = new Grants(config.roleTools(), ToolMethods.names(extensions), config.command().migrateRoles());
+    this.requestStates = shared.requestStates();
+    Grants grants = shared.grants();
     this.scopes = new ScopeGate(grants, challenges, NamedCatalogs.of(vertx));
-    ServiceClient services = new ServiceClient(vertx, config.busSendTimeoutMs(), grants);
+    this.services = shared.services();
     Function<Call, CallContext> contexts = call -> new CallContext(call, serverRequests, requestStates,
         uri -> subscriptions.resourceUpdated(call.database(), uri));
-    ToolMethods tools = new ToolMethods(vertx, new CallLimiter(vertx, config.callLimits()), extensions, services,
+    // the limiter is the node's: a caller's cap holds across every instance
+    ToolMethods tools = new ToolMethods(vertx, shared.limiter(), shared.sessionWatches(), extensions, services,
         new Consent(services, serverRequests), contexts, grants);
     this.modern = new ModernEra(new ParamHeaders(tools.inputSchemas()));
     this.legacy = new LegacyEra(vertx, sessions, info, tools::voice);
-    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions);
+    ResourceMethods resources = new ResourceMethods(extensions, services, subscriptions, holders);
     PromptMethods prompts = new PromptMethods(extensions, contexts);
     MethodTable table = new MethodTable()
         // a requestState that this cluster did not issue for this very request stops it before it runs
@@ -154,11 +161,11 @@ public final class McpEndpoint {
         .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())));
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
-    this.listenStreams = new ListenStream(vertx, subscriptions, inFlight, resources::canonical);
+    this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
   }
 
+  /** Declares this instance's routes; what runs once per node started with {@link GatewayShared#start}. */
   public Future<Void> start(Router router) {
-    GatewayMeters.watch(vertx, inFlight);
     String path = config.http().path();
     if (challenges.oauth()) {
       // RFC 9728's path-suffixed form: one document per endpoint, each naming its own resource
@@ -172,19 +179,22 @@ public final class McpEndpoint {
       router.route(p).handler(ctx -> ctx.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "GET, POST, DELETE").end());
     }
     router.route().last().handler(ctx -> answers.refuse(ctx, Refusal.http(404, "Nothing is served at this path; the MCP endpoint is " + path + ".")));
-    // a reload that changed what a database serves: every session that receives list changes hears of it
-    unlisten = NamedCatalogs.of(vertx).listen(database -> subscriptions.toolsListChanged(database));
-    return inFlight.start().compose(v -> sessions.start()).compose(v -> subscriptions.start()).compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
-        .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
+    return Future.succeededFuture();
   }
 
-  /** Ends open streams gracefully: listen streams get their completion result, then every stream closes. */
-  public Future<Void> stop() {
-    unlisten.run();
-    inFlight.stopStreams();
-    return (authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
-        .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
-        .compose(v -> sessions.stop()).compose(v -> inFlight.stop());
+  /**
+   * Ends this instance's open streams gracefully (listen streams get their completion result, then
+   * every stream closes); the other instances' streams go on until their own stop.
+   */
+  public Future<Void> stop(Context instance) {
+    inFlight.stopStreamsOf(instance);
+    return Future.succeededFuture();
+  }
+
+  /** A new connection of this instance: it waits for a slot among the node's unauthenticated ones. */
+  public void opened(HttpConnection connection) {
+    connections.increment();
+    slots.opened(connection);
   }
 
   /** The protected-resource metadata of one endpoint: public, since a client reads it before it has a token. */
@@ -197,17 +207,6 @@ public final class McpEndpoint {
     }
     ctx.response().putHeader(HttpHeaders.CACHE_CONTROL, "max-age=3600");
     answers.write(ctx, Answer.json(200, challenges.metadata(databaseInPath)));
-  }
-
-  /**
-   * Stops taking new requests, ends open streams with a hint to reconnect elsewhere, and waits
-   * up to {@code timeoutMillis} for the calls in flight; those still running then are cancelled
-   * and answered with a retriable error. Completes with how many calls were cut.
-   */
-  public Future<Integer> drain(long timeoutMillis) {
-    drain.begin();
-    inFlight.drainStreams();
-    return inFlight.callsDone(timeoutMillis).map(v -> inFlight.endForDrain());
   }
 
   /** The guards, then the credential check: what every method of the endpoint passes first. */
@@ -253,7 +252,7 @@ public final class McpEndpoint {
           if (turn instanceof Turn.Answered a) {
             answers.write(ctx, a.answer());
           } else if (turn instanceof Turn.Run r) {
-            run(r.call());
+            run(r.call(), ctx.request().getHeader(HttpHeaders.USER_AGENT));
           }
           return null;
         })
@@ -291,9 +290,9 @@ public final class McpEndpoint {
     };
   }
 
-  private void run(Call call) {
+  private void run(Call call, String userAgent) {
     if (call.modern() && ModernEra.LISTEN.equals(call.method())) {
-      listenStreams.open(call);
+      listenStreams.open(call, ResponseChannel.openingOf(userAgent));
     } else {
       runner.run(call);
     }
@@ -307,7 +306,7 @@ public final class McpEndpoint {
     }
     admit(ctx).compose(who -> lifecycle.streamOf(ctx.request().headers(), who)
             .compose(sessionId -> getStreams.open(ctx.response(), who, sessionId, ctx.request().getHeader(McpHeaders.LAST_EVENT_ID),
-                () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
+                ctx.request().getHeader(HttpHeaders.USER_AGENT), () -> lifecycle.end(sessionId, who.caller().id(), who.database()))))
         .onFailure(err -> answers.refuse(ctx, err));
   }
 

@@ -41,7 +41,7 @@ final class CommandSession implements AutoCloseable {
   private final Vertx vertx;
   private final DatabaseConfig db;
   private final Pool pool;
-  private final long deadlineNanos;
+  private long deadlineNanos;
   private final Duration timeout;
 
   private CommandSession(Vertx vertx, DatabaseConfig db, Pool pool, Duration timeout) {
@@ -86,6 +86,11 @@ final class CommandSession implements AutoCloseable {
 
   DatabaseConfig database() {
     return db;
+  }
+
+  /** Gives the command {@code more} time than --timeout, for work that bounds its own waiting (consumers delete --wait). */
+  void extendBy(Duration more) {
+    deadlineNanos += more.toNanos();
   }
 
   /** Waits for {@code work} until the command's deadline; its failure becomes a {@link CommandFailure} or is rethrown as it is. */

@@ -20,22 +20,10 @@ import picocli.CommandLine.Option;
     subcommands = {KeysCommand.ListKeys.class, KeysCommand.Rotate.class})
 final class KeysCommand extends CommandGroup {
 
-  static class Common {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @CommandLine.Mixin
-    DatabaseOptions options;
-
-    @Option(names = "--database", paramLabel = "NAME", description = "The served database whose key ring this is; default: the default database.")
-    String database;
-
-    TidemarkConfig config() {
-      return options.load();
-    }
+  static class Common extends OnDatabase {
 
     <T> T withPool(TidemarkConfig cfg, java.util.function.Function<Pool, io.vertx.core.Future<T>> work) {
-      try (CommandSession session = options.open(cfg.forDatabase(database == null ? cfg.defaultDatabase().name() : database).database())) {
+      try (CommandSession session = options.open(cfg.database())) {
         return session.await(work.apply(session.pool()));
       }
     }

@@ -1,8 +1,6 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.command.Proposals;
-import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.ToolException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.concurrent.Callable;
@@ -23,31 +21,12 @@ import picocli.CommandLine.Parameters;
 final class ProposalsCommand extends CommandGroup {
 
   /** Options every proposals command shares. */
-  static class Common {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @CommandLine.Mixin
-    DatabaseOptions options;
-
-    @Option(names = "--database", paramLabel = "NAME", description = "The served database; default: the default database.")
-    String database;
+  static class Common extends OnDatabase {
 
     /** Runs {@code work} against the database's proposals; a refusal prints its message and exits 1. */
     int with(Function<Proposals, Future<String>> work) {
-      TidemarkConfig all = options.load();
-      TidemarkConfig cfg = all.forDatabase(database == null ? all.defaultDatabase().name() : database);
-      try (CommandSession session = options.open(cfg.database(), Math.max(Proposals.CONNECTIONS, cfg.database().poolSize()))) {
-        String out;
-        try {
-          out = session.await(work.apply(new Proposals(session.vertx(), cfg, session.pool())));
-        } catch (ToolException te) {
-          spec.commandLine().getErr().println("tidemark proposals: " + te.getMessage());
-          return 1;
-        }
-        spec.commandLine().getOut().println(out);
-        return 0;
-      }
+      // an approval holds two connections at once, whatever database.pool-size says
+      return run("proposals", Proposals.CONNECTIONS, (session, cfg) -> work.apply(new Proposals(session.vertx(), cfg, session.pool())));
     }
 
     /** Who decides: --by, else the operating system's user. */

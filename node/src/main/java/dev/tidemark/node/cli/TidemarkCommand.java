@@ -11,8 +11,7 @@ import picocli.CommandLine.Command;
     versionProvider = TidemarkCommand.VersionProvider.class,
     description = "Serves a PostgreSQL database to AI agents over the Model Context Protocol.",
     subcommands = {DevCommand.class, ServeCommand.class, MigrateCommand.class, DoctorCommand.class, UninstallCommand.class, TokenCommand.class, KeysCommand.class,
-        KafkaCommand.class,
-        ProposalsCommand.class,
+        KafkaCommand.class, ProposalsCommand.class, ConsumersCommand.class,
         CommandLine.HelpCommand.class})
 public final class TidemarkCommand implements Runnable {
 

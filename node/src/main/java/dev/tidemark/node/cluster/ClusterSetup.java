@@ -4,13 +4,16 @@ import dev.tidemark.config.ConfigKey;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
+import dev.tidemark.contract.Addresses;
 import dev.tidemark.config.TidemarkConfig.ClusterConfig;
 import dev.tidemark.node.ops.NodeMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.spi.cluster.NodeListener;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
@@ -47,7 +50,10 @@ public final class ClusterSetup {
     VertxOptions options = new VertxOptions().setEventBusOptions(bus).setEventLoopPoolSize(cluster.loops())
         .setMetricsOptions(NodeMetrics.vertxOptions());
     return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(registry)).withClusterManager(manager).buildClustered()
-        .map(vertx -> new Clustered(vertx, manager))
+        .map(vertx -> {
+          announceLeavers(vertx, manager);
+          return new Clustered(vertx, manager);
+        })
         .recover(err -> Future.failedFuture(isBind(err)
             ? (cluster.eventBusPort() > 0 && !hazelcastPort(err)
                 ? ConfigKey.CLUSTER_EVENT_BUS_PORT.listenFailure(busHost, cluster.eventBusPort(), err)
@@ -84,6 +90,26 @@ public final class ClusterSetup {
   static int joinWaitSeconds(ClusterConfig cluster) {
     return cluster.kubernetesServiceDns().isEmpty() ? cluster.joinWaitSeconds()
         : Math.max(KUBERNETES_MIN_JOIN_WAIT_SECONDS, cluster.joinWaitSeconds());
+  }
+
+  /**
+   * Publishes each member that leaves the cluster on this node's event bus
+   * ({@link Addresses#NODE_LEFT_V1}), for the parts that wait on other members. The cluster manager
+   * takes one listener; Vert.x sets it only for its HA mode, which Tidemark leaves off.
+   */
+  private static void announceLeavers(Vertx vertx, HazelcastClusterManager manager) {
+    DeliveryOptions local = new DeliveryOptions().setLocalOnly(true);
+    manager.nodeListener(new NodeListener() {
+      @Override
+      public void nodeAdded(String nodeId) {
+        // nothing waits for a member that joins
+      }
+
+      @Override
+      public void nodeLeft(String nodeId) {
+        vertx.eventBus().publish(Addresses.NODE_LEFT_V1, nodeId, local);
+      }
+    });
   }
 
   static Config hazelcast(ClusterConfig cluster) {

@@ -69,10 +69,15 @@ class OperatorGuideIT {
     assertEquals(0, result.exitCode(), "the guide's commands ran to the end; the last lines:\n" + result.tail(60));
     assertTrue(result.output().contains("GUIDE-DONE"), result.tail(30));
     for (String shown : GuideScript.outputs(guide)) {
-      assertTrue(result.output().contains(shown), "the guide shows this output, and the run printed it: " + shown
-          + "\nthe last lines:\n" + result.tail(40));
+      assertTrue(withoutVersions(result.output()).contains(withoutVersions(shown)), "the guide shows this output, and the run printed it: "
+          + shown + "\nthe last lines:\n" + result.tail(40));
     }
     assertTrue(result.output().contains("fsync=on"), "the server ran with fsync on: " + result.tail(40));
+  }
+
+  /** The schema version and the migrations applied, which every new migration changes, masked on both sides. */
+  static String withoutVersions(String text) {
+    return text.replaceAll("schema is at version \\d+ \\(applied \\[[0-9, ]+\\]\\)", "schema is at version N (applied [1, ..., N])");
   }
 
   static String read(Path file) {

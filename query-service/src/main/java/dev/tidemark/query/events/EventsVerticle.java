@@ -13,7 +13,9 @@ import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.query.events.impl.Acknowledgements;
+import dev.tidemark.query.events.impl.ConsumerJanitor;
 import dev.tidemark.query.events.impl.ConsumerLagProbe;
 import dev.tidemark.query.events.impl.ConsumerStore;
 import dev.tidemark.query.events.impl.Consumers;
@@ -63,6 +65,9 @@ public final class EventsVerticle extends VerticleBase {
   private StatusReport status;
   private Seek seek;
   private ConsumerLagProbe lag;
+  private ConsumerJanitor janitor;
+  private ConsumerStore store;
+  private long idleTimer = -1;
 
   /** @param pool Tidemark's login: consumers, dead letters and the key ring */
   public EventsVerticle(NodeInfo node, TidemarkConfig config, Pool pool) {
@@ -75,12 +80,13 @@ public final class EventsVerticle extends VerticleBase {
   public Future<?> start() {
     String db = config.database().name();
     Tracer tracer = Traces.tracer(vertx);
-    ConsumerStore store = new ConsumerStore(pool, db);
+    store = new ConsumerStore(pool, db);
     admin = new GroupAdmin(context, node, config);
     slots = new SharePool(context, node, config);
     DeadLetters deadLetters = new DeadLetters(vertx, node, config, admin, store);
-    Consumers found = new Consumers(store, admin, deadLetters, slots);
-    status = new StatusReport(admin, found, deadLetters, store, slots);
+    Consumers found = new Consumers(store, admin, deadLetters, slots, config.events(), Meters.of(vertx).events());
+    janitor = new ConsumerJanitor(vertx, node, config, store, admin);
+    status = new StatusReport(admin, found, deadLetters, store, slots, config.events());
     seek = new Seek(vertx, config, admin, found, deadLetters, store, slots);
     lag = new ConsumerLagProbe(vertx, store, admin);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
@@ -94,9 +100,10 @@ public final class EventsVerticle extends VerticleBase {
           msg -> ToolMessages.answer(msg, node, pool, tracer, this::run, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsNode(db, node.nodeId()),
           msg -> ToolMessages.answer(msg, node, pool, tracer, acks::resolveHere, LOG)));
-      consumers.add(vertx.eventBus().consumer(Addresses.eventsControl(db), seek::onControl));
-      vertx.setPeriodic(SharePool.IDLE_MS / 2, t -> slots.closeIdle());
+      consumers.add(vertx.eventBus().consumer(Addresses.eventsControl(db), slots::onControl));
+      idleTimer = vertx.setPeriodic(Math.max(100, slots.idleMs() / 2), t -> slots.closeIdle());
       lag.start();
+      janitor.start();
       return Future.all(consumers.stream().map(MessageConsumer::completion).toList());
     });
   }
@@ -106,6 +113,8 @@ public final class EventsVerticle extends VerticleBase {
     List<Future<?>> closing = new ArrayList<>();
     consumers.forEach(c -> closing.add(c.unregister()));
     lag.stop();
+    janitor.stop();
+    vertx.cancelTimer(idleTimer);
     // every record a share consumer holds goes back to the broker, for another node's workers
     closing.addAll(slots.closeAll());
     return Future.join(closing).eventually(() -> admin.close()
@@ -113,6 +122,9 @@ public final class EventsVerticle extends VerticleBase {
   }
 
   private Future<ToolReply> run(ToolRequest request) {
+    if (request.arguments().getValue("consumer") instanceof String consumer) {
+      janitor.used(store.groupId(request.caller().id(), consumer));  // whatever the call's outcome: its caller uses the name
+    }
     return switch (request.tool()) {
       case ToolCatalog.EVENTS_NEXT -> leases.next(request).compose(reply -> contexts.enrich(request, reply));
       case ToolCatalog.EVENTS_ACK, ToolCatalog.EVENTS_NACK, Actions.LEASE_HELD -> acks.route(request);

@@ -23,6 +23,7 @@ import dev.tidemark.query.impl.WatchPatch.Cut;
 import dev.tidemark.query.impl.WatchPatch.Net;
 import dev.tidemark.query.impl.WatchPatch.ShownKeys;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -115,15 +116,23 @@ public final class WatchTool implements ReadTool {
   private final CursorCodec cursors;
   private final ChangelogStaleness fences;
   private final ChangelogWaits waits;
+  private final WaitingWatches waiting;
+  private final int maxWaitingPerCaller;
 
-  /** @param pool Tidemark's login: the changelog and the WAL positions */
-  public WatchTool(DatabaseConfig database, Pool pool, CatalogCache catalog, CursorCodec cursors, ChangelogWaits waits) {
+  /**
+   * @param pool Tidemark's login: the changelog and the WAL positions
+   * @param maxWaitingPerCaller watch.max-waiting-per-caller, counted over the node's query instances
+   */
+  public WatchTool(Vertx vertx, DatabaseConfig database, Pool pool, CatalogCache catalog, CursorCodec cursors, ChangelogWaits waits,
+      int maxWaitingPerCaller) {
     this.database = database;
     this.pool = pool;
     this.catalog = catalog;
     this.cursors = cursors;
     this.fences = new ChangelogStaleness(pool);
     this.waits = waits;
+    this.waiting = WaitingWatches.of(vertx, database.name());
+    this.maxWaitingPerCaller = maxWaitingPerCaller;
   }
 
   /**
@@ -198,9 +207,18 @@ public final class WatchTool implements ReadTool {
       return Future.failedFuture(e);
     }
     long deadline = System.currentTimeMillis() + w;
+    Runnable done;
+    try {
+      done = w == 0 ? () -> { } : waiting.enter(request.caller().id(), deadline, maxWaitingPerCaller);
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
     waits.begin(request.requestId());
     Future<ToolReply> out = follow(db, request, shape, watch, deadline);
-    return out.onComplete(x -> waits.finish(request.requestId()));
+    return out.onComplete(x -> {
+      waits.finish(request.requestId());
+      done.run();
+    });
   }
 
   // ---- the first call, and a reset ----

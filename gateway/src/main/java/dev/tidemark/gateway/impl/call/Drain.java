@@ -9,7 +9,7 @@ import io.vertx.core.json.JsonObject;
  * refuses every new request with 503 and {@code Retry-After}, so that a client (or the load
  * balancer in front of it) sends it again to another gateway, while the calls it already runs
  * finish here. What continues a call already running (a client's answer to a server request, a
- * cancellation) is still taken.
+ * cancellation) is still taken. One per node: every gateway instance reads the same flag.
  */
 public final class Drain {
 

@@ -3,10 +3,12 @@ package dev.tidemark.gateway.impl.call;
 import dev.tidemark.auth.Revocation;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.session.Revocations;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,11 @@ import org.slf4j.LoggerFactory;
  * id, so that a cancellation published to every gateway finds the one that runs it) and streams
  * that stay open (GET and listen streams, closed gracefully when the node stops). A revoked token
  * ends what its caller holds here, wherever else it holds more.
+ *
+ * <p>One per node, shared by every gateway instance: a cancellation, a revocation or a drain is
+ * heard once per node and must reach what every event loop holds. The registry is two concurrent
+ * maps, and each {@link Held} remembers the context it was held on: its endings, which write to
+ * its response, run there, never on the thread that heard the news.
  */
 public final class InFlight {
 
@@ -28,16 +35,39 @@ public final class InFlight {
   /**
    * How a held call or stream ends when the node stops or the call is cancelled, how it ends when
    * the token is revoked, and how it ends when a draining node can wait for it no longer (with a
-   * hint to go on elsewhere).
+   * hint to go on elsewhere); and the context it runs on, where each of them runs (null off any
+   * context, as in a unit test: they then run at once).
    */
-  public record Held(String callerId, Runnable stop, Runnable revoke, Runnable drain) {
+  public record Held(String callerId, Runnable stop, Runnable revoke, Runnable drain, ContextInternal context) {
+    /** Held on the calling context, the call's or the stream's own. */
+    public Held(String callerId, Runnable stop, Runnable revoke, Runnable drain) {
+      this(callerId, stop, revoke, drain, ContextInternal.current());
+    }
+
     public Held(String callerId, Runnable stop, Runnable revoke) {
       this(callerId, stop, revoke, stop);
+    }
+
+    /** Runs {@code ending} on this call's or stream's own loop: at once when already there. */
+    void run(Runnable ending) {
+      if (context == null || context.inThread()) {
+        ending.run();
+      } else {
+        context.runOnContext(v -> ending.run());
+      }
+    }
+
+    /** Whether it was held on {@code instance}'s context, a gateway instance's (its requests run on duplicates of it). */
+    boolean heldOn(Context instance) {
+      return context != null && instance instanceof ContextInternal c && context.unwrap() == c.unwrap();
     }
   }
 
   private final Vertx vertx;
   private final Revocations revocations;
+  private static final char KEY_END = '#';
+
+  /** By the key each call is held under ({@link #heldKey}), one of its own. */
   private final Map<String, Held> calls = new ConcurrentHashMap<>();
   private final Map<String, Held> streams = new ConcurrentHashMap<>();
   private MessageConsumer<JsonObject> cancels;
@@ -60,18 +90,33 @@ public final class InFlight {
   }
 
   public Future<Void> start() {
-    cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> {
-      Held call = calls.remove(msg.body().getString("key"));
-      if (call != null) {
-        call.stop().run();
+    cancels = vertx.eventBus().consumer(Addresses.GATEWAY_CANCEL_V1, msg -> cancel(msg.body().getString("key", "")));
+    return cancels.completion();
+  }
+
+  /** The key a call is held under: the stable key a cancellation names, and a number of its own. */
+  public static String heldKey(String stableKey, long number) {
+    return stableKey + KEY_END + number;
+  }
+
+  /** Stops the calls held under {@code stableKey} (those a client sent with one id in one session at once, all of them). */
+  void cancel(String stableKey) {
+    String prefix = stableKey + KEY_END;
+    calls.forEach((key, call) -> {
+      if (key.startsWith(prefix) && calls.remove(key, call)) {
+        call.run(call.stop());
       }
     });
-    return cancels.completion();
   }
 
   /** Ends every open stream gracefully (listen streams get their completion result). */
   public void stopStreams() {
-    new ArrayList<>(streams.values()).forEach(held -> held.stop().run());
+    new ArrayList<>(streams.values()).forEach(held -> held.run(held.stop()));
+  }
+
+  /** Ends the streams that the gateway instance of {@code instance} holds, as it stops: the others go on. */
+  public void stopStreamsOf(Context instance) {
+    new ArrayList<>(streams.values()).stream().filter(held -> held.heldOn(instance)).forEach(held -> held.run(held.stop()));
   }
 
   /**
@@ -79,7 +124,8 @@ public final class InFlight {
    * No new call comes while the gateway drains, so the set only shrinks.
    */
   public Future<Void> callsDone(long timeoutMillis) {
-    Promise<Void> done = Promise.promise();
+    // whichever loop lets the last call go completes it; the drain goes on where it began
+    Promise<Void> done = OwnContext.promise();
     idle = done;
     if (calls.isEmpty()) {
       done.tryComplete();
@@ -90,13 +136,13 @@ public final class InFlight {
 
   /** Ends every open stream with a hint to reconnect elsewhere, as a drain begins. */
   public void drainStreams() {
-    new ArrayList<>(streams.values()).forEach(held -> held.drain().run());
+    new ArrayList<>(streams.values()).forEach(held -> held.run(held.drain()));
   }
 
   /** Ends what a drain could not wait for: calls still running get an error that says to retry elsewhere, streams a retry hint. */
   public int endForDrain() {
     List<Held> cut = new ArrayList<>(calls.values());
-    cut.forEach(h -> h.drain().run());
+    cut.forEach(h -> h.run(h.drain()));
     drainStreams();
     return cut.size();
   }
@@ -120,7 +166,7 @@ public final class InFlight {
     if (!ending.isEmpty()) {
       LOG.info("token of caller {} revoked: ending {} streams and calls on this node", r.callerId(), ending.size());
     }
-    ending.forEach(h -> h.revoke().run());
+    ending.forEach(h -> h.run(h.revoke()));
   }
 
   /** Holds a call; false when the caller's token was revoked since its credentials were checked, which ended it at once. */
@@ -151,7 +197,7 @@ public final class InFlight {
   public void stopStream(String key) {
     Held stream = streams.get(key);
     if (stream != null) {
-      stream.stop().run();
+      stream.run(stream.stop());
     }
   }
 
@@ -159,7 +205,7 @@ public final class InFlight {
   private void hold(Map<String, Held> map, String key, Held held, long authenticatedAtNanos) {
     map.put(key, held);
     if (revocations.heardSince(held.callerId(), authenticatedAtNanos)) {
-      held.revoke().run();
+      held.run(held.revoke()); // held on this very context: at once, before the caller looks
     }
   }
 }

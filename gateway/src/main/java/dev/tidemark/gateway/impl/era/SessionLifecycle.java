@@ -8,6 +8,7 @@ import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.http.RequestGuards;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
+import dev.tidemark.gateway.impl.resource.SubscriptionHolders;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.session.EventLog;
 import dev.tidemark.gateway.impl.session.SessionStore;
@@ -19,13 +20,17 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the 2025-11-25 era does with a session besides opening it: a GET names the session whose
  * stream it opens, logging/setLevel sets its log threshold, a DELETE ends it, and whatever ends a session (a DELETE, a revoked token) takes its
- * stream, replay store and list-changed subscription with it, on whichever gateway they are.
+ * stream, replay store and subscriptions with it, on whichever gateway they are.
  */
 public final class SessionLifecycle {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SessionLifecycle.class);
 
   /** JSON-RPC code of a 404 for an unknown or ended session. */
   public static final int SESSION_NOT_FOUND = -32001;
@@ -35,12 +40,14 @@ public final class SessionLifecycle {
   private final SessionStore sessions;
   private final EventLog events;
   private final Subscriptions subscriptions;
+  private final SubscriptionHolders holders;
 
-  public SessionLifecycle(Vertx vertx, SessionStore sessions, EventLog events, Subscriptions subscriptions) {
+  public SessionLifecycle(Vertx vertx, SessionStore sessions, EventLog events, Subscriptions subscriptions, SubscriptionHolders holders) {
     this.vertx = vertx;
     this.sessions = sessions;
     this.events = events;
     this.subscriptions = subscriptions;
+    this.holders = holders;
   }
 
   /** The id of the caller's session whose GET stream the request opens. */
@@ -79,6 +86,9 @@ public final class SessionLifecycle {
         vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("takeover", "ended"));
         events.forget(sessionId);
         subscriptions.remove(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
+        // its subscriptions end with it, and stop counting against its caller's limit
+        holders.endSession(callerId, sessionId).compose(held -> subscriptions.removeAll(sessionId, held))
+            .onFailure(err -> LOG.warn("the subscriptions of ended session {} could not all be removed: {}", sessionId, err.toString()));
       }
     });
   }

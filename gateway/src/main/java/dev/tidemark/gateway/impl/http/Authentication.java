@@ -4,6 +4,7 @@ import dev.tidemark.auth.AuthenticationException;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.session.Revocations;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;
@@ -17,6 +18,8 @@ import java.util.List;
  * The credential check, and the connection slot that passing it earns. Fails with a {@link Refusal}:
  * 401 (or 503 when credentials cannot be checked), both slowed down to make guessing slow; 403 for a
  * token that may not reach the database; 503 when this gateway holds all the connections it may.
+ * One per node, shared by every gateway instance: the connection slots and the counts of failed
+ * checks are the node's, so no limit is multiplied by the number of event loops.
  */
 public final class Authentication {
 
@@ -56,7 +59,9 @@ public final class Authentication {
     }
     String authorization = request.getHeader(HttpHeaders.AUTHORIZATION);
     String challenge = challenges.unauthorized(authorization != null, databaseInPath);
-    return authenticator.authenticate(authorization, challenges.resource(databaseInPath))
+    // heard on the request's own loop: the authenticator is the node's, and a lookup that several
+    // requests share (an issuer's keys fetched once) completes on the loop of the one that began it
+    return OwnContext.of(authenticator.authenticate(authorization, challenges.resource(databaseInPath)))
         .compose(caller -> revocations.heardSince(caller.id(), started)
             ? Future.failedFuture(new AuthenticationException(REVOKED_MESSAGE)) // checked against a row read before the revocation
             : Future.succeededFuture(caller))

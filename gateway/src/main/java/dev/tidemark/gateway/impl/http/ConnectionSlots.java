@@ -11,8 +11,16 @@ import java.util.Set;
  * take a slot a caller needs. A connection starts unauthenticated; it moves to the authenticated
  * pool (capped by {@code http.max-connections}) when a request of it passes the credential check.
  * Unauthenticated connections are capped apart ({@code http.max-unauthenticated-connections}):
- * past that cap the one that has waited longest is closed, so a flood of silent or refused
- * sockets costs a new client at most a retry, never a refusal while the flood lasts.
+ * past that cap the one that has waited longest is closed, so a flood of refused or stalled
+ * sockets costs a new client at most a retry, never a refusal while the flood lasts. Vert.x hands a
+ * connection to {@link #opened} with its first request head, not when it is accepted: a socket
+ * that never sends a whole head is not counted here, and {@code http.idle-timeout-seconds} (the
+ * deadline for a request's headers) closes it.
+ *
+ * <p>One per node: every gateway instance (one per event loop) opens and authenticates its own
+ * connections here, so both caps are the node's. The pools change under a lock, held for a set
+ * operation and never while a connection is closed: each connection is opened, authenticated and
+ * closed on its own loop, and any loop may close the one it evicts (Vert.x closes it on its own).
  */
 public final class ConnectionSlots {
 

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
  * Failed credential checks, counted per source address over the last minute: each one is
  * answered later than the one before (up to {@link #MAX_DELAY_MILLIS}), so that guessing from one
  * address gets slower the more it guesses, and the count is logged with the source, never with
- * what was sent. Held per gateway: a guesser that spreads over gateways is slowed on each.
+ * what was sent. Held per gateway node and shared by its instances (a guesser whose connections land
+ * on different event loops is slowed as one), under a lock: a map update per failure is nothing
+ * beside the wait it decides. A guesser that spreads over gateway nodes is slowed on each.
  */
 public final class FailedCredentials {
 

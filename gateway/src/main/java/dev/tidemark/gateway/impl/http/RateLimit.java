@@ -2,6 +2,7 @@ package dev.tidemark.gateway.impl.http;
 
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.config.TidemarkConfig.CallLimits;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -56,10 +57,14 @@ public final class RateLimit {
         .compose(verdict -> verdict.allowed() ? Future.succeededFuture() : refusal(verdict.window(), requestId).future());
   }
 
+  /**
+   * The map is the node's, shared by every gateway instance: a lookup that a call on another loop
+   * began, and that has not completed yet, is heard on this call's own loop.
+   */
   private Future<Counter> counter(String callerId) {
     Future<Counter> known = counters.get(callerId);
     if (known != null) {
-      return known;
+      return OwnContext.of(known);
     }
     if (counters.size() >= COUNTERS_KEPT) {
       counters.clear();

@@ -32,7 +32,7 @@ public final class CallRunner {
 
   private static final Logger LOG = LoggerFactory.getLogger(CallRunner.class);
 
-  private static final AtomicLong MODERN_KEYS = new AtomicLong();
+  private static final AtomicLong KEYS = new AtomicLong();
 
   private final MethodTable methods;
   private final InFlight inFlight;
@@ -54,9 +54,11 @@ public final class CallRunner {
     // the service's span and the log lines of this call name this span's trace
     Traces.attach(call.trace().with(span));
     ResponseChannel channel = call.channel();
-    // a 2026-07-28 call is cancelled by closing its stream, never by its id: the key only has to be
-    // unique in this JVM, and a counter is cheaper than a random UUID (no '|', so no legacy key matches)
-    String key = call.modern() ? "call-" + MODERN_KEYS.incrementAndGet() : call.inflightKey();
+    // each call held under a key of its own, so that two calls that a client sent with one id in one
+    // session (which JSON-RPC forbids, but two event loops can run at once) are answered both; a
+    // 2025-11-25 cancellation finds its call by the stable key the held one starts with. A 2026-07-28
+    // call is cancelled by closing its stream, never by its id (no '|', so no legacy key matches it)
+    String key = InFlight.heldKey(call.modern() ? "call" : call.inflightKey(), KEYS.incrementAndGet());
     Runnable cancel = () -> {
       call.cancellation().cancel();
       channel.abandon();

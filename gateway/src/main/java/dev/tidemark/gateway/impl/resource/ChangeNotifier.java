@@ -21,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * they are connected, so one gateway answers for each change however many run. A gateway
  * notifies one resource at most once per {@link #MIN_INTERVAL_MILLIS}, and every change is
  * followed by a notification of each resource it touched that someone subscribes to.
+ *
+ * <p>One per node and database, however many gateway instances the node runs: its consumers are
+ * registered on the context of the node's gateway part, so every change, claim and timer of it runs
+ * there, one at a time, and a change is claimed once per node, not once per event loop.
  */
 public final class ChangeNotifier {
 

@@ -28,11 +28,13 @@ public final class ResourceMethods {
   private final List<McpExtension> extensions;
   private final ServiceClient services;
   private final Subscriptions subscriptions;
+  private final SubscriptionHolders holders;
 
-  public ResourceMethods(List<McpExtension> extensions, ServiceClient services, Subscriptions subscriptions) {
+  public ResourceMethods(List<McpExtension> extensions, ServiceClient services, Subscriptions subscriptions, SubscriptionHolders holders) {
     this.extensions = List.copyOf(extensions);
     this.services = services;
     this.subscriptions = subscriptions;
+    this.holders = holders;
   }
 
   public Future<JsonObject> list(Call call) {
@@ -59,28 +61,52 @@ public final class ResourceMethods {
             : Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("contents", new JsonArray(contents)), 0, "private")));
       }
       if (reply.isError()) {
-        if (notThere(reply)) {
-          return Future.failedFuture(notFound(call, uri));
-        }
-        return Future.failedFuture(new RpcFailure(JsonRpc.INTERNAL_ERROR, reply.error().getString("code") + ": " + reply.error().getString("message")));
+        return Future.failedFuture(notThere(reply) ? notFound(call, uri) : failed(reply));
       }
       return Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("contents", new JsonArray().add(new JsonObject()
           .put("uri", uri).put("mimeType", "application/json").put("text", reply.structured().encode()))), 0, "private"));
     });
   }
 
-  /** {@code resources/subscribe} ({@code on}) and {@code resources/unsubscribe} of a 2025-11-25 session. */
+  /**
+   * {@code resources/subscribe} ({@code on}) and {@code resources/unsubscribe} of a 2025-11-25
+   * session. A subscription is counted against the session's and the caller's limits before it is
+   * added, and refused, changing nothing, past either.
+   */
   public Future<JsonObject> subscribe(Call call, boolean on) {
     String uri = Params.requireString(call.params(), "uri");
     String target = Subscriptions.sessionTarget(call.sessionId(), uri);
+    String callerId = call.caller().id();
     return canonical(call, uri).compose(key -> {
       if (!on) {
-        return subscriptions.remove(call.database(), key == null ? uri : key, target).map(new JsonObject());
+        String kept = key == null ? uri : key;
+        return subscriptions.remove(call.database(), kept, target)
+            .compose(v -> holders.removeForSession(callerId, call.sessionId(), new SubscriptionHolders.Held(call.database(), kept, uri)))
+            .map(new JsonObject());
       }
-      return key == null
-          ? Future.failedFuture(notFound(call, uri))
-          : subscriptions.add(call.database(), key, target).map(new JsonObject());
+      if (key == null) {
+        return Future.failedFuture(notFound(call, uri));
+      }
+      SubscriptionHolders.Held held = new SubscriptionHolders.Held(call.database(), key, uri);
+      return holders.addForSession(callerId, call.sessionId(), held)
+          .compose(added -> subscriptions.add(call.database(), key, target)
+              // not subscribed after all: it counts no more
+              .recover(err -> (added ? holders.removeForSession(callerId, call.sessionId(), held) : Future.<Void>succeededFuture())
+                  .transform(x -> Future.failedFuture(err))))
+          .map(new JsonObject());
     });
+  }
+
+  /**
+   * A resource method that the tool behind it could not answer for a reason other than the
+   * resource (no query service running, a timeout): -32603 with the tool error's code and message,
+   * and in {@code data} the code and whether the same request may succeed later.
+   */
+  public static RpcFailure failed(ToolReply reply) {
+    String code = reply.error().getString("code");
+    boolean retriable = ErrorCode.of(code).map(ErrorCode::retriable).orElse(false);
+    return new RpcFailure(JsonRpc.INTERNAL_ERROR, code + ": " + reply.error().getString("message"), 200,
+        new JsonObject().put("code", code).put("retriable", retriable));
   }
 
   static RpcFailure notFound(Call call, String uri) {
@@ -121,7 +147,8 @@ public final class ResourceMethods {
   /**
    * The form a subscription is kept under, so that a change finds it: {@code schema.name} for
    * tables, the key re-encoded for rows. Null when the resource does not exist or the caller
-   * cannot read it, which refuses the subscription.
+   * cannot read it, which refuses the subscription; failed ({@link #failed}) when the query service
+   * could not say, as when none runs.
    */
   public Future<String> canonical(Call call, String uri) {
     if (uri.equals(ResourceUris.SCHEMA) || uri.equals(ResourceUris.CHANGES)
@@ -134,7 +161,8 @@ public final class ResourceMethods {
     }
     return services.read(call, ToolCatalog.DESCRIBE_TABLE, new JsonObject().put("table", parsed.table())).compose(reply -> {
       if (reply.isError()) {
-        return Future.succeededFuture(null);
+        // a table that is not there refuses the subscription; a query service that is not there fails it, to be sent again
+        return notThere(reply) ? Future.succeededFuture(null) : Future.failedFuture(failed(reply));
       }
       String qualified = reply.structured().getString("schema") + "." + reply.structured().getString("name");
       if (parsed.kind().equals("table")) {
@@ -152,7 +180,8 @@ public final class ResourceMethods {
       // a row names a resource only when the caller may read it now: under row-level security a
       // subscription to someone else's row would tell when it changes
       return services.read(call, ToolCatalog.GET_ROW, new JsonObject().put("table", qualified).put("key", keyArgument(parsed)))
-          .map(row -> row.isError() ? null : ResourceUris.row(qualified, parsed.key()));
+          .compose(row -> !row.isError() ? Future.succeededFuture(ResourceUris.row(qualified, parsed.key()))
+              : notThere(row) ? Future.succeededFuture(null) : Future.failedFuture(failed(row)));
     });
   }
 }

@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.resource;
 
 import dev.tidemark.contract.Addresses;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -14,13 +15,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Who wants to hear about which resource, cluster-wide: legacy sessions (their events are kept for
  * replay and go to whichever gateway holds their GET stream) and 2026-07-28 listen streams (live
  * only, on the gateway that holds the stream). Any node can notify; delivery finds the holder.
+ * One per node, shared by every gateway instance: the keys it knows are a concurrent map, and its
+ * consumer and the index's refresh run once, on the context of the node's gateway part.
  */
 public final class Subscriptions {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Subscriptions.class);
 
   /** The pseudo-URI under which receivers of list_changed notifications are kept. */
   public static final String LIST_CHANGED = "*list_changed*";
@@ -115,16 +122,23 @@ public final class Subscriptions {
         });
   }
 
+  /** Removes every subscription of session {@code sessionId} in {@code held}. */
+  public Future<Void> removeAll(String sessionId, List<SubscriptionHolders.Held> held) {
+    return Future.join(held.stream().map(h -> remove(h.database(), h.key(), sessionTarget(sessionId, h.uri()))).toList()).mapEmpty();
+  }
+
   /**
    * Adds {@code key} to the index, or removes it, after the index writes this gateway asked for
    * before: one at a time, so that a stream that subscribes to many resources at once does not
-   * make its own writes of the one index entry fail each other.
+   * make its own writes of the one index entry fail each other. The chain is the node's, shared by
+   * every gateway instance: a write runs where the one before it completed, and the caller hears of
+   * it on its own loop.
    */
   private Future<Boolean> indexed(String key, boolean add) {
     synchronized (this) {
       Future<Boolean> next = indexing.transform(x -> update(INDEX_KEY, key, add, 0));
       indexing = next;
-      return next;
+      return OwnContext.of(next);
     }
   }
 
@@ -228,8 +242,11 @@ public final class Subscriptions {
         String target = (String) t;
         int space = target.indexOf(' ');
         JsonObject message = messageFor.apply(space < 0 ? uri : target.substring(space + 1));
-        sent.add(deliver(database, uri, target, message)
-            .recover(err -> Future.succeededFuture())); // one receiver's trouble never stops the others
+        sent.add(deliver(database, uri, target, message).recover(err -> {
+          // one receiver's trouble never stops the others
+          LOG.warn("could not notify {} of {}: {}", target, uri, err.toString());
+          return Future.succeededFuture();
+        }));
       }
       return Future.join(sent).mapEmpty();
     });

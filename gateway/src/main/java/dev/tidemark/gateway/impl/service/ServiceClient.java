@@ -12,17 +12,25 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.WaitedFor;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import dev.tidemark.gateway.impl.tool.Grants;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.spi.cluster.ClusterManager;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -31,7 +39,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The gateway's side of the event-bus seam: a tool request to the service that runs the tool, with
  * an explicit send timeout, and every way the bus can fail turned into a tool error the agent can
- * act on, so that a call never waits forever and never fails as a protocol error.
+ * act on, so that a call never waits forever and never fails as a protocol error. One per node,
+ * shared by every gateway instance: it hears once which members leave, and ends the calls of every
+ * instance that were on them ({@code remote}, a concurrent map of calls from every event loop).
  */
 public final class ServiceClient {
 
@@ -40,6 +50,16 @@ public final class ServiceClient {
   private final Vertx vertx;
   private final long sendTimeoutMs;
   private final Grants grants;
+  /** Calls sent to other members, by request id, until their reply. */
+  private final Map<String, Remote> remote = new ConcurrentHashMap<>();
+  private MessageConsumer<String> leavers;
+
+  /** How long a member that remains may take to say which calls it holds. */
+  static final long ASK_TIMEOUT_MILLIS = 1000;
+  /** When the members are asked again, for calls that were on their way to one of them. */
+  static final long ASK_AGAIN_MILLIS = 250;
+
+  private record Remote(ToolDescriptor tool, Promise<ToolReply> answer) {}
 
   /** @param grants whose role ceilings hold for what the gateway reads on a caller's behalf too */
   public ServiceClient(Vertx vertx, long sendTimeoutMs, Grants grants) {
@@ -71,12 +91,100 @@ public final class ServiceClient {
           long leftMs = budgetMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
           if (noneHere || poolFull && leftMs > 0 && othersInCluster()) {
             // none here, or this node's pool is full and nothing ran: the cluster's services take it
-            return vertx.eventBus().<Object>request(address, request.toJson(), new DeliveryOptions(options).setSendTimeout(Math.max(1, leftMs)))
-                .map(msg -> LocalDelivery.reply(msg.body()));
+            return toCluster(tool, address, request, new DeliveryOptions(options).setSendTimeout(Math.max(1, leftMs)));
           }
           return ar.succeeded() ? Future.succeededFuture(ar.result()) : Future.failedFuture(ar.cause());
         })
         .recover(err -> Future.succeededFuture(ToolReply.failed(busFailure(tool, err))));
+  }
+
+  /**
+   * A call sent to the cluster, answered by its reply or, when the member running it left, at once.
+   * The node's one listener for leaving members answers on its own loop, so the call hears it on its own.
+   */
+  private Future<ToolReply> toCluster(ToolDescriptor tool, String address, ToolRequest request, DeliveryOptions options) {
+    Promise<ToolReply> answer = OwnContext.promise();
+    String id = request.requestId();
+    remote.put(id, new Remote(tool, answer));
+    vertx.eventBus().<Object>request(address, request.toJson(), options)
+        .map(msg -> LocalDelivery.reply(msg.body()))
+        .andThen(ar -> remote.remove(id))
+        .onSuccess(answer::tryComplete)
+        .onFailure(answer::tryFail);
+    return answer.future();
+  }
+
+  /** Hears of members that leave the cluster, to end the calls that died with them. */
+  public Future<Void> start() {
+    leavers = vertx.eventBus().localConsumer(Addresses.NODE_LEFT_V1, msg -> nodeLeft(msg.body()));
+    return leavers.completion();
+  }
+
+  public Future<Void> stop() {
+    return leavers == null ? Future.succeededFuture() : leavers.unregister();
+  }
+
+  /**
+   * A member left: which service ran a call is not known (the event bus picked it), so every member
+   * that remains is asked which of this gateway's calls in flight it holds, twice, {@link #ASK_AGAIN_MILLIS}
+   * apart, for a call that was on its way to a member that remains when it left; the calls none
+   * holds either time are answered UNAVAILABLE now. When a member does not answer, nothing is
+   * decided: those calls keep waiting for their reply or their timeout.
+   */
+  private void nodeLeft(String left) {
+    ClusterManager manager = vertx instanceof VertxInternal internal ? internal.clusterManager() : null;
+    if (remote.isEmpty() || manager == null) {
+      return;
+    }
+    List<String> members;
+    try {
+      members = List.copyOf(manager.getNodes());
+    } catch (RuntimeException leaving) {
+      return; // this node is leaving the cluster itself
+    }
+    Set<String> inFlight = Set.copyOf(remote.keySet());
+    unheld(members, inFlight)
+        .compose(unheld -> unheld.isEmpty() ? Future.succeededFuture(unheld)
+            : vertx.timer(ASK_AGAIN_MILLIS).compose(t -> unheld(members, unheld)))
+        .onSuccess(lost -> {
+          if (!lost.isEmpty()) {
+            LOG.info("member {} left the cluster: {} call(s) in flight on it answered UNAVAILABLE", left, lost.size());
+          }
+          lost.forEach(id -> {
+            Remote call = remote.remove(id);
+            if (call != null) {
+              call.answer().tryComplete(ToolReply.failed(lostWith(call.tool())));
+            }
+          });
+        })
+        .onFailure(err -> LOG.info("member {} left the cluster; which calls ran on it is not known ({}): they wait for their reply",
+            left, err.toString()));
+  }
+
+  /** Those of {@code ids} that no member of {@code members} holds; fails when a member that runs a service did not answer. */
+  private Future<Set<String>> unheld(List<String> members, Set<String> ids) {
+    JsonObject ask = new JsonObject().put("request_ids", new JsonArray(List.copyOf(ids)));
+    DeliveryOptions options = new DeliveryOptions().setSendTimeout(ASK_TIMEOUT_MILLIS);
+    List<Future<JsonArray>> answers = members.stream()
+        .map(member -> vertx.eventBus().<JsonObject>request(Addresses.running(member), ask, options)
+            .map(msg -> msg.body().getJsonArray("running", new JsonArray()))
+            // a member that runs no service holds no call
+            .recover(err -> err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+                ? Future.succeededFuture(new JsonArray()) : Future.failedFuture(err)))
+        .toList();
+    return Future.all(answers).map(done -> {
+      Set<String> unheld = new HashSet<>(ids);
+      answers.forEach(a -> a.result().forEach(unheld::remove));
+      return unheld;
+    });
+  }
+
+  ToolException lostWith(ToolDescriptor tool) {
+    String service = tool.service().name().toLowerCase(Locale.ROOT);
+    String change = tool.service() == dev.tidemark.contract.Service.COMMAND
+        ? " It may have committed before: sent again with the same idempotency_key, a change is applied at most once." : "";
+    return new ToolException(ErrorCode.UNAVAILABLE, "The node of the " + service + " service that ran this call left the cluster"
+        + " before it answered." + change + " " + ErrorCode.UNAVAILABLE.hint(), WaitedFor.SERVICE.details());
   }
 
   /**

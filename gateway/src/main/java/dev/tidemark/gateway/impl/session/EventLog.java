@@ -16,8 +16,8 @@ import java.util.List;
  * by two streams, so parallel calls of one session never wait for each other. A POST stream has one
  * writer, the gateway that serves the POST: it numbers its events itself ({@link PostStream}) and
  * removes those that leave its window. A session's GET stream has writers on every node (any node
- * may announce a change), so its next seq is a small entry of its own, {@code <session>|g}, taken with
- * a compare-and-set that only those writers contend for.
+ * may announce a change): each takes the next free seq by writing its entry if absent, starting from
+ * a small entry of its own, {@code <session>|g}, that holds where the next write should start.
  */
 public final class EventLog {
 
@@ -33,6 +33,8 @@ public final class EventLog {
   static final int READ_BATCH = 16;
 
   private static final int MAX_CLAIMS = 50;
+  /** A writer steps past seqs taken by writers that went before it; each step is another writer's success. */
+  private static final int MAX_PLACE_ATTEMPTS = 1024;
 
   private final Vertx vertx;
 
@@ -107,29 +109,96 @@ public final class EventLog {
 
   /**
    * Stores {@code message} (null for a retry event) as the next event of the session's GET stream;
-   * completes with its id. The first seq of a GET stream is the clock in microseconds, so a stream
-   * whose counter expired with an idle session starts again above every id it issued before.
+   * completes with its id. A seq is taken by writing its entry ({@code putIfAbsent}), starting at the
+   * head's hint and going up past seqs other writers took first, so that the stored seqs of a GET
+   * stream have no gaps: a seq exists only once its entry does, and every seq below a stored one was
+   * stored before it. That is what lets the stream that delivers them fill a gap from this store
+   * ({@link #read}) and know that an entry it cannot find there was dropped, never still to come.
    */
   public Future<EventId> appendToGet(String sessionId, JsonObject message) {
-    return map().compose(m -> claim(m, sessionId, 0).compose(seq -> {
-      m.remove(key(sessionId, EventId.GET_STREAM, seq - MAX_EVENTS));
-      return m.put(key(sessionId, EventId.GET_STREAM, seq), entry(message, keptSize(message)), SessionStore.IDLE_MILLIS)
-          .map(new EventId(EventId.GET_STREAM, seq));
-    }));
+    JsonObject entry = entry(message, keptSize(message));
+    return map().compose(m -> position(m, sessionId).compose(from -> place(m, sessionId, from, from, entry, 0)))
+        .map(seq -> new EventId(EventId.GET_STREAM, seq));
   }
 
-  private Future<Long> claim(AsyncMap<String, JsonObject> m, String sessionId, int attempt) {
-    if (attempt >= MAX_CLAIMS) {
-      return Future.failedFuture(new IllegalStateException("the GET stream of a session stayed contended"));
-    }
+  /**
+   * The seq the session's GET stream writes next, as its head says; the head is made when the
+   * session has none. The first seq of a GET stream is the clock in microseconds, so a stream whose
+   * head expired with an idle session starts again above every id it issued before. The head is a
+   * hint that follows the writes: seqs at or above it may already be stored.
+   */
+  public Future<Long> position(String sessionId) {
+    return map().compose(m -> position(m, sessionId));
+  }
+
+  private Future<Long> position(AsyncMap<String, JsonObject> m, String sessionId) {
     String head = getHead(sessionId);
     return m.get(head).compose(current -> {
-      long seq = current == null ? System.currentTimeMillis() * 1000 : current.getLong("next");
-      JsonObject next = new JsonObject().put("next", seq + 1);
-      Future<Boolean> taken = current == null
-          ? m.putIfAbsent(head, next, SessionStore.IDLE_MILLIS).map(previous -> previous == null)
-          : m.replaceIfPresent(head, current, next);
-      return taken.compose(ok -> ok ? Future.succeededFuture(seq) : claim(m, sessionId, attempt + 1));
+      if (current != null) {
+        return Future.succeededFuture(current.getLong("next"));
+      }
+      long first = System.currentTimeMillis() * 1000;
+      return m.putIfAbsent(head, head(first), SessionStore.IDLE_MILLIS)
+          .map(previous -> previous == null ? first : previous.getLong("next"));
+    });
+  }
+
+  /** Stores {@code entry} at {@code seq} or the first free seq after it; {@code hint} is the head's seq this writer read. */
+  private Future<Long> place(AsyncMap<String, JsonObject> m, String sessionId, long hint, long seq, JsonObject entry, int attempt) {
+    if (attempt >= MAX_PLACE_ATTEMPTS) {
+      return Future.failedFuture(new IllegalStateException("the GET stream of a session stayed contended"));
+    }
+    return m.putIfAbsent(key(sessionId, EventId.GET_STREAM, seq), entry, SessionStore.IDLE_MILLIS).compose(previous -> {
+      if (previous != null) {
+        return place(m, sessionId, hint, seq + 1, entry, attempt + 1); // another writer stored this seq first
+      }
+      m.remove(key(sessionId, EventId.GET_STREAM, seq - MAX_EVENTS));
+      // usually the head still says what this writer read: one compare-and-set moves it on
+      return m.replaceIfPresent(getHead(sessionId), head(hint), head(seq + 1))
+          .compose(moved -> moved ? Future.succeededFuture() : advance(m, sessionId, seq + 1, 0))
+          .map(seq);
+    });
+  }
+
+  private static JsonObject head(long next) {
+    return new JsonObject().put("next", next);
+  }
+
+  /**
+   * Moves the head's hint to at least {@code next}. Only a hint: a writer that finds its seq taken
+   * goes on to the next one, so a head left behind costs later writers a step each, never a gap.
+   */
+  private Future<Void> advance(AsyncMap<String, JsonObject> m, String sessionId, long next, int attempt) {
+    String head = getHead(sessionId);
+    return m.get(head).compose(current -> {
+      if (current != null && current.getLong("next") >= next || attempt >= MAX_CLAIMS) {
+        return Future.succeededFuture();
+      }
+      Future<Boolean> done = current == null
+          ? m.putIfAbsent(head, head(next), SessionStore.IDLE_MILLIS).map(previous -> previous == null)
+          : m.replaceIfPresent(head, current, head(next));
+      return done.compose(ok -> ok ? Future.succeededFuture() : advance(m, sessionId, next, attempt + 1));
+    });
+  }
+
+  /** One place of the GET stream as the store holds it: whether an entry is there, and its message if one was kept. */
+  public record Slot(long seq, boolean stored, JsonObject message) {}
+
+  /** The slots {@code from} to {@code from + count - 1} of the session's GET stream, in order, read side by side. */
+  public Future<List<Slot>> read(String sessionId, long from, int count) {
+    return map().compose(m -> {
+      List<Future<JsonObject>> reads = new ArrayList<>(count);
+      for (int i = 0; i < count; i++) {
+        reads.add(m.get(key(sessionId, EventId.GET_STREAM, from + i)));
+      }
+      return Future.all(reads).map(done -> {
+        List<Slot> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+          JsonObject entry = reads.get(i).result();
+          out.add(new Slot(from + i, entry != null, entry == null ? null : entry.getJsonObject("message")));
+        }
+        return out;
+      });
     });
   }
 

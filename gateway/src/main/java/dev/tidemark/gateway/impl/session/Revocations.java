@@ -7,7 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The callers whose token this gateway heard was revoked, for as long as a session opened before
  * could still exist. A token replaced by one of the same name keeps its caller id, so a session
- * is refused by when it was opened, not by whose it is.
+ * is refused by when it was opened, not by whose it is. One per node: the node's one revocation
+ * listener writes it and every gateway instance reads it, so it is a concurrent map.
  */
 public final class Revocations {
 

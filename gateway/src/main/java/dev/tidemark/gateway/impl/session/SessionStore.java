@@ -22,6 +22,10 @@ import java.util.HexFormat;
  * theirs within the time a message takes to cross the cluster; {@link #LOCAL_MILLIS} bounds what a
  * lost message could cost. Which caller owns a session never changes, so a copy can never let
  * another caller in.
+ *
+ * <p>One per node, shared by every gateway instance: a session served on one event loop is a copy
+ * for all of them. The copies are a concurrent map of sessions that nobody changes after they are
+ * read (a renewal or an update writes a new object), so any loop may read one.
  */
 public final class SessionStore {
 

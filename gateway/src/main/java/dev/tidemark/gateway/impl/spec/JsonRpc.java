@@ -24,6 +24,11 @@ public final class JsonRpc {
    * stopped before a call or stream ended; send the request again, and another node takes it.
    */
   public static final int NODE_DRAINING = -32010;
+  /**
+   * Tidemark: a request asked for more than a limit allows (a subscription past a session's or a
+   * caller's most); {@code data} names the limit's config key and its value. Nothing was changed.
+   */
+  public static final int LIMIT_EXCEEDED = -32030;
 
   private JsonRpc() {}
 

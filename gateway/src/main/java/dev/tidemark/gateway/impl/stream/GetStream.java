@@ -25,6 +25,9 @@ import java.util.UUID;
  */
 public final class GetStream {
 
+  /** When a new stream reads the store again, after its first read, for what was published past it. */
+  static final List<Long> CATCH_UP_AFTER_OPEN_MILLIS = List.of(250L, 1000L, 3000L);
+
   private final Vertx vertx;
   private final EventLog events;
   private final Subscriptions subscriptions;
@@ -43,7 +46,8 @@ public final class GetStream {
    * A {@code Last-Event-ID} of a POST stream resumes that stream; one of the GET stream, or none, or
    * one this server never issues, opens the GET stream.
    */
-  public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, Runnable endSession) {
+  public Future<Void> open(HttpServerResponse response, Authenticated who, String sessionId, String lastEventId, String userAgent,
+      Runnable endSession) {
     EventId last = EventId.parse(lastEventId);
     if (last != null && !last.onGetStream()) {
       return replay(sessionId, last).map(missed -> {
@@ -51,7 +55,7 @@ public final class GetStream {
         return null;
       });
     }
-    return live(response, who, sessionId, last, endSession);
+    return live(response, who, sessionId, last, ResponseChannel.openingOf(userAgent), endSession);
   }
 
   /** What the session's log holds after {@code last}; a {@link Refusal} when the replay store cannot be read. */
@@ -79,20 +83,18 @@ public final class GetStream {
   }
 
   /**
-   * The GET stream. Its live consumer is registered before the log is read: an event stored
-   * before the read is in the replay, one stored after it is published to a consumer that already
-   * listens, and one that is both is sent once, by its sequence number. Read first, an event stored
-   * between the read and the registration would be lost.
+   * The GET stream. Its live consumer is registered before the store is read, so that an event
+   * stored after the read is published to a consumer that already listens; the cursor sends what
+   * the store holds after the client's place and every live event after it, in seq order, each once.
    */
-  private Future<Void> live(HttpServerResponse response, Authenticated who, String sessionId, EventId last, Runnable endSession) {
+  private Future<Void> live(HttpServerResponse response, Authenticated who, String sessionId, EventId last, String opening,
+      Runnable endSession) {
     String streamId = UUID.randomUUID().toString();
-    long[] lastSent = {last == null ? -1 : last.seq()};
-    // live events that arrive before the replay is written wait, so that ids reach the client in order
+    // live events that arrive before the cursor knows where the client is wait for it
     List<JsonObject> early = new ArrayList<>();
-    boolean[] replayed = {false};
+    GetCursor[] cursor = {null};
     // a newer stream's takeover that arrives before this one is held ends it as soon as it is
     boolean[] takenOver = {false};
-    ResponseChannel[] channel = {null};
     String address = Addresses.session(sessionId);
     vertx.eventBus().publish(address, new JsonObject().put("takeover", streamId));
     MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(address, msg -> {
@@ -102,37 +104,45 @@ public final class GetStream {
           takenOver[0] = true;
           inFlight.stopStream(streamId); // the client opened a newer stream, on this node or another
         }
-      } else if (!replayed[0]) {
+      } else if (cursor[0] == null) {
         early.add(body);
       } else {
-        forwardLive(channel[0], body, lastSent);
+        forwardLive(cursor[0], body);
       }
     });
     return consumer.completion()
-        .compose(v -> replay(sessionId, last))
-        .map(missed -> {
-          channel[0] = start(response, sessionId);
-          serve(response, channel[0], who, sessionId, streamId, consumer, endSession, takenOver).onSuccess(v -> {
-            for (EventLog.Event e : missed) {
-              channel[0].forward(e.id(), e.message());
-              lastSent[0] = Math.max(lastSent[0], e.id().seq());
-            }
-            replayed[0] = true;
-            early.sort(java.util.Comparator.comparingLong(body -> body.getLong("seq", -1L)));
-            early.forEach(body -> forwardLive(channel[0], body, lastSent));
-            early.clear();
-          }).onFailure(err -> early.clear());
+        .compose(v -> events.position(sessionId))
+        .recover(err -> Refusal.http(503, "Session storage is unavailable; retry shortly.").future())
+        .map(head -> {
+          ResponseChannel channel = start(response, sessionId);
+          // without Last-Event-ID the stream starts with what is stored from now on; an id the window left behind starts at its oldest
+          long next = last == null ? head : Math.max(last.seq() + 1, head - EventLog.MAX_EVENTS);
+          cursor[0] = new GetCursor(vertx, events, sessionId, next, channel::forward);
+          early.forEach(body -> forwardLive(cursor[0], body));
+          early.clear();
+          serve(response, channel, cursor[0], opening, who, sessionId, streamId, consumer, endSession, takenOver)
+              .onSuccess(v -> cursor[0].start())
+              .onFailure(err -> cursor[0].close());
           return (Void) null;
         })
         .onFailure(err -> consumer.unregister());
   }
 
   /** Holds the stream until it closes, is taken over or revoked; completes once the stream's first bytes are out. */
-  private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, Authenticated who, String sessionId,
+  private Future<Void> serve(HttpServerResponse response, ResponseChannel channel, GetCursor cursor, String opening, Authenticated who,
+      String sessionId,
       String streamId, MessageConsumer<JsonObject> consumer, Runnable endSession, boolean[] takenOver) {
-    long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
+    // a quiet stream reads the store now and then for an event whose publication never reached it
+    long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> {
+      channel.keepAlive();
+      cursor.catchUp();
+    });
+    // more often at first: a writer's node may not know of this stream's consumer yet, and publish past it
+    List<Long> early = CATCH_UP_AFTER_OPEN_MILLIS.stream().map(ms -> vertx.setTimer(ms, t -> cursor.catchUp())).toList();
     Runnable cleanup = () -> {
       vertx.cancelTimer(keepAlive);
+      early.forEach(vertx::cancelTimer);
+      cursor.close();
       inFlight.releaseStream(streamId);
       consumer.unregister();
     };
@@ -156,16 +166,15 @@ public final class GetStream {
       return Future.failedFuture("closed"); // revoked while its credentials were being checked, or taken over
     }
     return subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED))
-        .compose(v -> response.write(":\n\n"));
+        .compose(v -> response.write(opening)); // how long to wait before reconnecting, should it break
   }
 
   /** A live event of the GET stream, {@code {"seq", "message"}} as {@code Subscriptions} publishes it. */
-  private static void forwardLive(ResponseChannel channel, JsonObject body, long[] lastSent) {
+  private static void forwardLive(GetCursor cursor, JsonObject body) {
     Long seq = body.getLong("seq");
     // a gateway of the previous release publishes {"id"} under its own numbering: not an id of this stream
-    if (seq != null && seq > lastSent[0]) {
-      lastSent[0] = seq;
-      channel.forward(new EventId(EventId.GET_STREAM, seq), body.getJsonObject("message"));
+    if (seq != null) {
+      cursor.live(seq, body.getJsonObject("message"));
     }
   }
 }

@@ -5,6 +5,8 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authentication;
+import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
+import dev.tidemark.gateway.impl.resource.SubscriptionHolders;
 import dev.tidemark.gateway.impl.resource.Subscriptions;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
@@ -34,18 +36,22 @@ public final class ListenStream {
 
   private final Vertx vertx;
   private final Subscriptions subscriptions;
+  private final SubscriptionHolders holders;
   private final InFlight inFlight;
   /** The form a subscription to a URI is kept under; null when the caller may not subscribe to it. */
   private final BiFunction<Call, String, Future<String>> canonical;
 
-  public ListenStream(Vertx vertx, Subscriptions subscriptions, InFlight inFlight, BiFunction<Call, String, Future<String>> canonical) {
+  public ListenStream(Vertx vertx, Subscriptions subscriptions, SubscriptionHolders holders, InFlight inFlight,
+      BiFunction<Call, String, Future<String>> canonical) {
     this.vertx = vertx;
     this.subscriptions = subscriptions;
+    this.holders = holders;
     this.inFlight = inFlight;
     this.canonical = canonical;
   }
 
-  public void open(Call call) {
+  /** @param opening the stream's first bytes ({@link ResponseChannel#openingOf}) */
+  public void open(Call call, String opening) {
     ResponseChannel channel = call.channel();
     Object filter = call.params().getValue("notifications");
     if (filter != null && !(filter instanceof JsonObject)) {
@@ -59,6 +65,11 @@ public final class ListenStream {
       return;
     }
     List<String> resourceUris = uris == null ? List.of() : ((JsonArray) uris).stream().map(String.class::cast).distinct().toList();
+    if (resourceUris.size() > holders.perSession()) {
+      // refused before a single URI is looked up
+      channel.finish(200, holders.tooManyForOneStream(resourceUris.size()).toMessage(call.id()));
+      return;
+    }
     boolean listChanged = Boolean.TRUE.equals(wanted.getValue("resourcesListChanged"));
     JsonObject subscriptionMeta = new JsonObject().put(Meta.SUBSCRIPTION_ID, call.id());
     String listenerId = UUID.randomUUID().toString();
@@ -69,12 +80,17 @@ public final class ListenStream {
       channel.send(note);
       msg.reply(null);
     });
-    long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> channel.keepAlive());
+    String callerId = call.caller().id();
+    long keepAlive = vertx.setPeriodic(ResponseChannel.KEEP_ALIVE_MILLIS, t -> {
+      channel.keepAlive();
+      holders.renewListen(callerId, listenerId); // its subscriptions count against the caller while it is open
+    });
     Runnable cleanup = () -> {
       vertx.cancelTimer(keepAlive);
       inFlight.releaseStream(listenerId);
       consumer.unregister();
       entries.forEach(e -> subscriptions.remove(call.database(), e.key(), e.target()));
+      holders.releaseListen(callerId, listenerId);
     };
     channel.onClose(cleanup);
     inFlight.holdStream(listenerId, new InFlight.Held(call.caller().id(),
@@ -91,7 +107,10 @@ public final class ListenStream {
     List<Future<Entry>> resolving = new ArrayList<>();
     for (String uri : resourceUris) {
       resolving.add(canonical.apply(call, uri).map(key -> key == null ? null
-          : new Entry(key, Subscriptions.listenerTarget(listenerId, uri), uri)).otherwise((Entry) null));
+          : new Entry(key, Subscriptions.listenerTarget(listenerId, uri), uri))
+          // a URI the caller may not subscribe to is left out; a query service that could not say fails the stream
+          .recover(err -> err instanceof RpcFailure f && f.code() == JsonRpc.INVALID_PARAMS
+              ? Future.succeededFuture(null) : Future.failedFuture(err)));
     }
     if (listChanged) {
       resolving.add(Future.succeededFuture(new Entry(Subscriptions.LIST_CHANGED,
@@ -114,15 +133,20 @@ public final class ListenStream {
           if (!honoured.isEmpty()) {
             acknowledged.put("resourceSubscriptions", honoured);
           }
-          return Future.all(entries.stream().map(e -> subscriptions.add(call.database(), e.key(), e.target())).toList())
-              .compose(v -> channel.open())
+          int resources = (int) entries.stream().filter(e -> e.uri() != null).count();
+          return holders.holdListen(callerId, listenerId, resources)
+              .compose(held -> Future.all(entries.stream().map(e -> subscriptions.add(call.database(), e.key(), e.target())).toList()))
+              .compose(v -> channel.openStaying(opening))
               .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
                   .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))));
         })
         .onFailure(err -> {
-          LOG.warn("listen stream failed to open: {}", err.toString());
+          if (!(err instanceof RpcFailure)) {
+            LOG.warn("listen stream failed to open: {}", err.toString());
+          }
           cleanup.run();
-          channel.finish(200, JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "The subscription could not be opened; retry shortly."));
+          channel.finish(200, err instanceof RpcFailure f ? f.toMessage(call.id())
+              : JsonRpc.error(call.id(), JsonRpc.INTERNAL_ERROR, "The subscription could not be opened; retry shortly."));
         });
   }
 }

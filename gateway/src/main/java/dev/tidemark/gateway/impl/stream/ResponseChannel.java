@@ -20,6 +20,24 @@ public final class ResponseChannel {
 
   /** Quiet SSE streams get a comment this often, so that intermediaries keep them open. */
   public static final long KEEP_ALIVE_MILLIS = 15_000;
+  /**
+   * How long a client waits before it reconnects a stream that broke, as the streams that outlive
+   * a call (the GET stream, a listen stream) and every retry hint tell it in their {@code retry:} field.
+   */
+  public static final long RETRY_MILLIS = 1000;
+  /** The first bytes of a stream that tells its client how long to wait before reconnecting. */
+  static final String RETRY_FIELD = "retry: " + RETRY_MILLIS + "\n\n";
+  /**
+   * The User-Agent of the JDK's HTTP client, which the MCP Java SDK's transport sends as it is. Its
+   * SSE parser (1.1.5 and 2.0.1 alike: modelcontextprotocol/java-sdk#1047) fails the whole stream
+   * on a {@code retry:} line, so a stream that outlives a call opens without one for that client.
+   */
+  private static final String JDK_HTTP_CLIENT = "Java-http-client/";
+
+  /** The first bytes of a stream that outlives a call: the reconnection delay, for a client whose parser takes it. */
+  public static String openingOf(String userAgent) {
+    return userAgent != null && userAgent.startsWith(JDK_HTTP_CLIENT) ? ":\n\n" : RETRY_FIELD;
+  }
 
   private final HttpServerResponse response;
   private final boolean sse;
@@ -75,6 +93,18 @@ public final class ResponseChannel {
 
   /** Starts the stream: headers, then a priming event that gives the client an id to resume from. */
   public Future<Void> open() {
+    return open(":\n\n");
+  }
+
+  /**
+   * {@link #open()} for a stream that stays open (a 2026-07-28 listen stream): {@code opening},
+   * which tells the client how long to wait before reconnecting, should it break ({@link #openingOf}).
+   */
+  public Future<Void> openStaying(String opening) {
+    return open(opening);
+  }
+
+  private Future<Void> open(String firstBytes) {
     if (!sse) {
       return Future.succeededFuture();
     }
@@ -88,7 +118,7 @@ public final class ResponseChannel {
       response.putHeader(McpHeaders.SESSION, sessionId);
     }
     if (post == null) {
-      return response.write(":\n\n");
+      return response.write(firstBytes);
     }
     // nothing is stored under a priming event: a client that resumes from it reads from seq 1
     return chain(() -> write(post.priming(), null));
@@ -181,7 +211,7 @@ public final class ResponseChannel {
       event.append("id: ").append(id).append('\n');
     }
     if (message == null) {
-      event.append("retry: 1000\ndata: \n\n");
+      event.append("retry: ").append(RETRY_MILLIS).append("\ndata: \n\n");
     } else {
       event.append("event: message\ndata: ").append(message.encode()).append("\n\n");
     }

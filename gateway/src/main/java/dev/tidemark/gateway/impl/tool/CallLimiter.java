@@ -4,6 +4,7 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.config.TidemarkConfig.CallLimits;
 import dev.tidemark.gateway.impl.call.Cancellation;
+import dev.tidemark.gateway.impl.call.OwnContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -12,10 +13,16 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * How many tool calls each caller runs at once on this gateway, so that one caller cannot take
+ * How many tool calls each caller runs at once on this gateway node, so that one caller cannot take
  * every database connection and event-loop turn from the others. Calls past the cap wait in a
  * bounded queue, first come first served; a call that finds the queue full, or waits past
  * {@code auth.queue-timeout-ms}, is refused with a retriable {@code UNAVAILABLE}.
+ *
+ * <p>One limiter serves every gateway instance of the node, each on its own event loop, so that the
+ * cap is the node's and not one per loop. Its lanes change under a short lock (a count and a queue,
+ * nothing called while it is held): confining them to one context instead would cost every call two
+ * hops between loops. A slot is handed to the next waiter by whichever call ends, on whatever loop,
+ * so each waiter is a promise of its own call's context ({@link OwnContext}): the call goes on there.
  */
 public final class CallLimiter {
 
@@ -52,7 +59,7 @@ public final class CallLimiter {
       if (lane.waiting.size() >= limits.maxQueued()) {
         return Future.succeededFuture(refused("and " + limits.maxQueued() + " more are waiting"));
       }
-      waiter = Promise.promise();
+      waiter = OwnContext.promise();
       lane.waiting.add(waiter);
     }
     long timer = vertx.setTimer(limits.queueTimeoutMs(), t -> {
@@ -83,7 +90,10 @@ public final class CallLimiter {
     }, null);
   }
 
-  /** Hands the slot to the next waiting call, or gives it back; completes outside the lock. */
+  /**
+   * Hands the slot to the next waiting call, first come first served, or gives it back; completes
+   * outside the lock, and the waiter hears of it on its own context.
+   */
   private void release(String caller) {
     Promise<Admission> next;
     synchronized (this) {

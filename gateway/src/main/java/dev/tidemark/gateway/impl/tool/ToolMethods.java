@@ -47,6 +47,7 @@ public final class ToolMethods {
   private final Function<Call, CallContext> contexts;
   private final ArgumentValidator validator;
   private final CallLimiter limiter;
+  private final SessionWatches sessionWatches;
   private final Map<String, JsonObject> extensionTools = new LinkedHashMap<>();
   private final Map<String, McpExtension> extensionToolOwners = new LinkedHashMap<>();
   private final Map<String, JsonObject> inputSchemas;
@@ -55,11 +56,13 @@ public final class ToolMethods {
   /** The argument check of each named tool, by its fingerprint: a reload that changes a tool makes a new one. */
   private final Map<String, ArgumentValidator> namedValidators = new java.util.concurrent.ConcurrentHashMap<>();
 
-  public ToolMethods(Vertx vertx, CallLimiter limiter, List<McpExtension> extensions, ServiceClient services, Consent consent,
-      Function<Call, CallContext> contexts, Grants grants) {
+  /** @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session) */
+  public ToolMethods(Vertx vertx, CallLimiter limiter, SessionWatches sessionWatches, List<McpExtension> extensions, ServiceClient services,
+      Consent consent, Function<Call, CallContext> contexts, Grants grants) {
     this.vertx = vertx;
     this.grants = grants;
     this.limiter = limiter;
+    this.sessionWatches = sessionWatches;
     this.services = services;
     this.consent = consent;
     this.contexts = contexts;
@@ -185,13 +188,27 @@ public final class ToolMethods {
           new JsonObject().put("faults", faults));
       return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(invalid)));
     }
+    Runnable watchEnds;
+    try {
+      watchEnds = waits(toolName, arguments) && call.sessionId() != null ? sessionWatches.enter(call.sessionId()) : () -> { };
+    } catch (ToolException e) {
+      return Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(e)));
+    }
     // arguments are checked first: a call that cannot run never waits for a slot
     return limiter.admit(call.caller().id(), call.cancellation()).compose(admission -> admission.refused()
         ? Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(admission.refusal())))
         : run(call, toolName, tool, definition, extension, arguments).eventually(() -> {
           admission.release().run();
           return Future.succeededFuture();
-        }));
+        })).eventually(() -> {
+          watchEnds.run();
+          return Future.succeededFuture();
+        });
+  }
+
+  /** A watch that long-polls: it holds a slot of its caller for as long as it waits. */
+  private static boolean waits(String tool, JsonObject arguments) {
+    return ToolCatalog.WATCH.equals(tool) && arguments.getValue("wait_ms") instanceof Number n && n.longValue() > 0;
   }
 
   private Future<JsonObject> run(Call call, String toolName, ToolDescriptor tool, NamedTool definition, McpExtension extension,

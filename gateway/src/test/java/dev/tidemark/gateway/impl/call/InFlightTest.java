@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.gateway.impl.EventLoops;
 import dev.tidemark.gateway.impl.session.Revocations;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class InFlightTest {
@@ -43,6 +45,67 @@ class InFlightTest {
     inFlight.holdCall("k", held("alice", "call"), System.nanoTime());
     assertTrue(inFlight.releaseCall("k"));
     assertFalse(inFlight.releaseCall("k"));
+  }
+
+  @Test
+  void aRevocationAndADrainHeardOnOneLoopEndEachStreamAndCallOnTheLoopThatHoldsIt() throws Exception {
+    try (EventLoops el = new EventLoops(3)) {
+      InFlight shared = new InFlight(el.vertx(), new Revocations());
+      java.util.concurrent.ConcurrentLinkedQueue<String> endings = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(4);
+      // loops 1 and 2 each hold a stream of alice's, and loop 2 a call of bob's
+      for (int loop : new int[] {1, 2}) {
+        el.run(loop, () -> shared.holdStream("s" + loop, new InFlight.Held("alice", () -> {}, () -> {
+          endings.add("revoke s" + loop + " on " + el.current());
+          ended.countDown();
+        }, () -> {
+          endings.add("drain s" + loop + " on " + el.current());
+          ended.countDown();
+        }), System.nanoTime())).get(10, TimeUnit.SECONDS);
+      }
+      el.run(2, () -> shared.holdCall("c", new InFlight.Held("bob", () -> {}, () -> {}, () -> {
+        endings.add("drain c on " + el.current());
+        ended.countDown();
+      }), System.nanoTime())).get(10, TimeUnit.SECONDS);
+      // the node hears both on its own loop, 0
+      el.run(0, () -> shared.revoked(new Revocation("alice", System.currentTimeMillis()))).get(10, TimeUnit.SECONDS);
+      el.run(0, () -> shared.releaseStream("s1")).get(10, TimeUnit.SECONDS);
+      el.run(0, shared::endForDrain).get(10, TimeUnit.SECONDS);
+      assertTrue(ended.await(10, TimeUnit.SECONDS), endings.toString());
+      assertEquals(java.util.Set.of("revoke s1 on 1", "revoke s2 on 2", "drain s2 on 2", "drain c on 2"), java.util.Set.copyOf(endings));
+    }
+  }
+
+  @Test
+  void anInstanceThatStopsEndsOnlyTheStreamsItHolds() throws Exception {
+    try (EventLoops el = new EventLoops(2)) {
+      InFlight shared = new InFlight(el.vertx(), new Revocations());
+      java.util.concurrent.ConcurrentLinkedQueue<String> stopped = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      for (int loop = 0; loop < 2; loop++) {
+        int l = loop;
+        el.run(l, () -> shared.holdStream("s" + l, new InFlight.Held("alice", () -> stopped.add("s" + l + " on " + el.current()), () -> {}),
+            System.nanoTime())).get(10, TimeUnit.SECONDS);
+      }
+      el.run(1, () -> shared.stopStreamsOf(el.context(1))).get(10, TimeUnit.SECONDS);
+      assertEquals(List.of("s1 on 1"), List.copyOf(stopped));
+      assertEquals(2, shared.streamCount(), "a stream is let go by its own cleanup, not by the stop");
+    }
+  }
+
+  @Test
+  void twoCallsSentWithOneIdInOneSessionAreHeldApartAndACancellationStopsBoth() {
+    long now = System.nanoTime();
+    String first = InFlight.heldKey("s|1", 1);
+    String second = InFlight.heldKey("s|1", 2);
+    String other = InFlight.heldKey("s|11", 3);
+    inFlight.holdCall(first, held("alice", "first"), now);
+    inFlight.holdCall(second, held("alice", "second"), now);
+    inFlight.holdCall(other, held("alice", "other"), now);
+    assertEquals(3, inFlight.callCount(), "neither hides the other");
+    inFlight.cancel("s|1");
+    assertEquals(List.of("stop first", "stop second"), ended.stream().sorted().toList());
+    assertFalse(inFlight.releaseCall(first), "a cancelled call gets no answer");
+    assertTrue(inFlight.releaseCall(other), "a call whose id only starts alike goes on");
   }
 
   @Test

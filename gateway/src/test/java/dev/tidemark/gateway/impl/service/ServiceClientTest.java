@@ -49,13 +49,11 @@ class ServiceClientTest {
       ServiceClient client = new ServiceClient(vertx, 10_000, null);
       ToolRequest request = new ToolRequest("r-1", "main", "get_row", new JsonObject().put("table", "customers").put("key", 1),
           new Caller("c-1", "dev", "tidemark_reader", Access.READ_ONLY, List.of("main")));
-      long started = System.nanoTime();
       ToolReply reply = client.send(tool, request).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
       assertEquals(ErrorCode.UNAVAILABLE.code(), reply.error().getString("code"));
       assertTrue(WaitedFor.CONNECTION.in(reply.error()), reply.error().encode());
+      // asked once, not a second time: a clock would fail this on a busy machine, a count does not
       assertEquals(1, asked.get(), "the node's own pool was asked again");
-      assertTrue(millis < 390, "answered after " + millis + " ms, not after the one refusal");
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }

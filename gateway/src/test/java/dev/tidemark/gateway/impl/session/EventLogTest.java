@@ -73,7 +73,25 @@ class EventLogTest {
   }
 
   @Test
-  void parallelWritersOfOneSessionAllSucceedAndTheGetStreamsIdsAreDistinctAndIncrease() {
+  void writersOfOneGetStreamThatStartFromAHeadLeftBehindStepPastTheTakenSeqs() {
+    long first = log.position("s").await();
+    List<Future<EventId>> writes = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      writes.add(log.appendToGet("s", message("g" + i)));
+    }
+    Future.all(writes).await();
+    List<Long> seqs = writes.stream().map(w -> w.result().seq()).sorted().toList();
+    assertEquals(first, seqs.get(0), "the first write takes the head's seq");
+    assertEquals(first + 29, seqs.get(29), "no gaps");
+    List<EventLog.Slot> slots = log.read("s", first - 1, 32).await();
+    assertEquals(false, slots.get(0).stored(), "nothing below the first seq");
+    assertTrue(slots.subList(1, 31).stream().allMatch(EventLog.Slot::stored));
+    assertEquals(false, slots.get(31).stored(), "nothing after the last");
+    assertEquals("g0", texts(log.after("s", new EventId(EventId.GET_STREAM, first - 1)).await()).stream().sorted().findFirst().orElseThrow());
+  }
+
+  @Test
+  void parallelWritersOfOneSessionAllSucceedAndTheGetStreamsSeqsHaveNoGaps() {
     List<Future<EventId>> writes = new ArrayList<>();
     List<EventLog.PostStream> posts = new ArrayList<>();
     for (int i = 0; i < 16; i++) {
@@ -89,11 +107,11 @@ class EventLogTest {
     Set<String> ids = new HashSet<>();
     writes.forEach(w -> ids.add(w.result().toString()));
     assertEquals(writes.size(), ids.size(), "every event has an id of its own");
-    List<Long> getSeqs = writes.stream().map(Future::result).filter(EventId::onGetStream).map(EventId::seq).toList();
+    List<Long> getSeqs = writes.stream().map(Future::result).filter(EventId::onGetStream).map(EventId::seq).sorted().toList();
     for (int i = 1; i < getSeqs.size(); i++) {
-      assertTrue(getSeqs.get(i) > getSeqs.get(i - 1), getSeqs.toString());
+      assertEquals(getSeqs.get(i - 1) + 1, getSeqs.get(i), getSeqs.toString());
     }
-    EventId firstGet = writes.stream().map(Future::result).filter(EventId::onGetStream).findFirst().orElseThrow();
-    assertEquals(19, log.after("s", firstGet).await().size());
+    assertEquals(19, log.after("s", new EventId(EventId.GET_STREAM, getSeqs.get(0))).await().size());
+    assertEquals(getSeqs.get(getSeqs.size() - 1) + 1, log.position("s").await(), "the head follows the writes");
   }
 }

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Measures, every {@link #PERIOD_MS}, the lag of every events consumer of one database (one
  * statement for the groups, one broker request for their positions) into
- * {@code tidemark_events_consumer_lag}: every node with the query role measures them all, so a
+ * {@code tidemark_events_consumer_lag}, and how many there are into {@code tidemark_events_consumers}: every node with the query role measures them all, so a
  * consumer whose workers are all gone still shows its lag rising.
  */
 public final class ConsumerLagProbe {
@@ -51,6 +51,7 @@ public final class ConsumerLagProbe {
     }
     measuring = true;
     return store.groups()
+        .onSuccess(groups -> Meters.of(vertx).events().consumers(store.database(), groups.size()))
         .compose(groups -> groups.isEmpty() ? Future.succeededFuture(Map.<String, Long>of()) : lags(groups))
         .onSuccess(lags -> Meters.of(vertx).eventsLag().report(store.database(), lags))
         .onFailure(err -> LOG.debug("cannot measure the events consumers' lag: {}", err.getMessage()))

@@ -27,8 +27,10 @@ import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The node's Kafka {@link Admin} for the events tools: share-group configs, the changelog topic's
@@ -87,6 +89,54 @@ public final class GroupAdmin {
                 + " Use a lease within the broker's group.share.min.record.lock.duration.ms and group.share.max.record.lock.duration.ms"
                 + " (15 to 60 seconds unless the operator changed them).", new JsonObject().put("argument", "lease_seconds"))
             : unavailable("Kafka did not take the consumer's settings: " + err.getMessage())));
+  }
+
+  /** Completes with true once the share group has no members (or does not exist), with false at {@code deadlineMs}. */
+  Future<Boolean> awaitEmpty(String group, long deadlineMs) {
+    return members(group).compose(n -> {
+      if (n == 0) {
+        return Future.succeededFuture(true);
+      }
+      if (System.currentTimeMillis() > deadlineMs) {
+        return Future.succeededFuture(false);
+      }
+      Promise<Boolean> later = Promise.promise();
+      context.owner().setTimer(200, t -> awaitEmpty(group, deadlineMs).onComplete(later));
+      return later.future();
+    });
+  }
+
+  /** The share group's members now, each a share consumer of some node: 0 for a group the broker does not know. */
+  Future<Integer> members(String group) {
+    return kafka(admin.describeShareGroups(List.of(group)).all())
+        .map(d -> d.get(group) == null ? 0 : d.get(group).members().size())
+        .recover(err -> err instanceof GroupIdNotFoundException ? Future.succeededFuture(0) : Future.failedFuture(err));
+  }
+
+  /** Deletes the share group, its position and its state on the broker; one already gone is no failure. */
+  Future<Void> deleteGroup(String group) {
+    return kafka(admin.deleteShareGroups(List.of(group)).all())
+        .recover(err -> err instanceof GroupIdNotFoundException ? Future.succeededFuture() : Future.failedFuture(err));
+  }
+
+  /**
+   * Deletes every config set on the group ({@link #configure}'s): the broker keeps a group's
+   * configs after the group itself is deleted.
+   */
+  Future<Void> deleteConfigs(String group) {
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+    return kafka(admin.describeConfigs(List.of(resource)).all()).compose(configs -> {
+      List<AlterConfigOp> ops = configs.get(resource).entries().stream()
+          .filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG)
+          .map(e -> new AlterConfigOp(new ConfigEntry(e.name(), ""), AlterConfigOp.OpType.DELETE)).toList();
+      return ops.isEmpty() ? Future.succeededFuture() : kafka(admin.incrementalAlterConfigs(Map.of(resource, ops)).all());
+    });
+  }
+
+  /** Deletes a topic; one already gone is no failure. */
+  Future<Void> deleteTopic(String topic) {
+    return kafka(admin.deleteTopics(List.of(topic)).all())
+        .recover(err -> err instanceof UnknownTopicOrPartitionException ? Future.succeededFuture() : Future.failedFuture(err));
   }
 
   /** Moves the share group, which must have no members, to {@code offsets}. */

@@ -90,9 +90,14 @@ public final class Leases {
   private Future<JsonObject> lease(ToolRequest request, Group group, int max, long deadline) {
     long now = System.currentTimeMillis();
     if (pool.held(group.consumer.group())) {
-      return Future.failedFuture(unavailable("events_seek is moving consumer " + group.consumer.name() + "; call again in a few seconds."));
+      return Future.failedFuture(EventErrors.held(group.consumer.name()));
     }
-    ShareSlot slot = pool.slot(group, max);
+    ShareSlot slot;
+    try {
+      slot = pool.slot(group, max);
+    } catch (ToolException refused) {
+      return Future.failedFuture(refused);
+    }
     if (slot == null) {
       return Future.failedFuture(unavailable("This node's " + config.events().consumersPerNode() + " share consumers of consumer "
           + group.consumer.name() + " all hold leases; acknowledge events, or call again when a lease ended."));

@@ -11,9 +11,7 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -135,29 +133,8 @@ public final class Seek {
 
   /** Completes once the group has no members; UNAVAILABLE at {@code deadlineMs}. */
   private Future<Void> empty(String group, long deadlineMs) {
-    return admin.kafka(admin.client().describeShareGroups(List.of(group)).all()).compose(d -> {
-      if (d.get(group) == null || d.get(group).members().isEmpty()) {
-        return Future.succeededFuture();
-      }
-      if (System.currentTimeMillis() > deadlineMs) {
-        return Future.failedFuture(unavailable("Workers still belong to the consumer's share group after "
-            + EMPTY_WAIT_MS / 1000 + " s; nothing moved. Call events_seek again."));
-      }
-      Promise<Void> later = Promise.promise();
-      vertx.setTimer(200, t -> empty(group, deadlineMs).onComplete(later));
-      return later.future();
-    });
-  }
-
-  /** A hold or resume published by a seek on any node. */
-  public void onControl(Message<JsonObject> msg) {
-    JsonObject body = msg.body();
-    String id = body.getString("group", "");
-    if ("hold".equals(body.getString("action"))) {
-      pool.hold(id, System.currentTimeMillis() + body.getLong("hold_ms", EMPTY_WAIT_MS));
-    } else if ("resume".equals(body.getString("action"))) {
-      String from = body.getString("delivers_from");
-      pool.resume(id, from == null ? null : Instant.parse(from), body.containsKey("delivers_from"));
-    }
+    return admin.awaitEmpty(group, deadlineMs).compose(empty -> empty ? Future.succeededFuture()
+        : Future.failedFuture(unavailable("Workers still belong to the consumer's share group after " + EMPTY_WAIT_MS / 1000
+            + " s; nothing moved. Call events_seek again.")));
   }
 }

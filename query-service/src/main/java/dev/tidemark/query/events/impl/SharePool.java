@@ -3,10 +3,13 @@ package dev.tidemark.query.events.impl;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,14 +21,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * This node's share consumers, up to {@code events.consumers-per-node} per consumer, each holding
- * one batch at a time; the holds events_seek puts on groups; and the count of events leased here,
- * reported to the cluster map that events_status sums. Used on the verticle's context only.
+ * one batch at a time; the holds events_seek and the removal of a consumer put on groups
+ * ({@link #onControl}); and the count of events leased here, reported to the cluster map that
+ * events_status sums. A share consumer costs two threads (its own, and the Kafka client's network
+ * thread), a broker connection and a place in its group, so one idle for {@code
+ * events.worker-idle-seconds} is closed. Used on the verticle's context only.
  */
 public final class SharePool {
 
   private static final Logger LOG = LoggerFactory.getLogger(SharePool.class);
-  /** A share consumer idle this long is closed: it holds a connection and a place in its group. */
-  public static final long IDLE_MS = 60_000;
 
   private final Vertx vertx;
   private final Context context;
@@ -77,7 +81,10 @@ public final class SharePool {
     }
   }
 
-  /** An idle share consumer of the group taking batches of {@code max}, made when there is room; null when all hold leases. */
+  /**
+   * An idle share consumer of the group taking batches of {@code max}, made when there is room; null
+   * when all hold leases; UNAVAILABLE when the consumer's owner holds its cap of them here ({@link #makeRoomFor}).
+   */
   ShareSlot slot(Group group, int max) {
     group.slots.removeIf(ShareSlot::closed);
     ShareSlot other = null;
@@ -94,6 +101,8 @@ public final class SharePool {
         return null;
       }
       retire(group, other);  // it took batches of another size: every record it takes is locked, so its size must be the call's
+    } else {
+      makeRoomFor(group.consumer.owner());
     }
     Map<String, Object> props = config.kafka().clientProperties();
     props.put("group.id", group.consumer.group());
@@ -103,7 +112,41 @@ public final class SharePool {
     props.put("default.api.timeout.ms", (int) config.kafka().requestTimeoutMs());
     ShareSlot slot = new ShareSlot(id, context, props, topic, max);
     group.slots.add(slot);
+    counted();
     return slot;
+  }
+
+  /**
+   * Keeps the share consumers one caller holds open on this node, over all its consumers, under
+   * {@code events.max-workers-per-caller}: at the cap, the caller's share consumer idle longest
+   * closes to make room; when every one holds a lease or serves a call, UNAVAILABLE naming the cap
+   * and when the first of those leases ends. So one caller's many consumers cannot take every
+   * thread of a node from the others.
+   */
+  private void makeRoomFor(String owner) {
+    int cap = config.events().maxWorkersPerCaller();
+    List<Group> own = groups.values().stream().filter(g -> g.consumer.owner().equals(owner)).toList();
+    if (own.stream().mapToInt(g -> g.slots.size()).sum() < cap) {
+      return;
+    }
+    Group idleGroup = null;
+    ShareSlot idlest = null;
+    long soonestEnd = Long.MAX_VALUE;
+    for (Group g : own) {
+      for (ShareSlot s : g.slots) {
+        if (!s.busy && s.lease == null && (idlest == null || s.idleSinceMs < idlest.idleSinceMs)) {
+          idlest = s;
+          idleGroup = g;
+        }
+        if (s.lease != null) {
+          soonestEnd = Math.min(soonestEnd, s.lease.expiresAtMs);
+        }
+      }
+    }
+    if (idlest == null) {
+      throw EventErrors.workers(cap, soonestEnd == Long.MAX_VALUE ? 0 : soonestEnd - System.currentTimeMillis());
+    }
+    retire(idleGroup, idlest);
   }
 
   /** The group's share consumer {@code slotId} on this node, or null. */
@@ -111,12 +154,59 @@ public final class SharePool {
     return group == null ? null : group.slots.stream().filter(s -> s.id.equals(slotId)).findFirst().orElse(null);
   }
 
-  /** Closes share consumers nobody used for {@link #IDLE_MS}. */
+  /** How long a share consumer may serve nobody before {@link #closeIdle} closes it. */
+  public long idleMs() {
+    return config.events().workerIdleSeconds() * 1000L;
+  }
+
+  /** Closes share consumers nobody used for {@link #idleMs}. */
   public void closeIdle() {
     long now = System.currentTimeMillis();
     for (Group group : groups.values()) {
-      new ArrayList<>(group.slots).stream().filter(s -> !s.busy && s.lease == null && now - s.idleSinceMs > IDLE_MS)
+      new ArrayList<>(group.slots).stream().filter(s -> !s.busy && s.lease == null && now - s.idleSinceMs > idleMs())
           .forEach(s -> retire(group, s));
+    }
+  }
+
+  /** Share consumers open on this node, of every consumer. */
+  public int open() {
+    return groups.values().stream().mapToInt(g -> g.slots.size()).sum();
+  }
+
+  /** Reports the share consumers open here to the node's gauge, after each change. */
+  private void counted() {
+    Meters.of(vertx).events().shareConsumers(config.database().name(), open());
+  }
+
+  /** Share consumers open on this node for share group {@code groupId}. */
+  int openFor(String groupId) {
+    Group group = groups.get(groupId);
+    return group == null ? 0 : group.slots.size();
+  }
+
+  /**
+   * Forgets the consumer of the group, which is being removed: its share consumers close, and it
+   * is held until {@code untilMs}, so that a call of it here waits for the removal instead of
+   * joining the group again; a later call finds no consumer and makes a new one.
+   */
+  void forget(String groupId, long untilMs) {
+    hold(groupId, untilMs);
+    groups.remove(groupId);
+  }
+
+  /** A hold, resume or forget published on the control address by a seek or a removal on any node. */
+  public void onControl(Message<JsonObject> msg) {
+    JsonObject body = msg.body();
+    String id = body.getString("group", "");
+    long until = System.currentTimeMillis() + body.getLong("hold_ms", Seek.EMPTY_WAIT_MS);
+    switch (body.getString("action", "")) {
+      case "hold" -> hold(id, until);
+      case "forget" -> forget(id, until);
+      case "resume" -> {
+        String from = body.getString("delivers_from");
+        resume(id, from == null ? null : Instant.parse(from), body.containsKey("delivers_from"));
+      }
+      default -> LOG.debug("events: an unknown control action {}", body.getString("action"));
     }
   }
 
@@ -128,6 +218,7 @@ public final class SharePool {
     }
     slot.lease = null;
     slot.close();
+    counted();
     reportLeased(group);
   }
 
@@ -136,6 +227,7 @@ public final class SharePool {
     List<Future<?>> closing = new ArrayList<>();
     groups.values().forEach(g -> g.slots.forEach(s -> closing.add(s.close())));
     groups.clear();
+    counted();
     return closing;
   }
 

@@ -1,15 +1,16 @@
-// Benchmark, not a test: run by bench/argument-check.sh with `java -cp <gateway's classpath>
-// bench/ArgumentCheckBench.java` (single-file source launch), so that nothing here is compiled or
-// run by the Maven build.
+// Benchmark, not a test: run by bench/argument-check.sh from the gateway's test classes. It sits in
+// the package of what it times, so that no class outside the gateway reaches into its impl; the
+// build compiles it with the tests and never runs it (it is no *Test or *IT).
 //
 // Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walks and the
 // tool's JSON Schema through vertx-json-schema) on one thread, on the arguments of a get_row and of
 // an insert_rows of ten rows, as the gateway runs it on every tools/call. Prints nanoseconds per
 // check for each of several rounds: the first rounds include the JIT compiler's work.
 //
-// Usage: java -cp CLASSPATH bench/ArgumentCheckBench.java [rounds] [checks-per-round]
+// Usage: bench/argument-check.sh [rounds] [checks-per-round]
+package dev.tidemark.gateway.impl.tool;
+
 import dev.tidemark.contract.ToolCatalog;
-import dev.tidemark.gateway.impl.tool.ArgumentValidator;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.function.IntFunction;
