@@ -19,9 +19,7 @@ class NamedToolsConfigTest {
   Path dir;
 
   private Path file(String yaml) throws Exception {
-    Path f = dir.resolve("tidemark.yaml");
-    Files.writeString(f, yaml);
-    return f;
+    return ConfigLoaderTest.yamlFile(dir, yaml);
   }
 
   @Test
