@@ -261,6 +261,21 @@ check "the migration Job brings its own config, since a pre-install hook runs be
 check "migrations.enabled=false renders no migration Job" \
   bash -c "! \"$helm\" template t '$chart' -f '$values' --set migrations.enabled=false | grep -q '^kind: Job'"
 
+cat >"$scratch/named.yaml" <<'YAML'
+namedTools:
+  tools:
+    - {name: open_tickets, description: d, kind: read, statement: "SELECT 1 AS one", roles: [app_reader]}
+  toolsets:
+    support: [open_tickets, status]
+YAML
+render -f "$scratch/named.yaml" >"$scratch/named-all.yaml"
+check "namedTools become a ConfigMap of their own that every role mounts as a folder, and tidemark.yaml names the file" \
+  bash -c "grep -q 'name: t-tidemark-named-tools' '$scratch/named-all.yaml' && grep -q 'database.tools-file: \"/etc/tidemark/named-tools/tools.yaml\"' '$scratch/named-all.yaml' && [ \$(grep -c 'mountPath: /etc/tidemark/named-tools$' '$scratch/named-all.yaml') = 4 ] && ! grep -A1 'mountPath: /etc/tidemark/named-tools$' '$scratch/named-all.yaml' | grep -q subPath"
+check "a change of namedTools alone restarts no pod: the config checksum stays" \
+  bash -c "[ \"\$(grep 'checksum/config' '$all' | sort -u)\" = \"\$(grep 'checksum/config' '$scratch/named-all.yaml' | sort -u)\" ]"
+check "without namedTools no tools file is named or mounted" \
+  bash -c "! grep -q 'named-tools' '$all'"
+
 check "the Ingress is off by default" \
   bash -c "! \"$helm\" template t '$chart' --set database.url=postgresql://db:5432/app --set kafka.bootstrapServers=k:9092 --set database.password=x | grep -q '^kind: Ingress'"
 check "an enabled Ingress routes its paths to the gateway Service" \

@@ -4,6 +4,7 @@
 //        node sdk-client.mjs errors <url> [token]
 //        node sdk-client.mjs parallel <url> <workers> <callsPerWorker> [token]
 //        node sdk-client.mjs watch <url> <token>
+//        node sdk-client.mjs named <url> <token>
 //        node sdk-client.mjs hold <url> <resourceUri> <token>
 // The second form provokes every tool error a client can against the demo database and checks that
 // callTool, with the schemas from listTools cached as every host has them, delivers each as
@@ -16,7 +17,11 @@
 // The fourth drives watch through every kind of result it can provoke with the tools alone
 // (snapshot, checkpoint, patch, reset), so that the SDK checks each against watch's outputSchema.
 // Prints one JSON line per step and "OK" at the end; exits non-zero on any failure.
-// The fifth subscribes to a resource and holds the session, as a background agent does, while the
+// The fifth drives the demo database's named tools (docs/guides/named-tools.md) as hosts call them:
+// a read, a change planned and committed, a removal refused without consent and committed with it,
+// a parameter out of its limits, a value that looks like SQL, and a reaction to an event of the
+// ticket-triage consumer with its causation token, then one refused once its lease ended.
+// The sixth subscribes to a resource and holds the session, as a background agent does, while the
 // test changes the cluster around it: one JSON line per notification ("updated") and per error the
 // transport reports ("transport-error"), until the test writes "end" on its standard input.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -66,6 +71,86 @@ if (process.argv[2] === 'parallel') {
   await transport.terminateSession();
   await client.close();
   if (counts.ok !== workers * callsEach) process.exit(1);
+  console.log('OK');
+  process.exit(0);
+}
+
+if (process.argv[2] === 'named') {
+  const [, , , url, token] = process.argv;
+  const fail = (why) => { console.error('FAIL: ' + why); process.exit(1); };
+  const step = (name, value) => console.log(JSON.stringify({ step: name, value }));
+  setTimeout(() => fail('timed out'), 120_000).unref();
+  const client = new Client({ name: 'tidemark-sdk-named', version: '1.0.0' }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  for (const name of ['open_tickets_of_customer', 'customer_card', 'close_ticket', 'delete_spam_ticket', 'customer_by_email']) {
+    if (!tools.some((t) => t.name === name)) fail(`${name} not listed`);
+  }
+  const close = tools.find((t) => t.name === 'close_ticket');
+  if (close.inputSchema.additionalProperties !== false || close.inputSchema.properties.closed_by) fail('close_ticket schema: ' + JSON.stringify(close.inputSchema));
+  const call = (name, args) => client.callTool({ name, arguments: args });
+  const ok = async (name, args) => {
+    const r = await call(name, args);
+    if (r.isError) fail(`${name} failed: ` + JSON.stringify(r));
+    return r.structuredContent;
+  };
+  const error = async (code, name, args) => {
+    const r = await call(name, args);
+    if (r.isError !== true || r.structuredContent?.error?.code !== code) fail(`${name}: expected ${code}: ` + JSON.stringify(r));
+    return r.structuredContent.error;
+  };
+  const key = (what) => `sdk-named-${what}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const open = await ok('open_tickets_of_customer', { customer_id: 12 });
+  step('read', { rows: open.rows.length, columns: open.columns.map((c) => c.name) });
+  const insert = async (rows) => ok('insert_rows', { table: 'support_tickets', rows,
+    plan_id: (await ok('insert_rows', { table: 'support_tickets', rows })).plan_id, idempotency_key: key('insert') });
+  await insert([{ customer_id: 12, subject: 'Named tools', body: 'sdk' }]);
+  const ticketId = (await ok('open_tickets_of_customer', { customer_id: 12 })).rows[0].id;
+  const args = { ticket_id: ticketId, reason: 'spam' };
+  const plan = await ok('close_ticket', args);
+  if (plan.mode !== 'plan' || plan.totals.updated !== 1) fail('close_ticket plan: ' + JSON.stringify(plan));
+  const commit = await ok('close_ticket', { ...args, plan_id: plan.plan_id, idempotency_key: key('close') });
+  step('committed', { mode: commit.mode, updated: commit.totals.updated, ticket: ticketId });
+  const removal = { ticket_id: ticketId };
+  const removalPlan = await ok('delete_spam_ticket', removal);
+  if (removalPlan.confirmation_required !== true) fail('removal plan: ' + JSON.stringify(removalPlan));
+  const removalKey = key('removal');
+  await error('DECISION_REQUIRED', 'delete_spam_ticket', { ...removal, plan_id: removalPlan.plan_id, idempotency_key: removalKey });
+  const removed = await ok('delete_spam_ticket', { ...removal, plan_id: removalPlan.plan_id, idempotency_key: removalKey, confirm: true });
+  step('consented', { deleted: removed.totals.deleted });
+  const limits = await error('INVALID_ARGUMENTS', 'close_ticket', { ticket_id: 0, reason: 'because' });
+  step('limits', limits.faults);
+  const spliced = await ok('customer_by_email', { email: "x' OR '1'='1" });
+  step('bound', { rows: spliced.rows.length });
+
+  const triage = { consumer: 'sdk-triage', tables: ['support_tickets'], max: 1, wait_ms: 200 };
+  await ok('events_next', triage);
+  await insert([{ customer_id: 7, subject: 'React to me', body: 'sdk' }, { customer_id: 7, subject: 'Too late', body: 'sdk' }]);
+  const next = async () => {
+    for (let i = 0; i < 40; i++) {
+      const got = await ok('events_next', { ...triage, wait_ms: 2000 });
+      if (got.events.length > 0) return got.events[0];
+    }
+    fail('no event');
+  };
+  const event = await next();
+  if (!event.context?.customer_card?.rows?.[0] || event.context.customer_card.rows[0].id !== 7) fail('context: ' + JSON.stringify(event));
+  const reaction = event.reactions.find((r) => r.tool === 'close_ticket') ?? fail('no reaction: ' + JSON.stringify(event));
+  const reacting = { ticket_id: event.change.after.id, reason: 'resolved', causation_token: reaction.causation_token };
+  const reactionPlan = await ok('close_ticket', reacting);
+  const reacted = await ok('close_ticket', { ...reacting, plan_id: reactionPlan.plan_id });
+  step('reacted', { event: event.event_id, mode: reacted.mode, key: reacted.idempotency_key, context: Object.keys(event.context) });
+  await ok('events_ack', { consumer: triage.consumer, event_ids: [event.event_id], lease_token: event.lease_token });
+  const late = await next();
+  const lateToken = late.reactions[0].causation_token;
+  await ok('events_ack', { consumer: triage.consumer, event_ids: [late.event_id], lease_token: late.lease_token });
+  const lateArgs = { ticket_id: late.change.after.id, reason: 'resolved', causation_token: lateToken };
+  const latePlan = await ok('close_ticket', lateArgs);
+  const expired = await error('LEASE_EXPIRED', 'close_ticket', { ...lateArgs, plan_id: latePlan.plan_id });
+  step('expired', { argument: expired.argument });
+  await transport.terminateSession();
+  await client.close();
   console.log('OK');
   process.exit(0);
 }

@@ -120,7 +120,7 @@ public final class CommandVerticle extends VerticleBase {
         ToolCatalog.TRANSACTION, new TransactionTool(functions),
         ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring, functions),
         ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool, functions),
-        ToolCatalog.MIGRATE, new MigrateTool(db, functions)), new Causes(vertx, db.name(), config.busSendTimeoutMs()));
+        ToolCatalog.MIGRATE, new MigrateTool(db, functions)), new Causes(vertx, db.name(), config.busSendTimeoutMs()), functions);
   }
 
   @Override

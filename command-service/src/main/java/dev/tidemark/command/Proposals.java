@@ -135,9 +135,13 @@ public final class Proposals {
 
   /** Runs the approved change as its proposer, and what the approval comes to. */
   private Future<Decision> apply(JsonObject p, ChangeRunner.Approved approved, String by) {
-    Caller proposer = new Caller(p.getString("caller_id"), p.getString("caller"), p.getString("role"), Access.READ_WRITE, List.of("*"));
+    JsonObject arguments = p.getJsonObject("arguments").copy();
+    // a named tool's proposal runs the definition it was proposed under, with the proposer's claims
+    JsonObject named = (JsonObject) arguments.remove(dev.tidemark.command.impl.ProposalStore.NAMED_KEY);
+    Caller proposer = new Caller(p.getString("caller_id"), p.getString("caller"), p.getString("role"), Access.READ_WRITE, List.of("*"),
+        null, named == null ? null : named.getJsonObject("claims"));
     ToolRequest request = new ToolRequest("proposal-" + approved.id(), config.database().name(), p.getString("tool"),
-        p.getJsonObject("arguments"), proposer);
+        arguments, proposer, null, null, named == null ? null : named.getJsonObject("tool"));
     Future<KeyRingSource> ring = this.keys != null ? Future.succeededFuture(this.keys) : KeyRingSource.start(vertx, pool, config.keysRefreshSeconds());
     return ring.compose(keys -> {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);

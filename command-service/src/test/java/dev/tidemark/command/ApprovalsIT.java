@@ -3,6 +3,7 @@ package dev.tidemark.command;
 import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.changelog.ChangelogRole;
@@ -10,6 +11,8 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
+import dev.tidemark.contract.NamedTool;
+import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.Pools;
 import dev.tidemark.database.schema.DatabaseSetup;
@@ -321,6 +324,35 @@ class ApprovalsIT {
     assertEquals(1, TestDatabases.count(infra, DB, "SELECT count(*) FROM tidemark.changelog c JOIN tidemark.change_attribution a"
         + " ON a.xid = c.xid WHERE a.plan_id = 'proposal:" + id + "' AND a.caller = '" + agent.name() + "' AND c.table_name = 'ap_entry'"),
         "the row is in the changelog, attributed to its proposer and its proposal");
+  }
+
+  @Test
+  void aNamedInsertIsApprovedAndWritesTheShownRowAsExecutesDoes() {
+    Caller agent = agent();
+    NamedTool book = NamedTool.fromJson(new JsonObject().put("name", "book_entry").put("description", "Books one amount.")
+        .put("kind", "change").put("statement", "INSERT INTO public.ap_entry (amount) VALUES ($1)")
+        .put("parameters", new JsonArray().add(new JsonObject().put("name", "amount").put("type", "integer")))
+        .put("roles", new JsonArray().add(DatabaseSetup.WRITER_ROLE)));
+    JsonObject args = new JsonObject().put("amount", 7);
+    JsonObject plan = named(agent, book, args);
+    JsonObject proposed = named(agent, book, args.copy().put("plan_id", plan.getString("plan_id"))
+        .put("idempotency_key", "k-" + UUID.randomUUID()));
+    assertEquals("proposed", proposed.getString("mode"), proposed::encode);
+    String id = proposed.getString("proposal_id");
+    int shownId = rowOf(show(id), "public.ap_entry").getJsonObject("after").getInteger("id");
+
+    // run again, the insert would draw another id from the sequence and be stale
+    JsonObject decided = approve(id);
+    assertEquals("applied", decided.getString("status"), decided::encode);
+    assertEquals("book_entry", decided.getString("tool"));
+    assertEquals(List.of(shownId + ":7"), TestDatabases.strings(infra, DB, "SELECT id || ':' || amount FROM public.ap_entry"));
+  }
+
+  /** A named tool's call as {@code who} that must succeed: its structured content. */
+  private JsonObject named(Caller who, NamedTool tool, JsonObject args) {
+    ToolReply reply = harness.call(who, tool, args);
+    assertNull(reply.error(), () -> reply.toJson().encode());
+    return reply.structured();
   }
 
   @Test

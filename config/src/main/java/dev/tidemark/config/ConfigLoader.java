@@ -116,8 +116,8 @@ public final class ConfigLoader {
           throw new IllegalArgumentException("config file " + file + ": " + key
               + " is set twice (once flat, once in a section); keep one");
         }
-        // the one key whose value is a list of sections: kept as JSON, checked entry by entry when the config is built
-        out.put(known, known == ConfigKey.DATABASES && value.isArray() ? value.toString() : scalar(value, key, file));
+        // keys whose value is a list or mapping of sections: kept as JSON, checked entry by entry when the config is built
+        out.put(known, SECTIONS.contains(known) && value.isContainerNode() ? value.toString() : scalar(value, key, file));
       } else if (value.isObject()) {
         flatten(key, value, out, file);
       } else {
@@ -126,6 +126,10 @@ public final class ConfigLoader {
       }
     }
   }
+
+  /** Keys whose value in the file is a YAML list or mapping, and in the environment its JSON. */
+  static final java.util.Set<ConfigKey> SECTIONS = java.util.EnumSet.of(ConfigKey.DATABASES, ConfigKey.DATABASE_TOOLS,
+      ConfigKey.DATABASE_TOOLSETS, ConfigKey.DATABASE_CONSUMERS);
 
   private static String scalar(JsonNode value, String key, Path file) {
     return plain(value, "config file " + file + ": " + key);

@@ -206,7 +206,9 @@ public record TidemarkConfig(
       List<String> reviewedFunctions,
       int callerSharePercent,
       List<String> approvers,
-      Map<String, List<String>> tableApprovers) {
+      Map<String, List<String>> tableApprovers,
+      io.vertx.core.json.JsonObject namedTools,
+      String toolsFile) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -217,6 +219,7 @@ public record TidemarkConfig(
       reviewedFunctions = List.copyOf(reviewedFunctions);
       approvers = List.copyOf(approvers);
       tableApprovers = Map.copyOf(tableApprovers);
+      namedTools = namedTools == null ? new io.vertx.core.json.JsonObject() : namedTools.copy();
     }
 
     /**
@@ -233,6 +236,15 @@ public record TidemarkConfig(
               && e.getValue().contains(person)));
     }
 
+    /**
+     * The named tools as written in database.tools, database.toolsets and database.consumers
+     * ({@code {tools, toolsets, consumers}}, each absent when not set); see {@link #toolsFile()}.
+     */
+    @Override
+    public io.vertx.core.json.JsonObject namedTools() {
+      return namedTools.copy();
+    }
+
     /** Whether a change to {@code table} (schema.name) needs a person's approval (database.approval-tables). */
     public boolean needsApproval(String table) {
       return approvalTables.stream().anyMatch(t -> t.equals(table) || !t.contains(".") && table.endsWith("." + t));
@@ -241,7 +253,7 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile);
     }
 
     /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */
@@ -613,7 +625,54 @@ public record TidemarkConfig(
           functions(ConfigKey.DATABASE_REVIEWED_FUNCTIONS),
           positiveInt(ConfigKey.DATABASE_CALLER_SHARE_PERCENT, 100),
           list(ConfigKey.DATABASE_APPROVERS),
-          tableApprovers());
+          tableApprovers(),
+          namedTools(),
+          toolsFile());
+    }
+
+    /**
+     * database.tools, database.toolsets and database.consumers as one section. Only their shape is
+     * checked here: an entry that is not a valid tool is left out when the tools load, and the
+     * node serves the rest.
+     */
+    io.vertx.core.json.JsonObject namedTools() {
+      io.vertx.core.json.JsonObject section = new io.vertx.core.json.JsonObject();
+      Object[][] keys = {{ConfigKey.DATABASE_TOOLS, "tools", true}, {ConfigKey.DATABASE_TOOLSETS, "toolsets", false},
+          {ConfigKey.DATABASE_CONSUMERS, "consumers", true}};
+      for (Object[] k : keys) {
+        ConfigKey key = (ConfigKey) k[0];
+        String text = str(key);
+        if (text.isEmpty()) {
+          continue;
+        }
+        boolean list = (Boolean) k[2];
+        Object value;
+        try {
+          value = io.vertx.core.json.Json.decodeValue(text);
+        } catch (io.vertx.core.json.DecodeException e) {
+          value = null;
+        }
+        if (list ? !(value instanceof io.vertx.core.json.JsonArray) : !(value instanceof io.vertx.core.json.JsonObject)) {
+          throw fail(key, list ? "a list of entries (a JSON array in " + key.envName() + ")"
+              : "a mapping of names to lists of tool names (a JSON object in " + key.envName() + ")");
+        }
+        section.put((String) k[1], value);
+      }
+      return section;
+    }
+
+    /** database.tools-file: a readable file, and then none of the inline keys. */
+    String toolsFile() {
+      String file = readableFileOrEmpty(ConfigKey.DATABASE_TOOLS_FILE);
+      if (!file.isEmpty()) {
+        for (ConfigKey inline : List.of(ConfigKey.DATABASE_TOOLS, ConfigKey.DATABASE_TOOLSETS, ConfigKey.DATABASE_CONSUMERS)) {
+          if (!str(inline).isEmpty()) {
+            throw contradiction(inline, ConfigKey.DATABASE_TOOLS_FILE, "is not read when " + ConfigKey.DATABASE_TOOLS_FILE.key()
+                + " is set: move the entries into that file");
+          }
+        }
+      }
+      return file;
     }
 
     /**
@@ -660,6 +719,9 @@ public record TidemarkConfig(
         throw new IllegalArgumentException("config key " + label + " must be a mapping of database keys, such as {name: sales, url: ...}");
       }
       Map<ConfigKey, String> values = new EnumMap<>(given);
+      // a database's tools are its own: their statements name its tables, so no entry inherits the default database's
+      List.of(ConfigKey.DATABASE_TOOLS, ConfigKey.DATABASE_TOOLSETS, ConfigKey.DATABASE_CONSUMERS, ConfigKey.DATABASE_TOOLS_FILE)
+          .forEach(values::remove);
       Iterator<String> names = node.fieldNames();
       while (names.hasNext()) {
         String sub = names.next();
@@ -669,7 +731,8 @@ public record TidemarkConfig(
           throw new IllegalArgumentException("config key " + label + " has an unknown key '" + sub + "'; an entry may set "
               + String.join(", ", entryKeys()));
         }
-        values.put(k, ConfigLoader.plain(value, "config key " + label + "." + sub));
+        values.put(k, ConfigLoader.SECTIONS.contains(k) && value.isContainerNode() ? value.toString()
+            : ConfigLoader.plain(value, "config key " + label + "." + sub));
       }
       if (!node.has("name") || !node.has("url")) {
         throw new IllegalArgumentException("config key " + label + " must set name and url; the rest is taken from database.*");

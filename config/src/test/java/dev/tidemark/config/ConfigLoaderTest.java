@@ -19,6 +19,11 @@ class ConfigLoaderTest {
   Path dir;
 
   private Path file(String yaml) throws Exception {
+    return yamlFile(dir, yaml);
+  }
+
+  /** {@code yaml} written as tidemark.yaml in {@code dir}, for the config tests that load a file. */
+  static Path yamlFile(Path dir, String yaml) throws Exception {
     Path f = dir.resolve("tidemark.yaml");
     Files.writeString(f, yaml);
     return f;

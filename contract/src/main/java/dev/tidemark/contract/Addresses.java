@@ -121,6 +121,12 @@ public final class Addresses {
   public static final String EVENTS_LEASED_MAP = "tidemark.events-leased.v1";
 
   /**
+   * The check of named tools' statements for one database ({@code tidemark.named-tools.v1.<database>}),
+   * answered by every node with the query role: a node without it (a gateway alone) asks here, with
+   * the definitions as {@code {"tools": [...]}}, and gets {@code {"refused": {name: fault}}}.
+   */
+  public static final String NAMED_TOOLS_V1 = "tidemark.named-tools.v1";
+  /**
    * Local to each node: published by the node's cluster manager hook when a member left the
    * cluster (died, or was cut off), with the member's cluster node id as the body, so that what
    * waits on that member (a gateway's calls in flight) can end at once instead of at its timeout.
@@ -206,6 +212,10 @@ public final class Addresses {
 
   public static String taskInput(String taskId) {
     return TASK_INPUT_V1 + "." + taskId;
+  }
+
+  public static String namedTools(String database) {
+    return NAMED_TOOLS_V1 + "." + database;
   }
 
   public static String running(String clusterNodeId) {

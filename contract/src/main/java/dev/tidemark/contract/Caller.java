@@ -8,9 +8,12 @@ import java.util.Objects;
 /**
  * Who is calling: an identity, the PostgreSQL role every statement runs as, the access ceiling and
  * the databases the caller may reach; for an OAuth access token also the scopes it was granted
- * ({@code scopes} is null for a Tidemark token, whose access alone says what it may do).
+ * ({@code scopes} is null for a Tidemark token, whose access alone says what it may do) and the
+ * claims of the token that a named tool may bind a parameter from ({@code claims}: the token's
+ * claims whose values are text, numbers or booleans; null for a Tidemark token, which has none).
  */
-public record Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes) {
+public record Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes,
+    JsonObject claims) {
 
   public Caller {
     Objects.requireNonNull(id, "id");
@@ -19,6 +22,12 @@ public record Caller(String id, String name, String pgRole, Access access, List<
     Objects.requireNonNull(access, "access");
     databases = List.copyOf(databases);
     scopes = scopes == null ? null : List.copyOf(scopes);
+    claims = claims == null || claims.isEmpty() ? null : claims.copy();
+  }
+
+  /** A caller without claims. */
+  public Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes) {
+    this(id, name, pgRole, access, databases, scopes, null);
   }
 
   /** A caller of a Tidemark token: not limited by scopes. */
@@ -42,6 +51,9 @@ public record Caller(String id, String name, String pgRole, Access access, List<
         .put("pg_role", pgRole)
         .put("access", access.wire())
         .put("databases", new JsonArray(databases));
+    if (claims != null) {
+      json.put("claims", claims.copy());
+    }
     // absent, not null, for a Tidemark token: readers that predate scopes see the same message
     return scopes == null ? json : json.put("scopes", new JsonArray(scopes));
   }
@@ -56,6 +68,7 @@ public record Caller(String id, String name, String pgRole, Access access, List<
         json.getString("pg_role"),
         Access.fromWire(json.getString("access")),
         dbs.stream().map(String::valueOf).toList(),
-        scopes == null ? null : scopes.stream().map(String::valueOf).toList());
+        scopes == null ? null : scopes.stream().map(String::valueOf).toList(),
+        json.getValue("claims") instanceof JsonObject claims ? claims : null);
   }
 }

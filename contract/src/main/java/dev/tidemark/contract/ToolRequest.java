@@ -12,9 +12,13 @@ import java.util.Objects;
  * the service with its own span before the tool runs, so that what the tool hands PostgreSQL names
  * the span that ran the statement. Both are absent from the wire when null; a node of an earlier
  * version ignores them, and one that gets none starts a new trace.
+ *
+ * <p>{@code named} is the definition of the team-defined tool the call runs ({@link NamedTool#toJson}),
+ * null for every other tool: the service runs the statement the gateway showed, whatever the
+ * configuration of its own node says at that moment. Absent from the wire when null.
  */
 public record ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller,
-    String traceparent, String tracestate) {
+    String traceparent, String tracestate, JsonObject named) {
 
   public ToolRequest {
     Objects.requireNonNull(requestId, "requestId");
@@ -26,6 +30,12 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
     tracestate = traceparent == null || tracestate == null || tracestate.isEmpty() ? null : tracestate;
   }
 
+  /** A request of a built-in tool. */
+  public ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller,
+      String traceparent, String tracestate) {
+    this(requestId, database, tool, arguments, caller, traceparent, tracestate, null);
+  }
+
   /** A request outside any trace. */
   public ToolRequest(String requestId, String database, String tool, JsonObject arguments, Caller caller) {
     this(requestId, database, tool, arguments, caller, null, null);
@@ -33,7 +43,22 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
 
   /** This request under another span's trace context. */
   public ToolRequest withTrace(String traceparent, String tracestate) {
-    return new ToolRequest(requestId, database, tool, arguments, caller, traceparent, tracestate);
+    return new ToolRequest(requestId, database, tool, arguments, caller, traceparent, tracestate, named);
+  }
+
+  /** This request running the named tool {@code definition}. */
+  public ToolRequest withNamed(NamedTool definition) {
+    return new ToolRequest(requestId, database, tool, arguments, caller, traceparent, tracestate, definition.toJson());
+  }
+
+  /** The same request with other arguments (a named tool's own, turned into those of the tool that runs it). */
+  public ToolRequest withArguments(JsonObject other) {
+    return new ToolRequest(requestId, database, tool, other, caller, traceparent, tracestate, named);
+  }
+
+  /** The named tool this request runs, or null for a built-in one. */
+  public NamedTool namedTool() {
+    return named == null ? null : NamedTool.fromJson(named);
   }
 
   public JsonObject toJson() {
@@ -49,6 +74,9 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
     if (tracestate != null) {
       json.put("tracestate", tracestate);
     }
+    if (named != null) {
+      json.put("named", named);
+    }
     return json;
   }
 
@@ -60,6 +88,7 @@ public record ToolRequest(String requestId, String database, String tool, JsonOb
         json.getJsonObject("arguments"),
         Caller.fromJson(json.getJsonObject("caller")),
         json.getValue("traceparent") instanceof String tp ? tp : null,
-        json.getValue("tracestate") instanceof String ts ? ts : null);
+        json.getValue("tracestate") instanceof String ts ? ts : null,
+        json.getValue("named") instanceof JsonObject n ? n : null);
   }
 }

@@ -38,6 +38,37 @@ class ToolListBudgetTest {
     assertTrue(whole <= FULL_TOKENS, "tools/list costs " + whole + " tokens in full, more than " + FULL_TOKENS);
   }
 
+  /** What a role given only named tools pays: twenty tools of a support team, nothing of the built-in catalogue. */
+  static final int NAMED_MODEL_TOKENS = 2_000;
+  static final int NAMED_FULL_TOKENS = 6_000;
+
+  @Test
+  void twentyNamedToolsCostOnlyWhatTheyDeclare() {
+    JsonArray seen = new JsonArray();
+    JsonArray full = new JsonArray();
+    for (int i = 0; i < 20; i++) {
+      boolean read = i % 2 == 0;
+      JsonObject entry = new JsonObject().put("name", (read ? "tickets_of_customer_" : "close_ticket_") + i)
+          .put("description", read ? "The open tickets of one customer, newest first." : "Closes one ticket with a reason; plans first.")
+          .put("kind", read ? "read" : "change")
+          .put("statement", read ? "SELECT id, subject FROM support_tickets WHERE customer_id = $1 AND status = $2"
+              : "UPDATE support_tickets SET status = 'closed', resolution = $2 WHERE id = $1")
+          .put("parameters", new JsonArray()
+              .add(new JsonObject().put("name", read ? "customer_id" : "ticket_id").put("type", "integer").put("minimum", 1))
+              .add(new JsonObject().put("name", read ? "status" : "reason").put("type", "text").put("maxLength", 200)))
+          .put("roles", new JsonArray().add("support_agent"));
+      JsonObject mcp = NamedTool.fromJson(entry).descriptor().toMcp();
+      seen.add(new JsonObject().put("name", mcp.getString("name")).put("description", mcp.getString("description"))
+          .put("inputSchema", mcp.getJsonObject("inputSchema")));
+      full.add(mcp);
+    }
+    int model = tokens(seen.encode());
+    int whole = tokens(new JsonObject().put("tools", full).encode());
+    System.out.printf("tools/list for a role with 20 named tools only: %d tokens as a model sees them, %d in full%n", model, whole);
+    assertTrue(model <= NAMED_MODEL_TOKENS, "20 named tools cost a model " + model + " tokens, more than " + NAMED_MODEL_TOKENS);
+    assertTrue(whole <= NAMED_FULL_TOKENS, "20 named tools cost " + whole + " tokens in full, more than " + NAMED_FULL_TOKENS);
+  }
+
   private static int tokens(String compactJson) {
     return (compactJson.length() + 3) / 4;
   }

@@ -45,6 +45,20 @@ public final class CallerSessions {
    */
   public static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
+    return readOnly(db, pool, request, timeoutMs, resetSession, "BEGIN READ ONLY", work);
+  }
+
+  /**
+   * Like {@link #readOnly(CallerDb, ToolRequest, long, Function)}, with every statement of {@code
+   * work} reading one snapshot (REPEATABLE READ): several reads that must agree with each other,
+   * such as the context of a batch of events.
+   */
+  public static <T> Future<T> readOnlySnapshot(CallerDb db, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
+    return readOnly(db, db.pool(), request, timeoutMs, true, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work);
+  }
+
+  private static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession, String begin,
+      Function<SqlConnection, Future<T>> work) {
     return db.connection(pool, request.caller()).compose(lent -> {
       SqlConnection conn = lent.conn();
       String identity;
@@ -54,7 +68,7 @@ public final class CallerSessions {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
         return lent.close().transform(x -> Future.<T>failedFuture(e));
       }
-      Future<?> begun = conn.query("BEGIN READ ONLY").execute();
+      Future<?> begun = conn.query(begin).execute();
       Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
       Future<T> started;
       try {

@@ -112,6 +112,10 @@ public final class TidemarkNode {
       List<java.util.function.LongFunction<Future<Integer>>> drains = new ArrayList<>();
       Pool defaultPool = null;
       java.util.Map<String, Pool> pools = new java.util.LinkedHashMap<>();
+      List<McpExtension> extensions = roles.contains(Role.GATEWAY) ? extensionsOf.apply(vertx) : List.of();
+      // no tool a team defines may take the name of a tool the gateway serves of its own
+      Set<String> builtIns = new java.util.HashSet<>(dev.tidemark.contract.ToolCatalog.all().stream().map(t -> t.name()).toList());
+      extensions.forEach(e -> e.tools().forEach(t -> builtIns.add(t.getString("name"))));
       // each database its own pools, services and changelog, each seeing only its own config
       for (String database : config.databaseNames()) {
         Pool pool = needsDatabase ? Pools.create(vertx, config.forDatabase(database).database()) : null;
@@ -120,6 +124,11 @@ public final class TidemarkNode {
           pools.put(database, pool);
         }
         deployDatabase(vertx, deployed, info, config.forDatabase(database), pool, ready, deployments, drains);
+        if (pool != null && (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY))) {
+          // the gateway serves the tools a team defined, and the query role reports them (status) and reads events' context with them
+          deployments.add(deployed.deploy(new dev.tidemark.node.tools.NamedToolsLoader(config.forDatabase(database), pool,
+              roles.contains(Role.QUERY), builtIns), database));
+        }
       }
       GatewayNode gateway = null;
       if (roles.contains(Role.GATEWAY)) {
@@ -132,7 +141,7 @@ public final class TidemarkNode {
         // the console for people, on the gateway's port at console.path, when it is enabled: started once, mounted by every instance
         List<GatewayRoutes> pages = config.console().enabled() ? List.of(new Console(vertx, info, config, pools, auth, activity)) : List.of();
         // the node-wide part first, then one endpoint per event loop over it, all on http.port
-        GatewayNode node = new GatewayNode(info, config, auth, extensionsOf.apply(vertx), activity, pages);
+        GatewayNode node = new GatewayNode(info, config, auth, extensions, activity, pages);
         gateway = node;
         drains.add(node::drain);
         deployments.add(deployed.deploy(node, null).compose(x -> deployed.deploy(node::newInstance,

@@ -50,6 +50,13 @@ final class ToolsPage {
       nothing again. The other tools of Tidemark's design are not available yet (see
       [architecture.md](../architecture.md#not-built-yet)).
 
+      Besides these, each database may serve tools its team defines in configuration: named,
+      parameterised reads and changes whose SQL no agent can change, shown only to the roles they name
+      ([named-tools.md](../guides/named-tools.md)). A named read tool takes its parameters and `cursor`
+      and answers as `query` does; a named change tool takes its parameters, `plan_id`, `confirm`,
+      `idempotency_key` and, when an events consumer offers it as a reaction, `causation_token`, and
+      answers as `execute` does.
+
       ## How every tool behaves
 
       - **Closed input schemas.** Every input schema is JSON Schema 2020-12 (the dialect MCP assumes

@@ -49,6 +49,7 @@ public final class QueryVerticle extends VerticleBase {
   private final StalenessCheck staleness;
   private CallerPools callers;
   private Map<String, ReadTool> tools;
+  private ReadTool named;
   private MessageConsumer<Object> consumer;
   private final ServiceDrain running = new ServiceDrain();
   private MessageConsumer<JsonObject> cancels;
@@ -84,13 +85,15 @@ public final class QueryVerticle extends VerticleBase {
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs(), functions);
       waits = new ChangelogWaits(vertx, db.connectOptions(db.user(), db.password(), "tidemark-watch"));
+      QueryTool queryTool = new QueryTool(db, paramTypes, functions, cursors, staleness);
+      named = new dev.tidemark.query.impl.NamedReadTool(queryTool);
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
           ToolCatalog.LIST_TABLES, new ListTablesTool(db),
           ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
           ToolCatalog.GET_ROW, new GetRowTool(catalog),
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
-          ToolCatalog.QUERY, new QueryTool(db, paramTypes, functions, cursors, staleness),
+          ToolCatalog.QUERY, queryTool,
           ToolCatalog.EXPLAIN, new ExplainTool(db, functions),
           ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool),
           ToolCatalog.WATCH, new WatchTool(vertx, db, pool, catalog, cursors, waits, config.watch().maxWaitingPerCaller()));
@@ -127,7 +130,8 @@ public final class QueryVerticle extends VerticleBase {
 
   private void onMessage(Message<Object> msg) {
     running.track(ToolMessages.answer(msg, node, pool, tracer, request -> {
-      ReadTool tool = tools.get(request.tool());
+      // a tool a team defined carries its definition: its name is never a built-in tool's
+      ReadTool tool = request.named() != null ? named : tools.get(request.tool());
       return tool == null
           ? Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no read tool named " + request.tool() + "."))
           : tool.run(callers.forCaller(request.caller()), request);

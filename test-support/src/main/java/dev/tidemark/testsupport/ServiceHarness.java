@@ -11,6 +11,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.Caller;
+import dev.tidemark.contract.NamedTool;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
@@ -218,6 +219,12 @@ public final class ServiceHarness implements AutoCloseable {
     ToolDescriptor descriptor = ToolCatalog.find(tool).orElseThrow(() -> new IllegalArgumentException("no tool " + tool));
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database(), tool, arguments, who);
     return await(ToolMessages.ask(caller, Addresses.forService(descriptor.service(), database()), request, CALL_TIMEOUT_MS));
+  }
+
+  /** Calls {@code tool}, a tool a team defined, as {@code who}: its definition travels in the request, as a gateway sends it. */
+  public ToolReply call(Caller who, NamedTool tool, JsonObject arguments) {
+    ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database(), tool.name(), arguments, who).withNamed(tool);
+    return await(ToolMessages.ask(caller, Addresses.forService(tool.kind().service(), database()), request, CALL_TIMEOUT_MS));
   }
 
   /** {@link #call} that must succeed: its structured content, checked against the tool's output schema. */

@@ -208,7 +208,20 @@ public final class JwtAuthenticator implements Authenticator {
     // "oauth:" never begins a Tidemark token's name, so row-level-security policies can tell the two apart
     String name = "oauth:" + sub;
     return new Caller(name, name, role, scopes.contains(OAuthConfig.WRITE_SCOPE) ? Access.READ_WRITE : Access.READ_ONLY,
-        List.of("*"), scopes);
+        List.of("*"), scopes, bindable(claims));
+  }
+
+  /** Claims a named tool may bind a parameter from: short text, numbers and booleans, never the token's own bookkeeping. */
+  static JsonObject bindable(JsonObject claims) {
+    JsonObject out = new JsonObject();
+    for (String name : claims.fieldNames()) {
+      Object v = claims.getValue(name);
+      boolean plain = v instanceof Number || v instanceof Boolean || v instanceof String s && s.length() <= 1024;
+      if (plain && out.size() < 64 && !List.of("iss", "aud", "exp", "nbf", "iat", "jti", "scope", "scp").contains(name)) {
+        out.put(name, v);
+      }
+    }
+    return out;
   }
 
   /** The role claim: a string, or an array of which exactly one entry is an allowed role. */

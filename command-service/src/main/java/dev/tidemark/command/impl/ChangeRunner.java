@@ -75,6 +75,8 @@ public final class ChangeRunner {
   private final Map<String, ChangeTool> tools;
   private final Causes causes;
   private final ProposalStore proposals;
+  /** The function check a named change tool's statement passes, as execute's does; null: this runner runs none. */
+  private final dev.tidemark.database.FunctionGuard functions;
 
   /**
    * @param pool Tidemark's login: idempotency lookups and the classification of failures
@@ -82,6 +84,13 @@ public final class ChangeRunner {
    */
   public ChangeRunner(Pool pool, CallerPools callers, DatabaseConfig database, CommandConfig config, PlanCodec plans,
       Map<String, ChangeTool> tools, Causes causes) {
+    this(pool, callers, database, config, plans, tools, causes, null);
+  }
+
+  /** @param functions the function check of the named change tools this runner runs (their definitions come with each request) */
+  public ChangeRunner(Pool pool, CallerPools callers, DatabaseConfig database, CommandConfig config, PlanCodec plans,
+      Map<String, ChangeTool> tools, Causes causes, dev.tidemark.database.FunctionGuard functions) {
+    this.functions = functions;
     this.pool = pool;
     this.callers = callers;
     this.database = database;
@@ -92,8 +101,19 @@ public final class ChangeRunner {
     this.proposals = new ProposalStore(pool);
   }
 
-  public Future<ToolReply> run(ToolRequest request) {
-    ChangeTool tool = tools.get(request.tool());
+  public Future<ToolReply> run(ToolRequest given) {
+    ToolRequest request;
+    try {
+      // a reaction's causation token is the caused_by of its event: from here on it is one
+      request = Reactions.causedBy(given, callers.keys());
+    } catch (ToolException e) {
+      return Future.failedFuture(e);
+    }
+    return resolved(request).recover(err -> Future.failedFuture(Reactions.blame(given, err)));
+  }
+
+  private Future<ToolReply> resolved(ToolRequest request) {
+    ChangeTool tool = tool(request);
     if (tool == null) {
       return Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This node has no change tool named " + request.tool() + "."));
     }
@@ -140,7 +160,7 @@ public final class ChangeRunner {
    * their sequence values and defaults are drawn when they are written.
    */
   public Future<ToolReply> applyApproved(ToolRequest request, Approved approved) {
-    ChangeTool tool = tools.get(request.tool());
+    ChangeTool tool = tool(request);
     if (tool == null) {
       return Future.failedFuture(new ToolException(ErrorCode.NOT_FOUND, "This version has no change tool named " + request.tool() + "."));
     }
@@ -149,6 +169,16 @@ public final class ChangeRunner {
           + " through Tidemark (command.migrate-roles does not name it). Nothing was written."));
     }
     return commit(request, tool, null, approved.idempotencyKey(), 1, approved);
+  }
+
+  /** The change tool {@code request} runs: a named tool's own definition, else the built-in tool of its name; null for none. */
+  private ChangeTool tool(ToolRequest request) {
+    if (request.named() == null) {
+      return tools.get(request.tool());
+    }
+    dev.tidemark.contract.NamedTool named = request.namedTool();
+    return functions == null || named.kind() != dev.tidemark.contract.NamedTool.Kind.CHANGE ? null
+        : new NamedChangeTool(functions, named, request.caller());
   }
 
   /**

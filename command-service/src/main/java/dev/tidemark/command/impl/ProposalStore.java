@@ -85,12 +85,31 @@ public final class ProposalStore {
   }
 
   /**
+   * Where a named tool's proposal keeps what its approval needs besides the arguments: the tool's
+   * definition as the proposer called it, and the claims its parameters may be bound from. No
+   * argument a caller sends has this name (every input schema is closed).
+   */
+  public static final String NAMED_KEY = "_named";
+
+  /** The arguments a proposal keeps: a named tool's, with its definition and the proposer's claims under {@link #NAMED_KEY}. */
+  static JsonObject storedArguments(ToolRequest request) {
+    if (request.named() == null) {
+      return request.arguments();
+    }
+    JsonObject named = new JsonObject().put("tool", request.named());
+    if (request.caller().claims() != null) {
+      named.put("claims", request.caller().claims());
+    }
+    return request.arguments().copy().put(NAMED_KEY, named);
+  }
+
+  /**
    * Keeps the change of {@code request} as a proposal under the caller's {@code key}, or finds the
    * one already kept under it, and answers the caller with it: nothing is written yet.
    */
   Future<ToolReply> propose(ToolRequest request, String key, String inputHash, JsonObject proposal) {
     Tuple values = Tuple.tuple().addString(request.caller().id()).addString(request.caller().name()).addString(request.caller().pgRole())
-        .addString(request.tool()).addString(request.arguments().encode()).addString(key).addString(inputHash)
+        .addString(request.tool()).addString(storedArguments(request).encode()).addString(key).addString(inputHash)
         .addString(proposal.getString("fingerprint"))
         .addValue(proposal.getJsonArray("tables").stream().map(String::valueOf).toArray(String[]::new))
         .addValue(proposal.getJsonObject("plan")).addString(proposal.getJsonArray("rows").encode())

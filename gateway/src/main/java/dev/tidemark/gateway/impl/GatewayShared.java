@@ -2,6 +2,7 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.contract.NamedCatalogs;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.McpExtension;
@@ -39,8 +40,9 @@ import java.util.List;
  * limiter, the calls and streams in flight, the session copies, the subscriptions and the change
  * claims, the revocations heard, the drain and the client of the services are here, each safe to
  * use from any loop (see each class). Its consumers and timers (cancellations, sessions changed,
- * subscriptions heard, changes to notify, members that left, revocations, the gauges) run once,
- * on the context that calls {@link #start}: the node's gateway part, never an instance's.
+ * subscriptions heard, changes to notify, members that left, revocations, reloads of the named
+ * tools, the gauges) run once, on the context that calls {@link #start}: the node's gateway part,
+ * never an instance's.
  */
 public final class GatewayShared {
 
@@ -71,6 +73,8 @@ public final class GatewayShared {
   private final GatewayActivity activity;
   private final Tasks tasks;
   private final Drain drain = new Drain();
+  /** Stops hearing of reloads of the named tools. */
+  private Runnable unlisten = () -> {};
 
   /**
    * @param authenticator null only when {@code auth.enabled} is false (a local test node)
@@ -111,6 +115,8 @@ public final class GatewayShared {
   /** Starts what runs once per node, on the calling context. */
   public Future<Void> start() {
     GatewayMeters.watch(vertx, inFlight);
+    // a reload that changed what a database serves: every session that receives list changes hears of it, once per node
+    unlisten = NamedCatalogs.of(vertx).listen(subscriptions::toolsListChanged);
     return inFlight.start().compose(v -> services.start()).compose(v -> sessions.start()).compose(v -> subscriptions.start())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::start).toList())).compose(v -> requestStates.start())
         .compose(v -> authenticator == null ? Future.succeededFuture() : authenticator.start(inFlight::revoked));
@@ -121,6 +127,7 @@ public final class GatewayShared {
    * end their own streams as they stop.
    */
   public Future<Void> stop() {
+    unlisten.run();
     return tasks.stop().compose(v -> authenticator == null ? Future.<Void>succeededFuture() : authenticator.stop())
         .compose(v -> Future.all(notifiers.stream().map(ChangeNotifier::stop).toList())).compose(v -> subscriptions.stop())
         .compose(v -> sessions.stop()).compose(v -> services.stop()).compose(v -> inFlight.stop());

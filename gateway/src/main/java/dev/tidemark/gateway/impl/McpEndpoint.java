@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl;
 
+import dev.tidemark.contract.NamedCatalog;
+import dev.tidemark.contract.NamedCatalogs;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.config.TidemarkConfig;
@@ -132,7 +134,7 @@ public final class McpEndpoint {
 
     this.requestStates = shared.requestStates();
     Grants grants = shared.grants();
-    this.scopes = new ScopeGate(grants, challenges);
+    this.scopes = new ScopeGate(grants, challenges, NamedCatalogs.of(vertx));
     this.services = shared.services();
     // the node's tasks: any instance, and any gateway of the cluster, answers for any task
     Tasks tasks = shared.tasks();
@@ -192,7 +194,7 @@ public final class McpEndpoint {
       router.get(Challenges.METADATA_PREFIX + path).handler(ctx -> metadata(ctx, null));
       router.get(Challenges.METADATA_PREFIX + path + "/:database").handler(ctx -> metadata(ctx, ctx.pathParam("database")));
     }
-    for (String p : List.of(path, path + "/:database")) {
+    for (String p : List.of(path, path + "/:database", path + "/:database/:toolset")) {
       router.post(p).handler(this::post);
       router.get(p).handler(this::get);
       router.delete(p).handler(this::delete);
@@ -236,10 +238,28 @@ public final class McpEndpoint {
       if (ctx.request().method() == HttpMethod.POST) {
         RequestGuards.requireJson(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
       }
-      return authentication.check(ctx.request(), database, ctx.pathParam("database"));
+      String toolset = toolset(database, ctx.pathParam("toolset"));
+      return authentication.check(ctx.request(), database, ctx.pathParam("database")).map(who -> who.withToolset(toolset));
     } catch (Refusal r) {
       return r.future();
     }
+  }
+
+  /**
+   * The toolset a path names, which its database serves; an unknown one is a 404 that lists the
+   * toolsets (never the name sent). A toolset narrows what a client sees; the token decides what it may call.
+   */
+  private String toolset(String database, String toolsetInPath) {
+    if (toolsetInPath == null) {
+      return null;
+    }
+    NamedCatalog catalog = NamedCatalogs.of(vertx).get(database);
+    if (catalog.toolset(toolsetInPath) == null) {
+      String path = config.http().path() + "/" + database + "/";
+      throw Refusal.http(404, "No toolset is served at this path; " + (catalog.toolsets().isEmpty() ? "database " + database
+          + " serves none." : "the toolsets are " + String.join(", ", catalog.toolsets().stream().sorted().map(t -> path + t).toList()) + "."));
+    }
+    return toolsetInPath;
   }
 
   private void post(RoutingContext ctx) {

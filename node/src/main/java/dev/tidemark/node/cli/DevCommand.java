@@ -235,6 +235,12 @@ final class DevCommand implements Callable<Integer> {
     v.put(ConfigKey.CONSOLE_ENABLED, String.valueOf(!issuerWithoutClient));
     v.put(ConfigKey.CONSOLE_ADMINISTRATORS, "dev-read-write");
     v.put(ConfigKey.DATABASE_APPROVERS, "dev-read-write");
+    boolean ownTools = java.util.stream.Stream.of(ConfigKey.DATABASE_TOOLS, ConfigKey.DATABASE_TOOLSETS, ConfigKey.DATABASE_CONSUMERS,
+        ConfigKey.DATABASE_TOOLS_FILE).anyMatch(userConfig::containsKey);
+    if (external == null && !ownTools) {
+      // the demo database's own tools: a file or variable that defines tools replaces them whole
+      v.putAll(DevSetup.demoTools());
+    }
     v.putAll(userConfig);
     CommandLine.ParseResult given = spec.commandLine().getParseResult();
     if (given.hasMatchedOption("--http-port")) {

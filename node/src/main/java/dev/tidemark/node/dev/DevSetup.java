@@ -19,6 +19,18 @@ public final class DevSetup {
 
   private DevSetup() {}
 
+  /**
+   * The demo database's named tools (schema/demo/tools.yaml of the database module), as the config
+   * keys that define them: dev mode serves them on its demo database.
+   */
+  public static Map<dev.tidemark.config.ConfigKey, String> demoTools() {
+    io.vertx.core.json.JsonObject section = dev.tidemark.node.tools.NamedToolsLoader.parse(
+        io.vertx.core.buffer.Buffer.buffer(dev.tidemark.database.schema.Migrator.read("demo/tools.yaml")));
+    return Map.of(dev.tidemark.config.ConfigKey.DATABASE_TOOLS, section.getJsonArray("tools").encode(),
+        dev.tidemark.config.ConfigKey.DATABASE_TOOLSETS, section.getJsonObject("toolsets").encode(),
+        dev.tidemark.config.ConfigKey.DATABASE_CONSUMERS, section.getJsonArray("consumers").encode());
+  }
+
   /** @param callerPasswords the login password of {@link #WRITER_ROLE} and {@link #READER_ROLE} */
   public static Future<Void> prepare(Pool pool, String readWriteToken, String readOnlyToken, Map<String, String> callerPasswords) {
     return prepare(pool, readWriteToken, readOnlyToken, callerPasswords, true);

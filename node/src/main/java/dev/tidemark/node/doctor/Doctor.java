@@ -169,6 +169,45 @@ public final class Doctor {
       conn.close();
     }
     callerRoles(vertx, db, out);
+    namedTools(vertx, db, out);
+  }
+
+  /**
+   * The tools a team defines, checked as a node checks them when it loads them: each entry that
+   * would not be served is a failure naming the entry and its fault.
+   */
+  private static void namedTools(Vertx vertx, DatabaseConfig db, List<Finding> out) {
+    io.vertx.core.json.JsonObject section;
+    String where = "database.";
+    try {
+      section = db.toolsFile().isEmpty() ? db.namedTools() : dev.tidemark.node.tools.NamedToolsLoader.parse(
+          io.vertx.core.buffer.Buffer.buffer(java.nio.file.Files.readAllBytes(java.nio.file.Path.of(db.toolsFile()))));
+      where = db.toolsFile().isEmpty() ? where : db.toolsFile() + ": ";
+    } catch (IOException | IllegalArgumentException e) {
+      out.add(Finding.fail("named-tools", "cannot read " + db.toolsFile() + " (database.tools-file): " + e.getMessage()));
+      return;
+    }
+    if (section.isEmpty()) {
+      out.add(Finding.skip("named-tools", "no tools are defined for this database (database.tools, database.tools-file)"));
+      return;
+    }
+    java.util.Set<String> builtIns = new java.util.HashSet<>(dev.tidemark.contract.ToolCatalog.all().stream().map(t -> t.name()).toList());
+    dev.tidemark.contract.NamedCatalog.Definitions defs = dev.tidemark.contract.NamedCatalog.parse(section, builtIns, where);
+    Pool pool = Pools.create(vertx, db);
+    try {
+      Map<String, String> refused = wait(dev.tidemark.query.NamedToolCheck.check(vertx, db, pool, defs.tools()));
+      dev.tidemark.contract.NamedCatalog catalog = dev.tidemark.contract.NamedCatalog.assemble(defs, refused, builtIns);
+      catalog.faults().forEach(f -> out.add(Finding.fail("named-tools", f.describe() + "; the entry is not served (or served"
+          + " without that part), the others are")));
+      if (catalog.faults().isEmpty()) {
+        out.add(Finding.ok("named-tools", catalog.tools().size() + " tools pass the load check: "
+            + String.join(", ", catalog.tools().stream().map(t -> t.name()).toList())));
+      }
+    } catch (Exception e) {
+      out.add(Finding.fail("named-tools", "cannot check the tools (" + reason(e) + ")"));
+    } finally {
+      pool.close();
+    }
   }
 
   private static void schema(int version, List<Finding> out) {

@@ -60,6 +60,7 @@ public final class EventsVerticle extends VerticleBase {
   private SharePool slots;
   private CallerPools callers;
   private Leases leases;
+  private dev.tidemark.query.events.impl.EventContexts contexts;
   private Acknowledgements acks;
   private StatusReport status;
   private Seek seek;
@@ -93,6 +94,8 @@ public final class EventsVerticle extends VerticleBase {
       LeaseTokens tokens = new LeaseTokens(keys, store);
       leases = new Leases(vertx, node, config, slots, found, store, new ChangesSinceTool(config.database(), pool), callers, tokens);
       acks = new Acknowledgements(vertx, node, config, slots, tokens);
+      contexts = new dev.tidemark.query.events.impl.EventContexts(vertx, config, callers, keys,
+          new dev.tidemark.database.FunctionGuard(pool, config.database().reviewedFunctions(), config.database().catalogCacheMs()));
       consumers.add(vertx.eventBus().<Object>consumer(Addresses.events(db),
           msg -> ToolMessages.answer(msg, node, pool, tracer, this::run, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsNode(db, node.nodeId()),
@@ -123,7 +126,7 @@ public final class EventsVerticle extends VerticleBase {
       janitor.used(store.groupId(request.caller().id(), consumer));  // whatever the call's outcome: its caller uses the name
     }
     return switch (request.tool()) {
-      case ToolCatalog.EVENTS_NEXT -> leases.next(request);
+      case ToolCatalog.EVENTS_NEXT -> leases.next(request).compose(reply -> contexts.enrich(request, reply));
       case ToolCatalog.EVENTS_ACK, ToolCatalog.EVENTS_NACK, Actions.LEASE_HELD -> acks.route(request);
       case ToolCatalog.EVENTS_STATUS -> status.status(request);
       case ToolCatalog.EVENTS_SEEK -> seek.seek(request);

@@ -79,6 +79,11 @@ public final class StatusTool implements ReadTool {
       if (proposal.result() != null) {
         out.put("proposal", proposal.result());
       }
+      dev.tidemark.contract.NamedCatalog named = dev.tidemark.contract.NamedCatalogs.of(vertx).get(request.database());
+      if (!named.faults().isEmpty()) {
+        // an entry of this node's configuration is not served: an operator reads here which, and why
+        out.put("named_tools", named.toJson());
+      }
       return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()
           + " (" + role.result() + ", " + request.caller().access().wire() + ")", out);

@@ -47,6 +47,12 @@ public final class Consent {
    */
   public Future<JsonObject> ask(Call call, ToolDescriptor tool, JsonObject arguments, ToolReply refused, CallContext context,
       Function<ToolReply, JsonObject> render) {
+    return ask(call, tool, arguments, refused, context, render, args -> ServiceClient.request(call, tool.name(), args));
+  }
+
+  /** As above; {@code requests} makes the request that commits with the user's yes (a named tool's carries its definition). */
+  public Future<JsonObject> ask(Call call, ToolDescriptor tool, JsonObject arguments, ToolReply refused, CallContext context,
+      Function<ToolReply, JsonObject> render, Function<JsonObject, dev.tidemark.contract.ToolRequest> requests) {
     if (!call.clientCan("elicitation")) {
       return Future.succeededFuture(render.apply(refused));
     }
@@ -66,7 +72,7 @@ public final class Consent {
         return Future.succeededFuture(render.apply(ToolReply.failed(new ToolException(ErrorCode.DECISION_REQUIRED,
             "The user did not allow the change; nothing was written.", refused.error().copy().put("declined", true)))));
       }
-      return services.send(tool, ServiceClient.request(call, tool.name(), arguments.copy().put("confirm", true))).map(render);
+      return services.send(tool, requests.apply(arguments.copy().put("confirm", true))).map(render);
     });
   }
 

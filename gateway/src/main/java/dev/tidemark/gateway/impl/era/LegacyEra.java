@@ -101,7 +101,8 @@ public final class LegacyEra {
     ResponseChannel channel = stream ? channels.sse(sessionId) : channels.json();
     return new Call(false, who.caller(), who.database(), sessionId, session, env.id(), env.method(), env.params(), channel,
         session.getString("protocol_version"), session.getJsonObject("client_capabilities"),
-        session.getString("log_level"), progressToken, null, new Cancellation(), who.atNanos(), TraceParents.of(headers, env.meta()));
+        session.getString("log_level"), progressToken, null, new Cancellation(), who.atNanos(), TraceParents.of(headers, env.meta()),
+        who.toolset());
   }
 
   private Future<Turn> initialize(Object id, JsonObject params, Authenticated who) {

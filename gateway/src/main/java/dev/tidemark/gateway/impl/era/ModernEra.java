@@ -91,6 +91,7 @@ public final class ModernEra {
     ResponseChannel channel = stream ? channels.sse(null) : channels.json();
     return new Turn.Run(new Call(true, who.caller(), who.database(), null, null, id, name, p, channel, v,
         capabilities instanceof JsonObject c ? c : new JsonObject(), (String) logLevel, progressToken,
-        inputResponses instanceof JsonObject ir ? ir : null, new Cancellation(), who.atNanos(), TraceParents.of(headers, meta)));
+        inputResponses instanceof JsonObject ir ? ir : null, new Cancellation(), who.atNanos(), TraceParents.of(headers, meta),
+        who.toolset()));
   }
 }

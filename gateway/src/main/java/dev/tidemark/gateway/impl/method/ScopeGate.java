@@ -26,10 +26,22 @@ public final class ScopeGate {
 
   private final Grants grants;
   private final Challenges challenges;
+  private final dev.tidemark.contract.NamedCatalogs catalogs;
 
   public ScopeGate(Grants grants, Challenges challenges) {
+    this(grants, challenges, null);
+  }
+
+  /** @param catalogs the tools each database's team defined, whose scope follows their kind */
+  public ScopeGate(Grants grants, Challenges challenges, dev.tidemark.contract.NamedCatalogs catalogs) {
     this.grants = grants;
     this.challenges = challenges;
+    this.catalogs = catalogs;
+  }
+
+  /** The named tools of the call's database, when the gateway was given them. */
+  private dev.tidemark.contract.NamedCatalog named(Call call) {
+    return catalogs == null ? null : catalogs.get(call.database());
   }
 
   /** Fails with the 403 when {@code call} needs a scope its caller's token lacks; Tidemark tokens always pass. */
@@ -40,7 +52,12 @@ public final class ScopeGate {
     }
     String needed = null;
     String what = null;
-    if ("tools/call".equals(call.method()) && call.params().getValue("name") instanceof String tool
+    dev.tidemark.contract.NamedTool named = call.params().getValue("name") instanceof String n && named(call) != null
+        ? named(call).tool(n) : null;
+    if ("tools/call".equals(call.method()) && named != null && grants.verdict(caller, named) == Grants.Verdict.NEEDS_SCOPE) {
+      needed = named.kind() == dev.tidemark.contract.NamedTool.Kind.CHANGE ? OAuthConfig.WRITE_SCOPE : OAuthConfig.READ_SCOPE;
+      what = "the tool " + named.name();
+    } else if ("tools/call".equals(call.method()) && named == null && call.params().getValue("name") instanceof String tool
         && grants.verdict(caller, tool) == Grants.Verdict.NEEDS_SCOPE) {
       needed = Grants.scopeOf(tool);
       what = "the tool " + tool;

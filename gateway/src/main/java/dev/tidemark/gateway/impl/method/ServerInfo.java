@@ -17,7 +17,7 @@ public final class ServerInfo {
 
   public JsonObject capabilities() {
     return new JsonObject()
-        .put("tools", new JsonObject().put("listChanged", false))
+        .put("tools", new JsonObject().put("listChanged", true))
         .put("resources", new JsonObject().put("subscribe", true).put("listChanged", true))
         .put("prompts", new JsonObject().put("listChanged", false))
         .put("logging", new JsonObject())

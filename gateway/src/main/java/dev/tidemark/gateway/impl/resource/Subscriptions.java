@@ -223,6 +223,15 @@ public final class Subscriptions {
         .put("method", "notifications/resources/list_changed").put("params", new JsonObject()));
   }
 
+  /**
+   * Sends {@code notifications/tools/list_changed} to every receiver of list changes: the tools a
+   * database serves changed (a reload of its named tools).
+   */
+  public Future<Void> toolsListChanged(String database) {
+    return notify(database, LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
+        .put("method", "notifications/tools/list_changed").put("params", new JsonObject()));
+  }
+
   private Future<Void> notify(String database, String uri, java.util.function.Function<String, JsonObject> messageFor) {
     return map().compose(m -> m.get(key(database, uri))).compose(targets -> {
       if (targets == null) {

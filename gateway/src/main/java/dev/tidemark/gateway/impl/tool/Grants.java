@@ -66,7 +66,22 @@ public final class Grants {
     if (!withinCeiling(caller.pgRole(), tool)) {
       return Verdict.UNKNOWN;
     }
-    String scope = scopeOf(tool);
+    return byScope(caller, scopeOf(tool));
+  }
+
+  /**
+   * What a caller may do with a tool its team defined: the tool's own roles say who sees it (the
+   * role's ceiling covers the built-in tools only, so a role may be given named tools alone), and
+   * a read-only token or the scopes hold as for a built-in tool of its kind.
+   */
+  public Verdict verdict(Caller caller, dev.tidemark.contract.NamedTool tool) {
+    if (!tool.visibleTo(caller)) {
+      return Verdict.UNKNOWN;
+    }
+    return byScope(caller, tool.kind() == dev.tidemark.contract.NamedTool.Kind.CHANGE ? OAuthConfig.WRITE_SCOPE : OAuthConfig.READ_SCOPE);
+  }
+
+  private static Verdict byScope(Caller caller, String scope) {
     if (caller.scopes() == null) {
       // a Tidemark token: read-only ones never see the change tools
       return scope.equals(OAuthConfig.WRITE_SCOPE) && caller.access() != Access.READ_WRITE ? Verdict.UNKNOWN : Verdict.CALL;

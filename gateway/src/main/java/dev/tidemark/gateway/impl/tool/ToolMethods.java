@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.tool;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LogContext;
+import dev.tidemark.contract.NamedTool;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
@@ -53,6 +54,9 @@ public final class ToolMethods {
   private final Map<String, JsonObject> inputSchemas;
   private final Grants grants;
   private final Tasks tasks;
+  private final dev.tidemark.contract.NamedCatalogs named;
+  /** The argument check of each named tool, by its fingerprint: a reload that changes a tool makes a new one. */
+  private final Map<String, ArgumentValidator> namedValidators = new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * @param sessionWatches the node's count of each session's waiting watches (watch.max-waiting-per-session)
@@ -81,6 +85,7 @@ public final class ToolMethods {
     }
     this.validator = new ArgumentValidator(schemas);
     this.inputSchemas = Map.copyOf(schemas);
+    this.named = dev.tidemark.contract.NamedCatalogs.of(vertx);
   }
 
   /** The input schema of every tool, the catalogue's and the extensions', by name. */
@@ -97,6 +102,9 @@ public final class ToolMethods {
     if (name instanceof String s && extensionToolOwners.containsKey(s)) {
       return Eras.Voice.ANY;
     }
+    if (name instanceof String s && ToolCatalog.find(s).isEmpty() && namedChange(s)) {
+      return Eras.Voice.CHANGE;
+    }
     return name instanceof String s && ToolCatalog.find(s).map(t -> t.service() == Service.COMMAND).orElse(false)
         ? Eras.Voice.CHANGE : Eras.Voice.READ;
   }
@@ -108,8 +116,29 @@ public final class ToolMethods {
     return names;
   }
 
+  /** Whether a tool of that name is a named change tool of any database (a call names its tool before its database is looked at). */
+  private boolean namedChange(String name) {
+    return named.anyTool(name).map(t -> t.kind() == NamedTool.Kind.CHANGE).orElse(false);
+  }
+
   private boolean mayCall(Call call, String tool) {
-    return grants.verdict(call.caller(), tool) == Grants.Verdict.CALL;
+    return verdict(call, tool) == Grants.Verdict.CALL;
+  }
+
+  /**
+   * What the caller may do with {@code tool} on this call's path: a named tool of the call's
+   * database by its own roles, a built-in one by the role's ceiling; on a toolset's path only the
+   * toolset's tools exist.
+   */
+  private Grants.Verdict verdict(Call call, String tool) {
+    if (call.toolset() != null) {
+      List<String> members = named.get(call.database()).toolset(call.toolset());
+      if (members == null || !members.contains(tool)) {
+        return Grants.Verdict.UNKNOWN;
+      }
+    }
+    NamedTool definition = named.get(call.database()).tool(tool);
+    return definition != null ? grants.verdict(call.caller(), definition) : grants.verdict(call.caller(), tool);
   }
 
   /** Only what the caller may call now: not what its ceiling or a read-only token hides, nor what its scopes do not cover yet. */
@@ -121,6 +150,11 @@ public final class ToolMethods {
       }
     }
     extensionTools.values().stream().filter(t -> mayCall(call, t.getString("name"))).forEach(t -> tools.add(t.copy()));
+    for (NamedTool tool : named.get(call.database()).tools()) {
+      if (mayCall(call, tool.name())) {
+        tools.add(tool.descriptor().toMcp());
+      }
+    }
     return Future.succeededFuture(MethodTable.cacheable(call, new JsonObject().put("tools", tools), 60_000, "private"));
   }
 
@@ -132,16 +166,21 @@ public final class ToolMethods {
     }
     JsonObject arguments = rawArgs == null ? new JsonObject() : (JsonObject) rawArgs;
     // outside the ceiling, or a change tool for a read-only token: exactly as a tool that does not exist
-    Grants.Verdict verdict = name instanceof String s ? grants.verdict(call.caller(), s) : Grants.Verdict.UNKNOWN;
-    ToolDescriptor tool = name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? ToolCatalog.find(s).orElse(null) : null;
-    McpExtension extension = name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? extensionToolOwners.get(s) : null;
+    Grants.Verdict verdict = name instanceof String s ? verdict(call, s) : Grants.Verdict.UNKNOWN;
+    NamedTool definition = name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? named.get(call.database()).tool(s) : null;
+    ToolDescriptor tool = definition != null ? definition.descriptor()
+        : name instanceof String s && verdict != Grants.Verdict.UNKNOWN ? ToolCatalog.find(s).orElse(null) : null;
+    McpExtension extension = name instanceof String s && verdict != Grants.Verdict.UNKNOWN && definition == null
+        ? extensionToolOwners.get(s) : null;
     if (tool == null && extension == null) {
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_PARAMS, "Unknown tool; call tools/list to see the tools you may call."));
     }
     if (verdict == Grants.Verdict.NEEDS_SCOPE) {
       // ScopeGate answered this with a 403 before the call began; a call that got here anyway still does not run
+      String scope = definition == null ? Grants.scopeOf((String) name) : definition.kind() == NamedTool.Kind.CHANGE
+          ? dev.tidemark.config.TidemarkConfig.OAuthConfig.WRITE_SCOPE : dev.tidemark.config.TidemarkConfig.OAuthConfig.READ_SCOPE;
       return Future.failedFuture(new RpcFailure(JsonRpc.INVALID_REQUEST, "The access token's scopes do not cover " + name
-          + "; get a token with scope " + Grants.scopeOf((String) name) + ".", 403, null));
+          + "; get a token with scope " + scope + ".", 403, null));
     }
     String toolName = (String) name;
     if (extension != null && !Tasks.declared(call) && "required".equals(extensionTools.get(toolName)
@@ -149,7 +188,9 @@ public final class ToolMethods {
       // it can only answer with a task, which this client cannot take
       return Future.failedFuture(Tasks.missingExtension(call, "tools/call of " + toolName));
     }
-    JsonArray faults = validator.faults(toolName, arguments);
+    JsonArray faults = definition == null ? validator.faults(toolName, arguments)
+        : namedValidators.computeIfAbsent(definition.fingerprint(), fp -> new ArgumentValidator(Map.of(toolName, tool.inputSchema())))
+            .faults(toolName, arguments);
     if (!faults.isEmpty()) {
       ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
           "The arguments do not fit the inputSchema of " + toolName + " (" + faults.size()
@@ -167,7 +208,7 @@ public final class ToolMethods {
     // arguments are checked first: a call that cannot run never waits for a slot
     return limiter.admit(call.caller().id(), call.cancellation()).compose(admission -> admission.refused()
         ? Future.succeededFuture(ResultRenderer.render(toolName, ToolReply.failed(admission.refusal())))
-        : run(call, toolName, tool, extension, arguments).eventually(() -> {
+        : run(call, toolName, tool, definition, extension, arguments).eventually(() -> {
           admission.release().run();
           return Future.succeededFuture();
         })).eventually(() -> {
@@ -181,7 +222,8 @@ public final class ToolMethods {
     return ToolCatalog.WATCH.equals(tool) && arguments.getValue("wait_ms") instanceof Number n && n.longValue() > 0;
   }
 
-  private Future<JsonObject> run(Call call, String toolName, ToolDescriptor tool, McpExtension extension, JsonObject arguments) {
+  private Future<JsonObject> run(Call call, String toolName, ToolDescriptor tool, NamedTool definition, McpExtension extension,
+      JsonObject arguments) {
     if (extension != null) {
       CallContext context = contexts.apply(call);
       return extension.callTool(toolName, arguments, context)
@@ -190,11 +232,17 @@ public final class ToolMethods {
               : Future.succeededFuture(new JsonObject().put("isError", true).put("content", new JsonArray()
                   .add(new JsonObject().put("type", "text").put("text", toolName + " failed: " + err.getMessage())))));
     }
-    return callService(call, tool, arguments);
+    return callService(call, tool, definition, arguments);
   }
 
-  private Future<JsonObject> callService(Call call, ToolDescriptor tool, JsonObject arguments) {
+  /** The request of {@code call} to run {@code tool} with {@code arguments}; a named tool's carries its definition. */
+  private static ToolRequest request(Call call, ToolDescriptor tool, NamedTool definition, JsonObject arguments) {
     ToolRequest request = ServiceClient.request(call, tool.name(), arguments);
+    return definition == null ? request : request.withNamed(definition);
+  }
+
+  private Future<JsonObject> callService(Call call, ToolDescriptor tool, NamedTool definition, JsonObject arguments) {
+    ToolRequest request = request(call, tool, definition, arguments);
     LogContext.put(LogContext.REQUEST_ID, request.requestId());
     call.cancellation().onCancel(() -> vertx.eventBus().publish(Addresses.cancel(call.database()),
         new JsonObject().put("request_id", request.requestId())));
@@ -214,7 +262,7 @@ public final class ToolMethods {
     };
     Future<ToolReply> reply = services.send(tool, request);
     Function<ToolReply, Future<JsonObject>> answer = r -> Consent.needed(tool, arguments, r)
-        ? consent.ask(call, tool, arguments, r, context, render)
+        ? consent.ask(call, tool, arguments, r, context, render, args -> request(call, tool, definition, args))
         : Future.succeededFuture(render.apply(r));
     Future<JsonObject> result = tasks != null && tasks.promotes(call, tool.name(), arguments)
         ? tasks.whenSlow(call, tool.name(), request.requestId(), reply, answer, render)
