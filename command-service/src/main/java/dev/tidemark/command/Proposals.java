@@ -72,12 +72,32 @@ public final class Proposals {
 
   /** Every proposal, newest first, or those with {@code status} (pending, applied, rejected, failed, stale, void). */
   public Future<JsonArray> list(String status) {
-    return store.list(status);
+    return store.list(status).map(all -> {
+      all.forEach(p -> shown((JsonObject) p));
+      return all;
+    });
   }
 
   /** The proposal, with every row it writes (before and after), the plan its proposer was shown, and its audit. */
   public Future<JsonObject> show(String id) {
-    return store.find(id).compose(p -> store.audit(id).map(audit -> p.put("audit", audit)));
+    return store.find(id).compose(p -> store.audit(id).map(audit -> shown(p).put("audit", audit)));
+  }
+
+  /**
+   * A proposal as people see it: a named tool's definition and the proposer's identity claims, kept
+   * with its arguments for the approval, become {@code named_tool} (its name and statement); the
+   * claims are the proposer's, not the approver's to read.
+   */
+  private static JsonObject shown(JsonObject p) {
+    if (p.getValue("arguments") instanceof JsonObject arguments
+        && arguments.getValue(dev.tidemark.command.impl.ProposalStore.NAMED_KEY) instanceof JsonObject named) {
+      JsonObject kept = arguments.copy();
+      kept.remove(dev.tidemark.command.impl.ProposalStore.NAMED_KEY);
+      JsonObject tool = named.getJsonObject("tool", new JsonObject());
+      p.put("arguments", kept).put("named_tool", new JsonObject().put("name", tool.getString("name"))
+          .put("statement", tool.getString("statement")));
+    }
+    return p;
   }
 
   /**

@@ -1010,10 +1010,10 @@ public record TidemarkConfig(
       return out;
     }
 
-    /** console.*: the path must stay clear of the MCP endpoint's, and an OAuth issuer needs the console's client id. */
     /** Connections of Tidemark's login an approval holds at once (command-service's Proposals.CONNECTIONS). */
     static final int CONSOLE_CONNECTIONS = 2;
 
+    /** console.*: the path must stay clear of the MCP endpoint's, and an OAuth issuer needs the console's client id. */
     ConsoleConfig console(boolean authEnabled, OAuthConfig oauth, List<DatabaseConfig> databases) {
       boolean enabled = bool(ConfigKey.CONSOLE_ENABLED);
       String path = path(ConfigKey.CONSOLE_PATH);

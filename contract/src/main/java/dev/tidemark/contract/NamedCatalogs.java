@@ -42,7 +42,8 @@ public final class NamedCatalogs implements Shareable {
   /** Serves {@code catalog} for {@code database} and tells the listeners when the tools it serves changed. */
   public void install(String database, NamedCatalog catalog) {
     NamedCatalog before = catalogs.put(database, catalog);
-    if (before == null || !before.sameToolsAs(catalog)) {
+    // a first load changes what sessions saw only when it serves tools: a node without any starts silently
+    if (!(before == null ? NamedCatalog.EMPTY : before).sameToolsAs(catalog)) {
       listeners.forEach(l -> l.accept(database));
     }
   }

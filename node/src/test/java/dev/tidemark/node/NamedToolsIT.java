@@ -1,6 +1,7 @@
 package dev.tidemark.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -269,6 +270,10 @@ class NamedToolsIT {
           .approve(proposed.getString("proposal_id"), "ada").toCompletionStage().toCompletableFuture());
       assertEquals("applied", decided.getString("status"), decided.encode());
       assertEquals("set_product_price", decided.getString("tool"), "the approval is attributed to the named tool");
+      // people see the tool's name and statement; its stored definition and the proposer's claims stay inside
+      assertEquals("set_product_price", decided.getJsonObject("named_tool").getString("name"), decided.encode());
+      assertTrue(decided.getJsonObject("named_tool").getString("statement").contains("products"), decided.encode());
+      assertFalse(decided.getJsonObject("arguments").containsKey("_named"), decided.encode());
     } finally {
       TestNodes.await(vertx.close().toCompletionStage().toCompletableFuture());
     }

@@ -98,7 +98,7 @@ final class ApprovalsPage {
       h.close("section");
       return;
     }
-    h.el("h3", "Statement").el("pre", statement(p.getJsonObject("arguments", new JsonObject())), "class", "statement");
+    h.el("h3", "Statement").el("pre", statementOf(p), "class", "statement");
     JsonArray rows = p.getJsonArray("rows", new JsonArray());
     h.el("h3", rows.size() == 1 ? "The row it writes" : "The " + rows.size() + " rows it writes");
     rows.forEach(row -> h.add(RowView.of((JsonObject) row)));
@@ -118,7 +118,19 @@ final class ApprovalsPage {
     h.close("div").close("section");
   }
 
-  /** The change as its proposer sent it: the SQL where there is one, else the tool's arguments. */
+  /**
+   * The change as its proposer sent it; for a tool the team defined, its statement and then the
+   * arguments its parameters took (those bound from the proposer's identity are not arguments).
+   */
+  static String statementOf(JsonObject proposal) {
+    JsonObject arguments = proposal.getJsonObject("arguments", new JsonObject());
+    if (proposal.getValue("named_tool") instanceof JsonObject named) {
+      return named.getString("statement", "") + "\narguments of " + named.getString("name", "") + ": " + statement(arguments);
+    }
+    return statement(arguments);
+  }
+
+  /** The SQL where there is one, else the tool's arguments. */
   static String statement(JsonObject arguments) {
     if (arguments.getValue("sql") instanceof String sql) {
       return sql + (arguments.getValue("params") != null ? "\nparams: " + RowView.value(arguments.getValue("params")) : "");

@@ -58,6 +58,15 @@ class HtmlTest {
   }
 
   @Test
+  void aNamedToolsProposalShowsItsStatementAndItsArgumentsOnly() {
+    JsonObject proposal = new JsonObject().put("arguments", new JsonObject().put("id", 7).put("price", 12.5).put("plan_id", "p3.x"))
+        .put("named_tool", new JsonObject().put("name", "set_product_price").put("statement", "UPDATE products SET price = $2 WHERE id = $1"));
+    String shown = ApprovalsPage.statementOf(proposal);
+    assertTrue(shown.startsWith("UPDATE products SET price = $2 WHERE id = $1\narguments of set_product_price: "), shown);
+    assertTrue(shown.contains("\"price\" : 12.5") && !shown.contains("plan_id"), shown);
+  }
+
+  @Test
   void thePkceChallengeIsRfc7636s() {
     // RFC 7636, appendix B
     assertEquals("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", OAuthSignIn.challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"));

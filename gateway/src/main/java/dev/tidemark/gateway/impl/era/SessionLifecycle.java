@@ -86,6 +86,7 @@ public final class SessionLifecycle {
         vertx.eventBus().publish(Addresses.session(sessionId), new JsonObject().put("takeover", "ended"));
         events.forget(sessionId);
         subscriptions.remove(database, Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED));
+        subscriptions.remove(database, Subscriptions.TOOLS_LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.TOOLS_LIST_CHANGED));
         // its subscriptions end with it, and stop counting against its caller's limit
         holders.endSession(callerId, sessionId).compose(held -> subscriptions.removeAll(sessionId, held))
             .onFailure(err -> LOG.warn("the subscriptions of ended session {} could not all be removed: {}", sessionId, err.toString()));

@@ -31,6 +31,8 @@ public final class Subscriptions {
 
   /** The pseudo-URI under which receivers of list_changed notifications are kept. */
   public static final String LIST_CHANGED = "*list_changed*";
+  /** The pseudo-URI of receivers of notifications/tools/list_changed: a listen stream asks for them apart. */
+  public static final String TOOLS_LIST_CHANGED = "*tools_list_changed*";
 
   private static final int MAX_ATTEMPTS = 50;
   /** How often a gateway reads the index of subscribed keys again, in case it missed the publication of one. */
@@ -228,7 +230,7 @@ public final class Subscriptions {
    * database serves changed (a reload of its named tools).
    */
   public Future<Void> toolsListChanged(String database) {
-    return notify(database, LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
+    return notify(database, TOOLS_LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
         .put("method", "notifications/tools/list_changed").put("params", new JsonObject()));
   }
 

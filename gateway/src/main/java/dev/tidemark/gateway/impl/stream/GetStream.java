@@ -165,7 +165,10 @@ public final class GetStream {
       cleanup.run();
       return Future.failedFuture("closed"); // revoked while its credentials were being checked, or taken over
     }
+    // a GET stream has no filter: it hears both lists change
     return subscriptions.add(who.database(), Subscriptions.LIST_CHANGED, Subscriptions.sessionTarget(sessionId, Subscriptions.LIST_CHANGED))
+        .compose(v -> subscriptions.add(who.database(), Subscriptions.TOOLS_LIST_CHANGED,
+            Subscriptions.sessionTarget(sessionId, Subscriptions.TOOLS_LIST_CHANGED)))
         .compose(v -> response.write(opening)); // how long to wait before reconnecting, should it break
   }
 

@@ -71,6 +71,7 @@ public final class ListenStream {
       return;
     }
     boolean listChanged = Boolean.TRUE.equals(wanted.getValue("resourcesListChanged"));
+    boolean toolsChanged = Boolean.TRUE.equals(wanted.getValue("toolsListChanged"));
     JsonObject subscriptionMeta = new JsonObject().put(Meta.SUBSCRIPTION_ID, call.id());
     String listenerId = UUID.randomUUID().toString();
     List<Entry> entries = new ArrayList<>();
@@ -116,6 +117,10 @@ public final class ListenStream {
       resolving.add(Future.succeededFuture(new Entry(Subscriptions.LIST_CHANGED,
           Subscriptions.listenerTarget(listenerId, Subscriptions.LIST_CHANGED), null)));
     }
+    if (toolsChanged) {
+      resolving.add(Future.succeededFuture(new Entry(Subscriptions.TOOLS_LIST_CHANGED,
+          Subscriptions.listenerTarget(listenerId, Subscriptions.TOOLS_LIST_CHANGED), null)));
+    }
     consumer.completion()
         .compose(v -> Future.all(resolving))
         .compose(all -> {
@@ -129,6 +134,9 @@ public final class ListenStream {
           JsonObject acknowledged = new JsonObject();
           if (listChanged) {
             acknowledged.put("resourcesListChanged", true);
+          }
+          if (toolsChanged) {
+            acknowledged.put("toolsListChanged", true);
           }
           if (!honoured.isEmpty()) {
             acknowledged.put("resourceSubscriptions", honoured);
