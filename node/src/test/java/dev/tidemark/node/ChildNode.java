@@ -72,6 +72,9 @@ final class ChildNode implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     cmd.addAll(jvmFlags);
+    if (!jvmFlags.contains(TestNodes.CLIENT_COMPILER)) {
+      cmd.add(TestNodes.CLIENT_COMPILER);
+    }
     cmd.add("-Djava.io.tmpdir=" + Path.of("target").toAbsolutePath());
     cmd.addAll(List.of("-jar", JAR.toString(), "serve"));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));

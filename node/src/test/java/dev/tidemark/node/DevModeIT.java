@@ -55,7 +55,7 @@ class DevModeIT {
 
   static Dev start(List<String> extra, Map<String, String> environment) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
-        ProcessHandle.current().info().command().orElse("java"), "-Xmx768m",
+        ProcessHandle.current().info().command().orElse("java"), "-Xmx768m", TestNodes.CLIENT_COMPILER,
         "-Djava.io.tmpdir=" + Path.of("target").toAbsolutePath(),
         "-jar", JAR.toString(), "dev",
         "--http-port", "0", "--ops-port", "0", "--cluster-port", String.valueOf(FreePorts.allocate())));

@@ -17,6 +17,13 @@ import java.util.concurrent.TimeUnit;
 /** Starts real nodes for integration tests against the suite's shared PostgreSQL and Kafka. */
 final class TestNodes {
 
+  /**
+   * The JVM flag of every Tidemark process a test starts: only the client compiler, whose output is
+   * slower code made with far less CPU. A test's process lives seconds, and on two cores the server
+   * compiler's threads took the CPU the tests wait for; no behaviour depends on the compiler.
+   */
+  static final String CLIENT_COMPILER = "-XX:TieredStopAtLevel=1";
+
   static final String DATABASE = dev.tidemark.testsupport.ServiceHarness.DATABASE;
   static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
   static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";

@@ -28,7 +28,8 @@ final class ShippedJar {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR + " is missing: the integration tests run after the package phase builds it");
     }
-    List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-jar", JAR.toString()));
+    List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+        "-XX:TieredStopAtLevel=1", "-jar", JAR.toString()));
     cmd.addAll(List.of(args));
     return cmd;
   }
