@@ -74,6 +74,9 @@ class ConsoleIT {
     settings.put(ConfigKey.DATABASE_APPROVERS, "console-admin");
     // three instances of the endpoint, whatever the cores: what the console counts and serves is the node's, not an instance's
     settings.put(ConfigKey.NODE_GATEWAY_INSTANCES, "3");
+    // a tool the team defined, whose calls the agents page counts under its own name
+    settings.put(ConfigKey.DATABASE_TOOLS, "[{\"name\": \"note_count\", \"description\": \"How many notes there are.\", \"kind\": \"read\","
+        + " \"statement\": \"SELECT count(*) AS n FROM public.ct_note\", \"roles\": [\"tidemark_writer\"]}]");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
     agent = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }
@@ -319,6 +322,12 @@ class ConsoleIT {
         ToolResults.ok(each, "status", new JsonObject());
       }
     }
+    try (McpHttpClient named = TestNodes.connect(node, COUNTED)) {
+      Await.that("the named tool is served", Duration.ofSeconds(30), () -> named.rpc("tools/list", new JsonObject())
+          .getJsonObject("result").getJsonArray("tools").stream().anyMatch(t -> "note_count".equals(((JsonObject) t).getString("name"))));
+      JsonObject counted = named.callTool("note_count", new JsonObject());
+      assertFalse(counted.getBoolean("isError", false), counted::encode);
+    }
     try (McpHttpClient listener = TestNodes.connect(node, COUNTED);
         SseStream stream = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(node), MultiMap.caseInsensitiveMultiMap()
             .add("Authorization", "Bearer " + COUNTED).add("Accept", "text/event-stream")
@@ -330,7 +339,7 @@ class ConsoleIT {
         return row != null && row.select("td").get(2).text().equals("1");
       });
       Element row = c.get("/console/agents").doc().selectFirst("table.callers tr[data-caller=counted-agent]");
-      assertEquals("status 4", row.select("td").get(3).text(), row::outerHtml);
+      assertEquals("note_count 1, status 4", row.select("td").get(3).text(), row::outerHtml);
       assertEquals("1", row.select("td").get(2).text(), "one stream, counted once for the node: " + row.outerHtml());
     }
   }

@@ -3,6 +3,7 @@ package dev.tidemark.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.command.Proposals;
@@ -283,12 +284,31 @@ class NamedToolsIT {
     }
   }
 
+  /** A 2026-07-28 listen stream on {@code node} that asks for the one list notification {@code wanted}. */
+  private static SseStream listen(TidemarkNode node, String wanted) throws Exception {
+    JsonObject listen = new JsonObject().put("jsonrpc", "2.0").put("id", 7).put("method", "subscriptions/listen")
+        .put("params", new JsonObject().put("_meta", new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
+                .put("io.modelcontextprotocol/clientCapabilities", new JsonObject()))
+            .put("notifications", new JsonObject().put(wanted, true)));
+    io.vertx.core.MultiMap headers = io.vertx.core.MultiMap.caseInsensitiveMultiMap()
+        .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN).add("Content-Type", "application/json")
+        .add("Accept", "text/event-stream").add("MCP-Protocol-Version", "2026-07-28").add("Mcp-Method", "subscriptions/listen");
+    return SseStream.open(HttpMethod.POST, TestNodes.mcpUrl(node), headers, listen.toBuffer());
+  }
+
   @Test
   void aChangedToolsFileChangesTheServedToolsOnEveryNodeAndTellsStreams() throws Exception {
     try (McpHttpClient onA = TestNodes.connect(a, TestNodes.READ_ONLY_TOKEN);
          McpHttpClient onB = TestNodes.connect(b, TestNodes.READ_ONLY_TOKEN);
-         SseStream stream = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(a), GatewayClusterIT.streamHeaders(onA, null), null)) {
+         SseStream stream = SseStream.open(HttpMethod.GET, TestNodes.mcpUrl(a), GatewayClusterIT.streamHeaders(onA, null), null);
+         SseStream toolsListener = listen(b, "toolsListChanged");
+         SseStream resourcesListener = listen(b, "resourcesListChanged")) {
       assertEquals(200, stream.status());
+      JsonObject acknowledged = toolsListener.next(10_000).data();
+      assertEquals("notifications/subscriptions/acknowledged", acknowledged.getString("method"));
+      assertEquals(Boolean.TRUE, acknowledged.getJsonObject("params").getJsonObject("notifications").getValue("toolsListChanged"),
+          acknowledged.encode());
+      assertEquals("notifications/subscriptions/acknowledged", resourcesListener.next(10_000).data().getString("method"));
       Files.writeString(tools, toolsFile("""
             - name: newest_orders
               description: The newest orders.
@@ -298,6 +318,8 @@ class NamedToolsIT {
               roles: [tidemark_reader]
           """));
       assertNotNull(stream.await("notifications/tools/list_changed", 30_000), "a session holding a stream hears the reload");
+      assertNotNull(toolsListener.await("notifications/tools/list_changed", 30_000), "a 2026-07-28 listener that asked for it hears it");
+      assertNull(resourcesListener.await("notifications/tools/list_changed", 2_000), "a listener that asked for resources only does not");
       assertTrue(Await.until(() -> toolNames(onA).contains("newest_orders") && toolNames(onB).contains("newest_orders"),
           Duration.ofSeconds(30)), "both nodes serve the new tool without a restart");
       JsonObject page = named(onA, "newest_orders", new JsonObject());

@@ -176,7 +176,10 @@ public final class McpEndpoint {
 
   /** A call's end as the console shows it: its tool, and its error code or a queue refusal; a JSON-RPC error counts as protocol_error. */
   private void counted(Call call, JsonObject result) {
-    String tool = dev.tidemark.contract.metrics.ToolCallMeters.toolLabel(call.params().getValue("name"));
+    Object name = call.params().getValue("name");
+    // a tool the team defined is named too: the configuration bounds them, where /metrics labels bound only the catalog's
+    String tool = name instanceof String s && NamedCatalogs.of(vertx).get(call.database()).tool(s) != null ? s
+        : dev.tidemark.contract.metrics.ToolCallMeters.toolLabel(name);
     String outcome = result == null ? dev.tidemark.contract.metrics.ToolCallMeters.PROTOCOL_ERROR
         : dev.tidemark.contract.metrics.ToolCallMeters.outcome(result);
     activity.call(call.caller().id(), call.caller().name(), tool, outcome);

@@ -55,7 +55,7 @@ public final class ToolMethods {
   private final Grants grants;
   private final Tasks tasks;
   private final dev.tidemark.contract.NamedCatalogs named;
-  /** The argument check of each named tool, by its fingerprint: a reload that changes a tool makes a new one. */
+  /** The argument check of each named tool, by its fingerprint: a reload that changes a tool makes a new one (see namedValidator). */
   private final Map<String, ArgumentValidator> namedValidators = new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
@@ -188,9 +188,7 @@ public final class ToolMethods {
       // it can only answer with a task, which this client cannot take
       return Future.failedFuture(Tasks.missingExtension(call, "tools/call of " + toolName));
     }
-    JsonArray faults = definition == null ? validator.faults(toolName, arguments)
-        : namedValidators.computeIfAbsent(definition.fingerprint(), fp -> new ArgumentValidator(Map.of(toolName, tool.inputSchema())))
-            .faults(toolName, arguments);
+    JsonArray faults = definition == null ? validator.faults(toolName, arguments) : namedValidator(call, definition).faults(toolName, arguments);
     if (!faults.isEmpty()) {
       ToolException invalid = new ToolException(ErrorCode.INVALID_ARGUMENTS,
           "The arguments do not fit the inputSchema of " + toolName + " (" + faults.size()
@@ -215,6 +213,19 @@ public final class ToolMethods {
           watchEnds.run();
           return Future.succeededFuture();
         });
+  }
+
+  /**
+   * The argument check of a named tool as defined now. Reloads make new definitions and leave old
+   * checks behind; once there are more than the database's tools could need, they are all dropped
+   * and remade as called, so the cache stays bounded by the configuration.
+   */
+  private ArgumentValidator namedValidator(Call call, NamedTool definition) {
+    if (namedValidators.size() > 2 * named.get(call.database()).tools().size() + 16) {
+      namedValidators.clear();
+    }
+    return namedValidators.computeIfAbsent(definition.fingerprint(),
+        fp -> new ArgumentValidator(Map.of(definition.name(), definition.descriptor().inputSchema())));
   }
 
   /** A watch that long-polls: it holds a slot of its caller for as long as it waits. */
