@@ -79,6 +79,8 @@ import java.util.function.Function;
 public final class McpEndpoint {
 
   private final Vertx vertx;
+  /** The node's named tools, looked up once: every tool call reads them. */
+  private final NamedCatalogs namedCatalogs;
   private final TidemarkConfig config;
   private final SessionStore sessions;
   private final EventLog events;
@@ -113,6 +115,7 @@ public final class McpEndpoint {
     List<McpExtension> extensions = shared.extensions();
     this.activity = shared.activity();
     this.vertx = vertx;
+    this.namedCatalogs = NamedCatalogs.of(vertx);
     this.config = config;
     this.sessions = shared.sessions();
     this.events = shared.events();
@@ -134,7 +137,7 @@ public final class McpEndpoint {
 
     this.requestStates = shared.requestStates();
     Grants grants = shared.grants();
-    this.scopes = new ScopeGate(grants, challenges, NamedCatalogs.of(vertx));
+    this.scopes = new ScopeGate(grants, challenges, namedCatalogs);
     this.services = shared.services();
     // the node's tasks: any instance, and any gateway of the cluster, answers for any task
     Tasks tasks = shared.tasks();
@@ -178,7 +181,7 @@ public final class McpEndpoint {
   private void counted(Call call, JsonObject result) {
     Object name = call.params().getValue("name");
     // a tool the team defined is named too: the configuration bounds them, where /metrics labels bound only the catalog's
-    String tool = name instanceof String s && NamedCatalogs.of(vertx).get(call.database()).tool(s) != null ? s
+    String tool = name instanceof String s && namedCatalogs.get(call.database()).tool(s) != null ? s
         : dev.tidemark.contract.metrics.ToolCallMeters.toolLabel(name);
     String outcome = result == null ? dev.tidemark.contract.metrics.ToolCallMeters.PROTOCOL_ERROR
         : dev.tidemark.contract.metrics.ToolCallMeters.outcome(result);
@@ -256,7 +259,7 @@ public final class McpEndpoint {
     if (toolsetInPath == null) {
       return null;
     }
-    NamedCatalog catalog = NamedCatalogs.of(vertx).get(database);
+    NamedCatalog catalog = namedCatalogs.get(database);
     if (catalog.toolset(toolsetInPath) == null) {
       String path = config.http().path() + "/" + database + "/";
       throw Refusal.http(404, "No toolset is served at this path; " + (catalog.toolsets().isEmpty() ? "database " + database
