@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the agent task benchmark: starts Tidemark's dev mode on the given ports, points DBHub and
-# MCP Toolbox at the same embedded PostgreSQL, runs tasks.mjs and prints one table per task.
+# MCP Toolbox at the same embedded PostgreSQL, runs tasks.mjs and prints one table per task: calls,
+# and the tokens of the text content and of structuredContent, each counted alone.
 # Usage: bench/agent-tasks/run.sh [http-port] [ops-port] [cluster-port]   (BUILD=0 reuses the jar)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -33,7 +34,12 @@ const titles = { schema: "(a) learn the schema", find: "(b) find a row by a fuzz
   change: "(c) delete a customer with orders (cascade, consent)", follow: "(d) what changed since a point" };
 console.log("\n| server | tools | tools/list tokens |\n| --- | --- | --- |");
 for (const [s, v] of Object.entries(r)) console.log(`| ${names[s]} | ${v.tools} | ${v.tools_list_tokens.toLocaleString("en")} |`);
+// a server without structuredContent has its host show the text: that is its figure in both columns
+const n = (x) => x.toLocaleString("en");
 for (const t of Object.keys(titles)) {
-  console.log(`\n${titles[t]}\n\n| server | calls | response tokens |\n| --- | --- | --- |`);
-  for (const [s, v] of Object.entries(r)) console.log(`| ${names[s]} | ${v.tasks[t].calls} | ${v.tasks[t].tokens.toLocaleString("en")} |`);
+  console.log(`\n${titles[t]}\n\n| server | calls | text tokens | structuredContent tokens |\n| --- | --- | --- | --- |`);
+  for (const [s, v] of Object.entries(r)) {
+    const k = v.tasks[t];
+    console.log(`| ${names[s]} | ${k.calls} | ${n(k.text)} | ${k.structured == null ? `none (its text: ${n(k.text)})` : n(k.structured)} |`);
+  }
 }' "$work/result.json"

@@ -1,10 +1,13 @@
 // The agent task benchmark: the same four tasks against Tidemark, DBHub and MCP Toolbox on one
 // PostgreSQL database, each driven by the official TypeScript MCP SDK client with the calls a
-// competent agent would make with that server's tools. It counts calls and response tokens
-// (4 characters of the compact JSON of a result = 1 token) and checks that every script really
-// did its task, so that a cheap but wrong script cannot win.
+// competent agent would make with that server's tools. It counts calls and the tokens of each
+// form a host may give the model (4 characters = 1 token): the text content alone, and the
+// compact JSON of structuredContent alone. A host shows one of the two, never both, so the forms
+// are counted apart and never added. It checks that every script really did its task, so that a
+// cheap but wrong script cannot win.
 // Usage: node tasks.mjs <tidemark-url> <tidemark-token> <postgresql-url> [servers, comma-separated]
-// Prints one JSON object: per server the tools/list cost and per task the calls and tokens.
+// Prints one JSON object: per server the tools/list cost and per task the calls and the tokens
+// of each form (structured is null for a server whose results carry no structuredContent).
 // With DUMP=<dir> every result is also written there, to see what the tokens are spent on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,17 +22,20 @@ const fail = (why) => { console.error('FAIL: ' + why); process.exit(1); };
 setTimeout(() => fail('timed out'), 300_000).unref();
 
 const tokens = (value) => JSON.stringify(value).length / 4;
+// What a host that shows the text gives the model: every text block, as the host joins them.
+const textTokens = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n').length / 4;
 // Changes "someone else" makes: plain SQL from outside every MCP server.
 const psql = (sql) => execFileSync('psql', [pgUrl, '-v', 'ON_ERROR_STOP=1', '-Atqc', sql], { encoding: 'utf8' }).trim();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One server's session: every tool call is counted, as a host's context would hold it. */
 class Session {
-  constructor(name, client) { this.name = name; this.client = client; this.calls = 0; this.tokens = 0; this.seq = 0; }
+  constructor(name, client) { this.name = name; this.client = client; this.seq = 0; this.take(); }
   async call(name, args) {
     const result = await this.client.callTool({ name, arguments: args });
     this.calls++;
-    this.tokens += tokens(result);
+    this.text += textTokens(result);
+    if (result.structuredContent !== undefined) this.structured = (this.structured ?? 0) + tokens(result.structuredContent);
     if (process.env.DUMP) {
       mkdirSync(process.env.DUMP, { recursive: true });
       writeFileSync(`${process.env.DUMP}/${this.name}-${String(++this.seq).padStart(2, '0')}-${name}.json`, JSON.stringify(result));
@@ -37,7 +43,11 @@ class Session {
     if (result.isError) fail(`${name} ${JSON.stringify(args)} failed: ${JSON.stringify(result).slice(0, 600)}`);
     return result;
   }
-  take() { const t = { calls: this.calls, tokens: Math.round(this.tokens) }; this.calls = 0; this.tokens = 0; return t; }
+  take() {
+    const t = { calls: this.calls, text: Math.round(this.text), structured: this.structured == null ? null : Math.round(this.structured) };
+    this.calls = 0; this.text = 0; this.structured = null;
+    return t;
+  }
 }
 
 const text = (result) => result.content.map((c) => c.text ?? '').join('\n');
