@@ -133,7 +133,7 @@ class ChangeToolsIT {
     assertEquals("plan", plan.getString("mode"));
     assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.ct_line").getInteger("deleted"));
     assertEquals(true, plan.getBoolean("confirmation_required"));
-    assertTrue(plan.getString("plan_id").startsWith("p3."));
+    assertTrue(plan.getString("plan_id").startsWith("p4.") && plan.getString("plan_id").length() <= 48);
     assertNotNull(plan.getString("expires_at"));
     assertEquals(4, count("SELECT count(*) FROM public.ct_line"), "a plan writes nothing");
   }
@@ -275,13 +275,13 @@ class ChangeToolsIT {
     PlanCodec codec = new PlanCodec(() -> ring);
     String inputHash = Canonical.inputHash("update_rows", args);
     PlanCodec.Plan real = null;
-    // the caller is the associated data of the seal: the plan opens for the id of the caller that made it
+    // the caller is covered by the MAC: the plan verifies for the id of the caller that made it
     real = codec.decode(planId, ServiceHarness.WRITER.id(), "update_rows", inputHash);
     assertNotNull(real, "the plan opens for its caller, tool and arguments");
     String expired = codec.encode(new PlanCodec.Plan(real.caller(), real.tool(), real.inputHash(), real.fingerprint(),
-        System.currentTimeMillis() - 1, real.removes(), real.totals()));
+        System.currentTimeMillis() - 1, real.removes()));
     String foreign = codec.encode(new PlanCodec.Plan("someone-else", real.tool(), real.inputHash(), real.fingerprint(),
-        real.expiresAt(), real.removes(), real.totals()));
+        real.expiresAt(), real.removes()));
     byte[] otherSecret = new byte[32];
     new java.security.SecureRandom().nextBytes(otherSecret);
     dev.tidemark.contract.KeyRing other = new dev.tidemark.contract.KeyRing(List.of(
@@ -303,8 +303,10 @@ class ChangeToolsIT {
     JsonObject plan = ok("delete_rows", args);
     JsonObject e = error("delete_rows", commitArgs(args, plan, key()), "DECISION_REQUIRED");
     assertTrue(e.getString("message").contains("confirm: true"), e.encode());
-    assertTrue(e.getString("message").contains("deletes 4 rows"), e.encode());
+    assertTrue(e.getString("message").contains("deletes 1 row in public.ct_line"), e.encode());
     assertEquals(4, e.getJsonObject("totals").getInteger("deleted"));
+    assertTrue(e.getString("question").contains("\nDELETE public.ct_line [2000] {\"id\":2000,"),
+        "the question carries the rows the cascade removes, for the person who decides: " + e.encode());
     assertEquals(1, count("SELECT count(*) FROM public.ct_region WHERE id = 2"), "nothing written");
     JsonObject done = ok("delete_rows", commitArgs(args, plan, key()).put("confirm", true));
     assertEquals(4, done.getJsonObject("totals").getInteger("deleted"));

@@ -1,6 +1,7 @@
 package dev.tidemark.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,7 +10,6 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.KeyRing;
 import java.util.List;
 import dev.tidemark.contract.ToolException;
-import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
 class PlanCodecTest {
@@ -22,8 +22,7 @@ class PlanCodecTest {
   }
 
   private final PlanCodec codec = new PlanCodec(() -> ring(1));
-  private final PlanCodec.Plan plan = new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", Canonical.hash("fp"), NOW + 60_000, true,
-      new JsonObject().put("inserted", 0).put("updated", 0).put("deleted", 3));
+  private final PlanCodec.Plan plan = new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", Canonical.hash("fp"), NOW + 60_000, true);
 
   private ToolException refused(String planId, String caller, String tool, String inputHash, long now) {
     ToolException e = assertThrows(ToolException.class, () -> codec.verify(planId, caller, tool, inputHash, now));
@@ -36,7 +35,44 @@ class PlanCodecTest {
   void aPlanIdVerifiesOnAnyCodecWithTheSameKeyRing() {
     String id = codec.encode(plan);
     PlanCodec other = new PlanCodec(() -> ring(1));
-    assertEquals(plan, other.verify(id, "caller-1", "delete_rows", "hash-a", NOW));
+    PlanCodec.Plan verified = other.verify(id, "caller-1", "delete_rows", "hash-a", NOW);
+    assertEquals(List.of("caller-1", "delete_rows", "hash-a", NOW + 60_000, true),
+        List.of(verified.caller(), verified.tool(), verified.inputHash(), verified.expiresAt(), verified.removes()));
+    assertTrue(PlanCodec.sameState(verified, plan.fingerprint()), "the plan's rows are as they were");
+    assertFalse(PlanCodec.sameState(verified, Canonical.hash("another state")), "a row the plan touched changed");
+  }
+
+  @Test
+  void aPlanThatRemovesNothingSaysSo() {
+    String id = codec.encode(new PlanCodec.Plan("caller-1", "update_rows", "hash-a", Canonical.hash("fp"), NOW + 60_000, false));
+    assertFalse(codec.verify(id, "caller-1", "update_rows", "hash-a", NOW).removes());
+  }
+
+  @Test
+  void anExpiryIsKeptToTheSecondRoundedDown() {
+    String id = codec.encode(new PlanCodec.Plan("caller-1", "delete_rows", "hash-a", Canonical.hash("fp"), NOW + 60_999, true));
+    assertEquals(NOW + 60_000, codec.verify(id, "caller-1", "delete_rows", "hash-a", NOW).expiresAt(), "never later than it was made for");
+  }
+
+  @Test
+  void aKeyThatSharesTheSigningKeysLowByteButNotItsSecretDoesNotVerify() {
+    byte[] other = new byte[32];
+    java.util.Arrays.fill(other, (byte) 9);
+    KeyRing rotated = new KeyRing(List.of(new KeyRing.Key(257, other, 0, Long.MAX_VALUE)));
+    PlanCodec afterRotation = new PlanCodec(() -> rotated);
+    ToolException e = assertThrows(ToolException.class, () -> afterRotation.verify(codec.encode(plan), "caller-1", "delete_rows", "hash-a", NOW));
+    assertEquals(ErrorCode.INVALID_PLAN, e.code());
+  }
+
+  @Test
+  void aPlanIdOfTheRetiringKeyVerifiesWhileTheRingStillHoldsIt() {
+    byte[] newer = new byte[32];
+    java.util.Arrays.fill(newer, (byte) 7);
+    byte[] older = new byte[32];
+    java.util.Arrays.fill(older, (byte) 1);
+    KeyRing both = new KeyRing(List.of(new KeyRing.Key(1, older, 0, Long.MAX_VALUE), new KeyRing.Key(2, newer, 0, Long.MAX_VALUE)));
+    String id = codec.encode(plan);
+    assertEquals("caller-1", new PlanCodec(() -> both).verify(id, "caller-1", "delete_rows", "hash-a", NOW).caller());
   }
 
   @Test
@@ -75,8 +111,9 @@ class PlanCodecTest {
   }
 
   @Test
-  void aPlanIdIsShortBecauseItsBindingIsNotCarried() {
+  void aPlanIdIsAtMost48CharactersBecauseItsBindingIsNotCarried() {
     String id = codec.encode(plan);
-    assertTrue(id.length() <= 120, id.length() + " characters: " + id);
+    assertTrue(id.length() <= 48, id.length() + " characters: " + id);
+    assertTrue(id.matches("p4\\.[A-Za-z0-9_-]+"), "base64url, safe in text and JSON alike: " + id);
   }
 }

@@ -92,7 +92,10 @@ class ChangeConsentIT {
     try (SseStream stream = SseStream.open(HttpMethod.POST, url, streamHeaders(c), call.toBuffer())) {
       JsonObject ask = stream.await("elicitation/create", 15_000);
       assertNotNull(ask, "the user is asked on the call's own stream");
-      assertTrue(ask.getJsonObject("params").getString("message").startsWith("Allow delete_rows?"), ask.encode());
+      String message = ask.getJsonObject("params").getString("message");
+      assertTrue(message.startsWith("Allow delete_rows?"), ask.encode());
+      assertTrue(message.contains("\nDELETE public.consent_notes [" + id + "] {\"id\":" + id + ","),
+          "the person who consents sees the row, not only a count: " + message);
       assertEquals(202, c.post(new JsonObject().put("jsonrpc", "2.0").put("id", ask.getValue("id")).put("result", answer)).status());
       JsonObject response = stream.await("response", 15_000);
       assertNotNull(response);

@@ -83,13 +83,39 @@ final class ToolsPage {
         to do next; the paragraph after it on this page says how it behaves in detail. The input
         schemas leave out what an argument means when its name, its schema and the tool's
         description say enough; the meaning column of the tables below says it.
-      - **A text summary.** The result's text content opens with one line that says how the call
-        ended. A result that carries rows follows that line with the rows between a `BEGIN-<nonce>`
-        line and an `END-<nonce>` line: first a JSON array of the column names, then one JSON array
-        of values a row, in the same order (null where a row lacks a name). The nonce is random, new for every
-        result, and occurs nowhere else in the result, so text stored in the database (a comment, a
-        customer's message) cannot pass itself off as Tidemark's own words. The structured content
-        carries the same values as plain JSON, mapped as [types.md](types.md) says.
+      - **Text and structured content, each complete on its own.** A host gives the model one of the
+        two, never both: VS Code and Claude Code give it the serialized `structuredContent`, Claude
+        Desktop, claude.ai and most frameworks (LangChain among them) the text content. So every
+        result that carries rows carries them in the text content and in `structuredContent`, each
+        complete on its own, and so does every cursor, plan id or lease token a model needs to go on.
+        Token budgets count each form alone, never their sum
+        ([performance.md](../performance.md#agent-tasks-calls-and-tokens-against-dbhub-and-mcp-toolbox)).
+      - **The text content.** It opens with one line that says how the call ended, with what a model
+        needs to go on: `next_cursor` as `pass cursor <cursor>` (`query`, `list_rows`, a named read),
+        `next_cursor <cursor>` (`changes_since`), `cursor <cursor>` (`watch`), `changelog_head <cursor>`
+        (`status`), `lease_token <token>` with its expiry (`events_next`, once for the batch), and a
+        plan's `plan_id` with its expiry and whether committing needs the user's consent. A result that
+        carries rows follows that line with the rows between a `BEGIN-<nonce>` line and an
+        `END-<nonce>` line, one fence per result: first a JSON array of the column names, then one
+        JSON array of values a row, in the same order (null where a row lacks a name). JSON escapes
+        keep every value on its line. The nonce is 8 random hexadecimal digits, new for every result,
+        and occurs nowhere else in the result, so text stored in the database (a comment, a
+        customer's message) can neither close the fence nor pass itself off as Tidemark's own words.
+        A result with rows of several kinds puts them in the one fence as blocks, each with its own
+        names line, an empty line between two: `describe_table` its tables (`table`, `kind`,
+        `primary_key`, `row_level_security`, `estimated_rows`, `comment`), their columns (`column`,
+        `type`, `nullable`, `default`, `comment`, `labels`), foreign keys out (`foreign_key`,
+        `columns`, `references`, `referenced_columns`, `on_update`, `on_delete`) and in
+        (`referenced_by` first), indexes (`index`, `unique`, `primary`, `definition`) and checks
+        (`check`, `definition`), each row led by `table` when the call described several; `status`
+        its `capture_problems`, the `proposal` asked for and `named_tools` when it has them; a change
+        tool's plan one row per table and operation (`table`, `op`, `rows`, and `keys`: the keys of
+        the rows it updates or deletes, up to 20, a one-column key as its value), then the rows its
+        statement returned (`returning`) and what the tool reports in rows of its own. A plan's rows
+        themselves are in its `samples` and, when the user is asked, in the question
+        ([change-tools.md](../change-tools.md#removals-need-consent)); its text names the rows by key.
+        No field of the rows is repeated in the first line. The structured content carries the same
+        values as plain JSON, mapped as [types.md](types.md) says.
       - **Read-only, as the caller.** Every read tool runs in a `READ ONLY` transaction that is always
         rolled back, on a connection that logged in as the caller's PostgreSQL role, with the statement timeout
         `database.statement-timeout-ms` (5000 ms by default; past it the call ends with `TIMEOUT`).

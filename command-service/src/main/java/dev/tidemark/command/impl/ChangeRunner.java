@@ -18,6 +18,7 @@ import dev.tidemark.database.ValueFaults;
 import dev.tidemark.command.Canonical;
 import dev.tidemark.command.PlanCodec;
 import io.vertx.core.Future;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -217,10 +218,10 @@ public final class ChangeRunner {
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
           ChangeSet changes = captured.changes();
-          long expiresAt = System.currentTimeMillis() + config.planTtlSeconds() * 1000;
+          // whole seconds: what the plan id carries
+          long expiresAt = (System.currentTimeMillis() / 1000 + config.planTtlSeconds()) * 1000;
           String planId = plans.encode(new PlanCodec.Plan(request.caller().id(), request.tool(),
-              Canonical.inputHash(request.tool(), request.arguments()), captured.fingerprint(), expiresAt, captured.removes(),
-              changes.totals()));
+              Canonical.inputHash(request.tool(), request.arguments()), captured.fingerprint(), expiresAt, captured.removes()));
           JsonObject out = body(captured, "plan").put("plan_id", planId).put("expires_at", Instant.ofEpochMilli(expiresAt).toString());
           if (changes.totals().getLong("inserted", 0L) > 0 && !out.containsKey("note")) {
             // a rollback never gives back a sequence value, and restoring one by hand would race other writers
@@ -228,15 +229,19 @@ public final class ChangeRunner {
             out.put("note", SEQUENCE_NOTE);
           }
           java.util.List<String> approved = protectedTables(captured);
-          String summary = request.tool() + ": plan, nothing written — the change " + captured.describe()
-              + (captured.removes() ? "; it removes data, so committing needs the user's consent (confirm: true)" : "")
+          // the text names the plan, the rows per table and operation and their keys; the rows themselves are in the
+          // samples and, when the user is asked, in the question (a host shows the model the text or the structured content)
+          String summary = request.tool() + ": plan " + planId + " (expires " + out.getString("expires_at") + "), nothing written"
+              + (captured.applied().report() != null && captured.applied().report().describe() != null ? "; it " + captured.describe() : "")
+              + (captured.removes() ? "; it removes data: commit only with the user's consent (confirm: true)" : "")
               + (approved.isEmpty() ? "" : "; it touches " + String.join(", ", approved)
                   + ", whose changes need a person's approval, so committing it makes a proposal")
               + (out.getValue("changed_since") instanceof JsonArray since && !since.isEmpty() ? "; " + since.size()
                   + (since.size() == 1 ? " row" : " rows") + " changed again since (changed_since), so it commits only when planned with"
                   + " overwrite: true" : "")
-              + ". Commit with plan_id and an idempotency_key.";
-          return ToolReply.ok(summary, out);
+              + ". Commit: the same arguments with plan_id and an idempotency_key."
+              + (out.getString("note") == null ? "" : " " + out.getString("note"));
+          return ToolReply.ok(summary, out, textBlocks(changes.perOperation(), out));
         });
   }
 
@@ -259,10 +264,7 @@ public final class ChangeRunner {
           PlanCodec.Plan plan = planId == null ? null
               : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
           if (plan != null && plan.removes() && !confirmed) {
-            String what = ChangeSet.describeTotals(plan.totals());
-            // a migration removes columns and tables, not rows its plan counted
-            throw decisionRequired(request.tool(), plan.totals().isEmpty() || what.equals(ChangeSet.NO_ROWS)
-                ? "removes what its plan lists in lost" : what, plan.totals());
+            return consentNeeded(request, tool, plan);
           }
           if (Boolean.TRUE.equals(row.getBoolean("plan_used"))) {
             throw ChangeErrors.planAlreadyCommitted();
@@ -282,10 +284,8 @@ public final class ChangeRunner {
                     throw stale(approved, now.changes().rows());
                   });
                 }
-                if (plan != null && !plan.fingerprint().equals(captured.fingerprint())) {
-                  throw new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
-                      + " now touch other rows); nothing was written. Plan the change again, show it to the user, and commit the new plan.",
-                      new JsonObject().put("argument", "plan_id"));
+                if (plan != null && !PlanCodec.sameState(plan, captured.fingerprint())) {
+                  throw planChanged();
                 }
                 if (plan == null && approved == null && captured.removes()) {
                   throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + captured.describe()
@@ -322,7 +322,7 @@ public final class ChangeRunner {
                 }
                 record.addInteger(retentionHours).addString(db.keys().ring().sqlMac(message.toString()));
                 return conn.preparedQuery(RECORD_SQL).execute(record).map(rows -> switch (rows.iterator().next().getString(0)) {
-                  case "recorded" -> new Result<>(ToolReply.ok(summary, out.copy()), true);
+                  case "recorded" -> new Result<>(ToolReply.ok(summary, out.copy(), textBlocks(new JsonArray(), out)), true);
                   case "plan_used" -> throw ChangeErrors.planAlreadyCommitted();
                   // a concurrent commit took the key first and committed: running again replays it
                   default -> throw new KeyTaken();
@@ -380,8 +380,9 @@ public final class ChangeRunner {
           + " use a new key for a new change. Nothing was written.", new JsonObject().put("argument", "idempotency_key"));
     }
     JsonObject outcome = (JsonObject) row.getValue("outcome");
+    JsonObject stored = storedResult(outcome).put("replayed", true);
     return ToolReply.ok(outcome.getString("summary") + " (replayed: the stored outcome of this idempotency_key; nothing was changed"
-        + " again)", storedResult(outcome).put("replayed", true));
+        + " again)", stored, textBlocks(new JsonArray(), stored));
   }
 
   /**
@@ -420,11 +421,47 @@ public final class ChangeRunner {
     }
   }
 
-  static ToolException decisionRequired(String tool, String what, JsonObject totals) {
+  private static ToolException planChanged() {
+    return new ToolException(ErrorCode.PLAN_CHANGED, "Rows the plan touched changed since the plan (or the change would"
+        + " now touch other rows); nothing was written. Plan the change again, show it to the user, and commit the new plan.",
+        new JsonObject().put("argument", "plan_id"));
+  }
+
+  /**
+   * The refusal of a commit of a plan that removes data, without confirm. The plan id carries no
+   * rows, so the change runs again, rolled back, for the rows the person who decides is asked about
+   * (the question the gateway elicits): its samples, one line each, after its counts.
+   */
+  private Future<ToolReply> consentNeeded(ToolRequest request, ChangeTool tool, PlanCodec.Plan plan) {
+    CallerDb db = callers.forCaller(request.caller());
+    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false, null)
+        .compose(captured -> captured.withSamples(conn))
+        .map(captured -> new Result<>(captured, false)))
+        .map(captured -> {
+          if (!PlanCodec.sameState(plan, captured.fingerprint())) {
+            throw planChanged();
+          }
+          ChangeSet changes = captured.changes();
+          StringBuilder rows = new StringBuilder();
+          for (Object o : changes.samples()) {
+            JsonObject s = (JsonObject) o;
+            rows.append('\n').append(s.getString("op")).append(' ').append(s.getString("table"))
+                .append(s.containsKey("key") ? " " + Json.encode(s.getValue("key")) : "")
+                .append(s.containsKey("before") ? " " + s.getJsonObject("before").encode() : "")
+                .append(s.containsKey("after") ? " -> " + s.getJsonObject("after").encode() : "");
+          }
+          // a migration removes columns and tables, not rows its plan counted
+          String what = captured.describe().equals(ChangeSet.NO_ROWS) ? "removes what its plan lists in lost" : captured.describe();
+          throw decisionRequired(request.tool(), what, changes.totals(), rows.length() == 0 ? ""
+              : "\nRows it touches (at most " + ChangeSet.SAMPLES_PER_TABLE_AND_OP + " of each table and operation):" + rows);
+        });
+  }
+
+  static ToolException decisionRequired(String tool, String what, JsonObject totals, String rows) {
     return new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + what + "). Show the plan to the user and"
         + " commit again with confirm: true only if they agree. Nothing was written.",
         new JsonObject().put("reason", "removes_data").put("tool", tool).put("totals", totals)
-            .put("question", "Allow " + tool + "? It " + what + "; removed rows cannot be restored by Tidemark."));
+            .put("question", "Allow " + tool + "? It " + what + "; removed rows cannot be restored by Tidemark." + rows));
   }
 
   // ---- shared ----
@@ -616,6 +653,23 @@ public final class ChangeRunner {
       }
       return captured;
     });
+  }
+
+  /**
+   * The rows of a change's text: {@code perOperation} (a plan's rows per table and operation with
+   * their keys), then the rows its statement returned, then what a tool reported in rows of its own
+   * (a migration's tables, a restore's rows): what the structured content holds, as rows.
+   */
+  static JsonArray textBlocks(JsonArray perOperation, JsonObject out) {
+    JsonArray blocks = new JsonArray().add(perOperation);
+    blocks.add(out.getValue("returning") instanceof JsonArray returning ? returning : new JsonArray());
+    out.forEach(e -> {
+      if (!e.getKey().equals("returning") && !e.getKey().equals("changes") && !e.getKey().equals("samples")
+          && e.getValue() instanceof JsonArray a && !a.isEmpty() && a.stream().allMatch(JsonObject.class::isInstance)) {
+        blocks.add(a);
+      }
+    });
+    return blocks;
   }
 
   private static JsonObject body(Captured captured, String mode) {

@@ -267,6 +267,37 @@ public final class ChangeSet {
     return new JsonArray(new ArrayList<>(tables.values()));
   }
 
+  /** The most keys {@link #perOperation} shows for one table and operation: enough to consent to, bounded as samples are. */
+  public static final int KEYS_PER_TABLE_AND_OP = 20;
+
+  /**
+   * Rows per table and operation, in the order first touched, with the keys of the rows updated
+   * or deleted (up to {@link #KEYS_PER_TABLE_AND_OP}; a one-column key as its value), where the
+   * caller may see the whole row: what a plan's text shows of the change, the rows themselves
+   * being in its samples.
+   */
+  public JsonArray perOperation() {
+    Map<String, JsonObject> ops = new LinkedHashMap<>();
+    for (Change c : changes) {
+      JsonObject o = ops.computeIfAbsent(c.table() + "\u0000" + c.op(),
+          k -> new JsonObject().put("table", c.table()).put("op", c.op()).put("rows", 0));
+      o.put("rows", o.getInteger("rows") + 1);
+      if ((c.op().equals("UPDATE") || c.op().equals("DELETE")) && c.key() != null && c.wholeShown()) {
+        JsonArray keys = o.getJsonArray("keys", new JsonArray());
+        if (keys.size() < KEYS_PER_TABLE_AND_OP) {
+          keys.add(c.key() instanceof JsonArray k && k.size() == 1 ? k.getValue(0) : c.key());
+        }
+        o.put("keys", keys);
+      }
+    }
+    ops.values().forEach(o -> {
+      if ("TRUNCATE".equals(o.getString("op"))) {
+        o.putNull("rows");
+      }
+    });
+    return new JsonArray(new ArrayList<>(ops.values()));
+  }
+
   public JsonObject totals() {
     int inserted = 0;
     int updated = 0;
@@ -335,7 +366,7 @@ public final class ChangeSet {
   /** One line for people: what the change does, e.g. "deletes 1 row of public.a and 4 rows of public.b". */
   public String describe() {
     if (changes.isEmpty()) {
-      return "changes no rows";
+      return NO_ROWS;
     }
     List<String> parts = new ArrayList<>();
     for (Object o : perTable()) {
@@ -352,17 +383,8 @@ public final class ChangeSet {
     return String.join("; ", parts);
   }
 
-  /** The same line from stored totals, for a confirmation asked without re-running the change. */
-  /** What {@link #describeTotals} says of a change that changes no rows. */
+  /** What {@link #describe} says of a change that changes no rows. */
   static final String NO_ROWS = "changes no rows";
-
-  static String describeTotals(JsonObject totals) {
-    List<String> ops = new ArrayList<>();
-    addCount(ops, "inserts", totals.getInteger("inserted", 0));
-    addCount(ops, "updates", totals.getInteger("updated", 0));
-    addCount(ops, "deletes", totals.getInteger("deleted", 0));
-    return ops.isEmpty() ? NO_ROWS : String.join(", ", ops);
-  }
 
   private static void addCount(List<String> ops, String verb, int n) {
     if (n > 0) {

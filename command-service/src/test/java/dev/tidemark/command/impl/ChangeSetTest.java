@@ -55,6 +55,31 @@ class ChangeSetTest {
   }
 
   @Test
+  void perOperationCountsRowsAndNamesTheKeysOfRemovedAndUpdatedRowsUpToTheCap() {
+    List<Change> changes = new java.util.ArrayList<>();
+    for (int i = 1; i <= ChangeSet.KEYS_PER_TABLE_AND_OP + 5; i++) {
+      changes.add(delete("public.a", i));
+    }
+    changes.add(update(7, 1, 2));
+    changes.add(insert(9));
+    changes.add(new Change("public.c", "DELETE", new JsonArray().add(3).add("x"), new JsonObject().put("k", 3).put("n", "x"), null));
+    changes.add(new Change("public.d", "TRUNCATE", null, null, null));
+    JsonArray ops = new ChangeSet(changes).perOperation();
+    JsonArray firstKeys = new JsonArray();
+    for (int i = 1; i <= ChangeSet.KEYS_PER_TABLE_AND_OP; i++) {
+      firstKeys.add(i);
+    }
+    assertEquals(new JsonObject().put("table", "public.a").put("op", "DELETE").put("rows", ChangeSet.KEYS_PER_TABLE_AND_OP + 5)
+        .put("keys", firstKeys), ops.getJsonObject(0), "every row counted, the first keys named, a one-column key as its value");
+    assertEquals(new JsonObject().put("table", "public.t").put("op", "UPDATE").put("rows", 1).put("keys", new JsonArray().add(7)),
+        ops.getJsonObject(1));
+    assertEquals(new JsonObject().put("table", "public.t").put("op", "INSERT").put("rows", 1), ops.getJsonObject(2),
+        "an inserted row has no key before it is written");
+    assertEquals(new JsonArray().add(new JsonArray().add(3).add("x")), ops.getJsonObject(3).getJsonArray("keys"), "a composite key stays an array");
+    assertEquals(new JsonObject().put("table", "public.d").put("op", "TRUNCATE").putNull("rows"), ops.getJsonObject(4));
+  }
+
+  @Test
   void samplesAreCappedPerTableAndOperation() {
     ChangeSet set = new ChangeSet(List.of(delete("public.a", 1), delete("public.a", 2), delete("public.a", 3), delete("public.a", 4),
         delete("public.b", 1)));

@@ -192,7 +192,7 @@ public final class ChangesSinceTool implements ReadTool {
                       JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", next.encode(key))
                           .put("has_more", more);
                       String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
-                          + (more ? ", more waiting" : ", up to date");
+                          + (more ? ", more waiting" : ", up to date") + "; next_cursor " + out.getString("next_cursor");
                       return ToolReply.ok(summary, out, changes);
                     });
                   });

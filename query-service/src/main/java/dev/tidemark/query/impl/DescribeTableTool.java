@@ -118,22 +118,64 @@ public final class DescribeTableTool implements ReadTool {
     return err;
   }
 
+  /**
+   * The text carries what the structured content does, as blocks of one fence: the tables, their
+   * columns, foreign keys out and in, indexes and checks, each row naming its table when the call
+   * described several. A host may show the model only the text, so it leaves nothing out.
+   */
   private static ToolReply reply(List<JsonObject> tables, boolean many) {
-    JsonArray rows = new JsonArray();
-    List<String> parts = new ArrayList<>();
+    JsonArray about = new JsonArray();
+    JsonArray columns = new JsonArray();
+    JsonArray outgoing = new JsonArray();
+    JsonArray incoming = new JsonArray();
+    JsonArray indexes = new JsonArray();
+    JsonArray checks = new JsonArray();
     for (JsonObject t : tables) {
       String qualified = t.getString("schema") + "." + t.getString("name");
+      JsonObject table = new JsonObject().put("table", qualified).put("kind", t.getString("kind"))
+          .put("primary_key", t.getJsonArray("primary_key")).put("row_level_security", t.getBoolean("row_level_security"))
+          .put("estimated_rows", t.getValue("estimated_rows")).put("comment", t.getString("comment"));
+      about.add(table);
       for (Object o : t.getJsonArray("columns")) {
-        JsonObject col = (JsonObject) o;
-        rows.add(many ? new JsonObject().put("table", qualified).mergeIn(col) : col);
+        JsonObject c = (JsonObject) o;
+        columns.add(row(qualified, many).put("column", c.getString("name")).put("type", c.getString("type"))
+            .put("nullable", c.getBoolean("nullable")).put("default", c.getString("default")).put("comment", c.getString("comment"))
+            .put("labels", c.getJsonArray("labels")));
       }
-      parts.add(qualified + " (" + t.getString("kind") + ", " + t.getJsonArray("columns").size() + " columns, key ("
-          + String.join(", ", t.getJsonArray("primary_key").stream().map(String::valueOf).toList()) + "), "
-          + t.getJsonArray("foreign_keys").size() + " foreign keys out, " + t.getJsonArray("referenced_by").size() + " in)");
+      for (Object o : t.getJsonArray("foreign_keys")) {
+        JsonObject fk = (JsonObject) o;
+        JsonObject to = fk.getJsonObject("references");
+        outgoing.add(row(qualified, many).put("foreign_key", fk.getString("name")).put("columns", fk.getJsonArray("columns"))
+            .put("references", to.getString("schema") + "." + to.getString("table")).put("referenced_columns", to.getJsonArray("columns"))
+            .put("on_update", fk.getString("on_update")).put("on_delete", fk.getString("on_delete")));
+      }
+      for (Object o : t.getJsonArray("referenced_by")) {
+        JsonObject fk = (JsonObject) o;
+        incoming.add(row(qualified, many).put("referenced_by", fk.getString("schema") + "." + fk.getString("table"))
+            .put("foreign_key", fk.getString("name")).put("columns", fk.getJsonArray("columns"))
+            .put("referenced_columns", fk.getJsonArray("referenced_columns"))
+            .put("on_update", fk.getString("on_update")).put("on_delete", fk.getString("on_delete")));
+      }
+      for (Object o : t.getJsonArray("indexes")) {
+        JsonObject i = (JsonObject) o;
+        indexes.add(row(qualified, many).put("index", i.getString("name")).put("unique", i.getBoolean("unique"))
+            .put("primary", i.getBoolean("primary")).put("definition", i.getString("definition")));
+      }
+      for (Object o : t.getJsonArray("checks")) {
+        JsonObject c = (JsonObject) o;
+        checks.add(row(qualified, many).put("check", c.getString("name")).put("definition", c.getString("definition")));
+      }
     }
-    String summary = "describe_table: " + String.join("; ", parts);
-    return many ? ToolReply.ok(summary, new JsonObject().put("tables", new JsonArray(new ArrayList<>(tables))), rows)
-        : ToolReply.ok(summary, tables.get(0), rows);
+    String summary = "describe_table: " + tables.size() + (tables.size() == 1 ? " table" : " tables")
+        + ", then their columns, foreign keys out and in, indexes and checks";
+    JsonArray blocks = new JsonArray().add(about).add(columns).add(outgoing).add(incoming).add(indexes).add(checks);
+    return many ? ToolReply.ok(summary, new JsonObject().put("tables", new JsonArray(new ArrayList<>(tables))), blocks)
+        : ToolReply.ok(summary, tables.get(0), blocks);
+  }
+
+  /** A row of a block of the text: it names its table when the call described several. */
+  private static JsonObject row(String qualified, boolean many) {
+    return many ? new JsonObject().put("table", qualified) : new JsonObject();
   }
 
   /**

@@ -135,7 +135,7 @@ public final class ListRowsTool implements ReadTool {
                 selected.forEach(col -> columns.add(col.name()));
                 JsonObject out = page.into(new JsonObject().put("table", table.qualified()).put("columns", columns), next);
                 out.put("paging", keyset ? "keyset" : "offset");
-                return ToolReply.ok("list_rows: " + page.describe(" of " + table.qualified()), out, page.rows());
+                return ToolReply.ok("list_rows: " + page.describe(" of " + table.qualified(), next), out, page.rows());
               });
         }));
   }

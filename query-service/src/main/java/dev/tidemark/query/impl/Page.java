@@ -129,9 +129,11 @@ public record Page(JsonArray rows, boolean truncated, boolean more) {
     return out;
   }
 
-  public String describe(String what) {
+  /** The summary line; it carries {@code nextCursor} itself, since a host may show the model only the text. */
+  public String describe(String what, String nextCursor) {
+    String pass = "pass cursor " + nextCursor;
     return rows.size() + (rows.size() == 1 ? " row" : " rows") + what
-        + (more ? (truncated ? "; the page reached its byte budget (max_bytes), more follow: pass next_cursor as cursor" : "; more follow: pass next_cursor as cursor")
-            : "; last page");
+        + (more && nextCursor != null ? (truncated ? "; the page reached its byte budget (max_bytes), more follow: " + pass
+            : "; more follow: " + pass) : "; last page");
   }
 }

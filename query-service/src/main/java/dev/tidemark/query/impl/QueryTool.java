@@ -127,7 +127,7 @@ public final class QueryTool implements ReadTool {
                 .put("pos", pos)
                 .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat")), request.caller().id()) : null;
             JsonObject out = page.into(new JsonObject().put("columns", columns), next);
-            return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : ""), out, page.rows());
+            return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : "", next), out, page.rows());
           });
         }));
   }

@@ -14,6 +14,7 @@ import dev.tidemark.database.schema.CaptureSetup;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 
@@ -84,9 +85,19 @@ public final class StatusTool implements ReadTool {
         // an entry of this node's configuration is not served: an operator reads here which, and why
         out.put("named_tools", named.toJson());
       }
-      return ToolReply.ok("status: Tidemark " + node.version() + " on node " + node.nodeId()
+      // a host may show the model only the text: it says all the structured content does
+      JsonObject k = kafka.result();
+      String summary = "status: Tidemark " + node.version() + " on node " + node.nodeId()
           + ", database " + request.database() + ", you are " + request.caller().name()
-          + " (" + role.result() + ", " + request.caller().access().wire() + ")", out);
+          + " (" + role.result() + ", " + request.caller().access().wire() + "); cluster of " + size + ", Kafka "
+          + (Boolean.TRUE.equals(k.getBoolean("reachable")) ? "reachable" : "unreachable")
+          + (k.getString("detail") == null ? "" : " (" + k.getString("detail") + ")")
+          + (head.result() == null ? "" : "; changelog_head " + head.result())
+          + (lag.result() == null ? "" : ", capture " + lag.result() + " bytes behind");
+      JsonArray blocks = new JsonArray().add(problems.result())
+          .add(proposal.result() == null ? new JsonArray() : new JsonArray().add(proposal.result()))
+          .add(named.faults().isEmpty() ? new JsonArray() : new JsonArray().add(named.toJson()));
+      return ToolReply.ok(summary, out, blocks);
     });
   }
 

@@ -295,7 +295,8 @@ public final class WatchTool implements ReadTool {
             out.put("reason", reason);
           }
           String summary = "watch: " + (reason == null ? kind : kind + " (" + reason + ")") + ", " + snap.rows().size()
-              + (snap.rows().size() == 1 ? " row" : " rows") + " of " + table.qualified();
+              + (snap.rows().size() == 1 ? " row" : " rows") + " of " + table.qualified() + "; key " + table.primaryKey()
+              + "; cursor " + out.getString("cursor");
           return ToolReply.ok(summary, out, snap.rows());
         })));
   }
@@ -476,7 +477,7 @@ public final class WatchTool implements ReadTool {
       }
       JsonObject out = new JsonObject().put("kind", "checkpoint").put("table", w.table())
           .put("cursor", cursors.encode(w.toJson(shape), request.caller().id()));
-      return ToolReply.ok("watch: checkpoint, nothing relevant changed in " + w.table(), out);
+      return ToolReply.ok("watch: checkpoint, nothing relevant changed in " + w.table() + "; cursor " + out.getString("cursor"), out);
     });
   }
 
@@ -584,7 +585,7 @@ public final class WatchTool implements ReadTool {
                 JsonObject out = new JsonObject().put("kind", "patch").put("table", w.table()).put("changes", changes)
                     .put("has_more", cut.more()).put("cursor", cursors.encode(next.toJson(shape), request.caller().id()));
                 return ToolReply.ok("watch: patch, " + changes.size() + (changes.size() == 1 ? " change" : " changes")
-                    + (cut.more() ? ", more waiting" : ", up to date"), out, changes);
+                    + (cut.more() ? ", more waiting" : ", up to date") + "; cursor " + out.getString("cursor"), out, changes);
               }));
         });
       }));

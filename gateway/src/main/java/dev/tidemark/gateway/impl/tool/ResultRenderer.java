@@ -18,12 +18,18 @@ import java.util.Set;
  * words. The nonce is random and occurs nowhere else in the response. Inside the fence the first
  * line is a JSON array of the column names and each further line a JSON array of one row's
  * values: the names are paid for once, not once per row, and JSON escapes keep a value on its line.
+ * A result of several kinds of rows (a table's columns and its foreign keys) passes them as blocks,
+ * arrays of rows: each block has its own names line, an empty line comes between two, and one fence
+ * holds them all.
  */
 public final class ResultRenderer {
 
   private static final SecureRandom RANDOM = new SecureRandom();
-  /** Random bytes of a nonce: it only has to be unguessable before the response exists. */
-  private static final int NONCE_BYTES = 6;
+  /**
+   * Random bytes of a nonce. A nonce never occurs in the response it fences, so no value can close
+   * the fence whatever it holds; being random, it also cannot be known before the response exists.
+   */
+  private static final int NONCE_BYTES = 4;
 
   private ResultRenderer() {}
 
@@ -38,14 +44,28 @@ public final class ResultRenderer {
     }
     StringBuilder text = new StringBuilder(reply.summary());
     JsonArray rows = reply.rows();
-    if (rows != null && !rows.isEmpty()) {
-      String body = table(rows);
+    String body = rows == null ? "" : body(rows);
+    if (!body.isEmpty()) {
       String nonce = nonceAbsentFrom(text + "\n" + body);
       text.append('\n').append("BEGIN-").append(nonce).append('\n').append(body).append("END-").append(nonce);
     }
     return new JsonObject()
         .put("content", new JsonArray().add(textBlock(text.toString())))
         .put("structuredContent", reply.structured());
+  }
+
+  /** The rows as one table, or when every element is an array of rows, each non-empty one as a table of its own. */
+  static String body(JsonArray rows) {
+    if (rows.isEmpty() || !rows.stream().allMatch(JsonArray.class::isInstance)) {
+      return rows.isEmpty() ? "" : table(rows);
+    }
+    StringBuilder body = new StringBuilder();
+    for (Object block : rows) {
+      if (!((JsonArray) block).isEmpty()) {
+        body.append(body.isEmpty() ? "" : "\n").append(table((JsonArray) block));
+      }
+    }
+    return body.toString();
   }
 
   /** The rows as a header line of names and one line of values per row; a name a row lacks is null there. */

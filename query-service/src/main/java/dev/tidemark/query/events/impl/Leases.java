@@ -83,8 +83,20 @@ public final class Leases {
 
   private static ToolReply reply(JsonObject out, boolean created) {
     out.put("created", created);
-    int n = out.getJsonArray("events").size();
-    return ToolReply.ok("events_next: " + n + (n == 1 ? " event" : " events") + (created ? " (consumer created)" : ""), out);
+    JsonArray events = out.getJsonArray("events");
+    int n = events.size();
+    // one lease token covers the batch: the summary line carries it once, each row the rest of its event
+    String token = n == 0 ? null : events.getJsonObject(0).getString("lease_token");
+    JsonArray rows = new JsonArray();
+    for (Object e : events) {
+      JsonObject row = ((JsonObject) e).copy();
+      if (java.util.Objects.equals(token, row.getString("lease_token"))) {
+        row.remove("lease_token");
+      }
+      rows.add(row);
+    }
+    return ToolReply.ok("events_next: " + n + (n == 1 ? " event" : " events") + (created ? " (consumer created)" : "")
+        + (token == null ? "" : "; lease_token " + token + ", held until " + out.getString("lease_expires_at")), out, rows);
   }
 
   private Future<JsonObject> lease(ToolRequest request, Group group, int max, long deadline) {
