@@ -16,18 +16,20 @@ import java.util.function.Supplier;
  * Plan ids: {@code p4.} and 33 bytes in base64url, 47 characters in all, because an agent carries
  * a plan id back and pays for it in tokens twice. The bytes are whether the change removes data,
  * the low byte of the signing key's id, the expiry in epoch seconds, three random bytes (two plans
- * of one change are two ids, so committing one never uses up the other), the first 8 bytes of the
- * fingerprint of every touched row's before-image, and an HMAC-SHA256 of all that, cut to 16
- * bytes, under the database's key ring. The caller, the tool and the hash of the canonical
+ * of one change are two ids, so committing one never uses up the other), 8 bytes of a keyed hash
+ * of the fingerprint of every touched row's before-image, and an HMAC-SHA256 of all that, cut to
+ * 16 bytes, under the database's key ring. The caller, the tool and the hash of the canonical
  * arguments are not carried: the MAC covers them, so a plan id verifies only for the caller, tool
  * and arguments it was made for. Any node verifies one with no plan store; nobody alters or forges
- * one; a rotated key keeps verifying plans during its grace period. Nothing in it is secret, so it
- * is signed, not sealed: the fingerprint's bytes are a hash of rows the caller could read.
+ * one; a rotated key keeps verifying plans during its grace period. It is signed, not sealed: the
+ * fingerprint covers columns and rows the caller may not read, so the id carries it hashed under
+ * the server's key, and nobody can test a guess of those values against it.
  */
 public final class PlanCodec {
 
   static final String PREFIX = "p4.";
   static final String PURPOSE = "plan-id";
+  static final String FINGERPRINT_PURPOSE = "plan-fingerprint";
   static final int FINGERPRINT_BYTES = 8;
   private static final int RANDOM_BYTES = 3;
   private static final int MAC_BYTES = 16;
@@ -39,7 +41,7 @@ public final class PlanCodec {
 
   /**
    * What a verified plan id says. {@code fingerprint} is the whole fingerprint when a plan is made
-   * and its first {@link #FINGERPRINT_BYTES} bytes once decoded: compare with {@link #sameState}.
+   * and its keyed hash once decoded: compare with {@link #sameState}.
    */
   public record Plan(String caller, String tool, String inputHash, String fingerprint, long expiresAt, boolean removes) {}
 
@@ -57,7 +59,7 @@ public final class PlanCodec {
     ByteBuffer buf = ByteBuffer.allocate(LENGTH)
         .put((byte) (plan.removes() ? 1 : 0)).put((byte) key.id())
         .putInt((int) (plan.expiresAt() / 1000)).put(random)
-        .put(B64D.decode(plan.fingerprint()), 0, FINGERPRINT_BYTES);
+        .put(fingerprintTag(key, plan.fingerprint()));
     buf.put(mac(key, buf.array(), plan.caller(), plan.tool(), plan.inputHash()));
     return PREFIX + B64.encodeToString(buf.array());
   }
@@ -105,10 +107,20 @@ public final class PlanCodec {
     return new Plan(caller, tool, inputHash, fingerprint, expiresAt, raw[0] == 1);
   }
 
-  /** Whether {@code fingerprint}, a change's whole fingerprint now, is the state the decoded {@code plan} was made in. */
-  public static boolean sameState(Plan plan, String fingerprint) {
-    byte[] now = Arrays.copyOf(B64D.decode(fingerprint), FINGERPRINT_BYTES);
-    return MessageDigest.isEqual(now, Arrays.copyOf(B64D.decode(plan.fingerprint()), FINGERPRINT_BYTES));
+  /**
+   * Whether {@code fingerprint}, a change's whole fingerprint now, is the state the decoded {@code plan}
+   * was made in, under any key of the ring that is not retired (the one that signed it among them).
+   */
+  public boolean sameState(Plan plan, String fingerprint) {
+    byte[] made = B64D.decode(plan.fingerprint());
+    KeyRing ring = keys.get();
+    return ring.keys().stream().filter(k -> ring.byId(k.id()).isPresent())
+        .anyMatch(k -> MessageDigest.isEqual(fingerprintTag(k, fingerprint), made));
+  }
+
+  private static byte[] fingerprintTag(KeyRing.Key key, String fingerprint) {
+    byte[] whole = B64D.decode(fingerprint);
+    return Arrays.copyOf(KeyRing.mac(key, FINGERPRINT_PURPOSE, whole, whole.length), FINGERPRINT_BYTES);
   }
 
   private static byte[] mac(KeyRing.Key key, byte[] id, String caller, String tool, String inputHash) {

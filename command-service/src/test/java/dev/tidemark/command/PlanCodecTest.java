@@ -38,8 +38,10 @@ class PlanCodecTest {
     PlanCodec.Plan verified = other.verify(id, "caller-1", "delete_rows", "hash-a", NOW);
     assertEquals(List.of("caller-1", "delete_rows", "hash-a", NOW + 60_000, true),
         List.of(verified.caller(), verified.tool(), verified.inputHash(), verified.expiresAt(), verified.removes()));
-    assertTrue(PlanCodec.sameState(verified, plan.fingerprint()), "the plan's rows are as they were");
-    assertFalse(PlanCodec.sameState(verified, Canonical.hash("another state")), "a row the plan touched changed");
+    assertTrue(other.sameState(verified, plan.fingerprint()), "the plan's rows are as they were");
+    assertFalse(other.sameState(verified, Canonical.hash("another state")), "a row the plan touched changed");
+    assertFalse(id.contains(plan.fingerprint().substring(0, 8)), "the fingerprint is carried hashed under the key, not as it is");
+    assertFalse(new PlanCodec(() -> ring(2)).sameState(verified, plan.fingerprint()), "only the cluster's key tells the state");
   }
 
   @Test

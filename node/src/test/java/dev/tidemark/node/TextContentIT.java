@@ -122,6 +122,17 @@ class TextContentIT {
   }
 
   @Test
+  void aWatchsTextCarriesItsCursorAndTheNextCallWithItIsACheckpoint() {
+    JsonObject args = new JsonObject().put("table", "products").put("where", new JsonObject().put("column", "id").put("op", "eq").put("value", 1));
+    JsonObject first = client.callTool("watch", args);
+    String cursor = found(text(first), "; cursor (\\S+)");
+    assertEquals(first.getJsonObject("structuredContent").getString("cursor"), cursor);
+    JsonObject next = client.callTool("watch", args.copy().put("cursor", cursor).put("wait_ms", 0));
+    assertEquals(null, next.getValue("isError"), next.encode());
+    assertEquals(next.getJsonObject("structuredContent").getString("cursor"), found(text(next), "; cursor (\\S+)"));
+  }
+
+  @Test
   void aPlansTextNamesItsIdAndTheKeysItRemovesPerTable() {
     JsonObject order = client.callTool("list_rows", new JsonObject().put("table", "orders").put("limit", 1).put("order", new JsonArray().add("id")))
         .getJsonObject("structuredContent").getJsonArray("rows").getJsonObject(0);

@@ -284,7 +284,7 @@ public final class ChangeRunner {
                     throw stale(approved, now.changes().rows());
                   });
                 }
-                if (plan != null && !PlanCodec.sameState(plan, captured.fingerprint())) {
+                if (plan != null && !plans.sameState(plan, captured.fingerprint())) {
                   throw planChanged();
                 }
                 if (plan == null && approved == null && captured.removes()) {
@@ -438,7 +438,7 @@ public final class ChangeRunner {
         .compose(captured -> captured.withSamples(conn))
         .map(captured -> new Result<>(captured, false)))
         .map(captured -> {
-          if (!PlanCodec.sameState(plan, captured.fingerprint())) {
+          if (!plans.sameState(plan, captured.fingerprint())) {
             throw planChanged();
           }
           ChangeSet changes = captured.changes();
