@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.ExtensionContext;
 import dev.tidemark.gateway.impl.task.Tasks;
 import io.vertx.core.Future;
@@ -36,7 +37,7 @@ public final class CallContext implements ExtensionContext {
   @Override
   public void log(String level, Object data) {
     if (LogLevels.passes(level, call.logLevel())) {
-      call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/message")
+      call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_MESSAGE)
           .put("params", new JsonObject().put("level", level).put("logger", "tidemark").put("data", data)));
     }
   }
@@ -53,7 +54,7 @@ public final class CallContext implements ExtensionContext {
     if (message != null) {
       params.put("message", message);
     }
-    call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/progress").put("params", params));
+    call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_PROGRESS).put("params", params));
   }
 
   @Override
@@ -66,7 +67,7 @@ public final class CallContext implements ExtensionContext {
     if (call.modern()) {
       return inputs.request(key, method, params); // 2026-07-28: no server requests; asked in the result
     }
-    String capability = InputRequests.capability(method);
+    String capability = McpMethods.capability(method);
     if (!call.clientCan(capability)) {
       return Future.failedFuture(new IllegalStateException("the client did not declare the " + capability + " capability"));
     }
@@ -95,7 +96,7 @@ public final class CallContext implements ExtensionContext {
 
   @Override
   public boolean clientSupportsTasks() {
-    return tasks != null && "tools/call".equals(call.method()) && Tasks.declared(call);
+    return tasks != null && McpMethods.TOOLS_CALL.equals(call.method()) && Tasks.declared(call);
   }
 
   @Override
