@@ -141,7 +141,7 @@ public final class CallerSessions {
    * 26000; see {@link #resetKeepingStatements}): the connection must not serve another call.
    */
   public static boolean endsSession(Throwable err) {
-    return err instanceof io.vertx.pgclient.PgException pg && "26000".equals(pg.getSqlState());
+    return SqlStates.is(err, SqlStates.INVALID_SQL_STATEMENT_NAME);
   }
 
   /** Ends the session of {@code conn} (its own backend), so that the pool drops the connection. */

@@ -1,5 +1,6 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.RunningStatements;
 import dev.tidemark.database.SqlErrors;
@@ -205,7 +206,7 @@ public final class ChangeRunner {
    * session's in the other order.
    */
   private Future<ToolReply> planned(ToolRequest request, ChangeTool tool, int attempt) {
-    return plan(request, tool).recover(err -> SqlErrors.retriable(err) && attempt < MAX_ATTEMPTS
+    return plan(request, tool).recover(err -> SqlStates.retriable(err) && attempt < MAX_ATTEMPTS
         ? planned(request, tool, attempt + 1)
         : blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture));
   }
@@ -333,7 +334,7 @@ public final class ChangeRunner {
                   .compose(done -> acknowledged(request, done)));
         })
         .recover(err -> {
-          if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
+          if ((err instanceof KeyTaken || SqlStates.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
             return commit(request, tool, planId, key, attempt + 1, approved);
           }
           return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
