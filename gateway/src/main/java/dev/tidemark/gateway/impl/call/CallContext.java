@@ -2,7 +2,6 @@ package dev.tidemark.gateway.impl.call;
 
 import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.ExtensionContext;
-import dev.tidemark.gateway.impl.task.Tasks;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.function.Function;
@@ -18,7 +17,7 @@ public final class CallContext implements ExtensionContext {
   private final ServerRequests serverRequests;
   private final Function<String, Future<Void>> resourceUpdated;
   private final InputRequests inputs;
-  private final Tasks tasks;
+  private final TaskRunner tasks;
 
   public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated) {
     this(call, serverRequests, states, resourceUpdated, null);
@@ -26,7 +25,7 @@ public final class CallContext implements ExtensionContext {
 
   /** @param tasks where a tool that goes on as a task runs; null where nothing may (a prompt) */
   public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated,
-      Tasks tasks) {
+      TaskRunner tasks) {
     this.call = call;
     this.serverRequests = serverRequests;
     this.resourceUpdated = resourceUpdated;
@@ -96,7 +95,7 @@ public final class CallContext implements ExtensionContext {
 
   @Override
   public boolean clientSupportsTasks() {
-    return tasks != null && McpMethods.TOOLS_CALL.equals(call.method()) && Tasks.declared(call);
+    return tasks != null && McpMethods.TOOLS_CALL.equals(call.method()) && tasks.declaredBy(call);
   }
 
   @Override

@@ -2,7 +2,6 @@ package dev.tidemark.gateway.impl.call;
 
 import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

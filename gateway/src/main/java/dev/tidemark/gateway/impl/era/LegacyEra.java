@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.call.Eras;
 import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.call.Call;
@@ -14,8 +15,8 @@ import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import dev.tidemark.gateway.impl.spec.McpVersions;
-import dev.tidemark.gateway.impl.stream.Channels;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.Channels;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;

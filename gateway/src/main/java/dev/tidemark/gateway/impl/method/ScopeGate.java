@@ -7,7 +7,7 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.http.Challenges;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
-import dev.tidemark.gateway.impl.tool.Grants;
+import dev.tidemark.gateway.impl.service.Grants;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.List;
