@@ -1,6 +1,6 @@
 package dev.tidemark.gateway.impl.service;
 
-import dev.tidemark.contract.Actions;
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LocalDelivery;
@@ -78,7 +78,7 @@ public final class ServiceClient {
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
     long budgetMs = sendTimeoutMs + waitMs(request.arguments());
     long started = System.nanoTime();
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(budgetMs);
+    DeliveryOptions options = ToolCalls.options(budgetMs);
     String address = Addresses.forService(tool.service(), request.database());
     Future<ToolReply> local = vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
         .map(msg -> LocalDelivery.reply(msg.body()));
