@@ -157,6 +157,26 @@ class SingleNodeIT {
   }
 
   @Test
+  void listTablesPagesStayWithinMaxTokensInTheTextTheGatewayRendersAndInTheStructuredContent() {
+    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
+      c.initialize();
+      JsonObject args = new JsonObject().put("pattern", "*").put("max_tokens", 200);
+      int pages = 0;
+      do {
+        JsonObject result = c.callTool("list_tables", args);
+        assertNull(result.getValue("isError"), result.encode());
+        String text = result.getJsonArray("content").getJsonObject(0).getString("text");
+        JsonObject s = result.getJsonObject("structuredContent");
+        assertTrue(text.length() <= 800, "page " + pages + " has " + text.length() + " characters of text: " + text);
+        assertTrue(s.encode().length() <= 800, "page " + pages + " has " + s.encode().length() + " characters of structuredContent");
+        args.put("cursor", s.getString("next_cursor"));
+        pages++;
+      } while (args.getString("cursor") != null && pages < 500);
+      assertTrue(pages > 1, "the demo database takes more than one page of 200 tokens");
+    }
+  }
+
+  @Test
   void aRoleWithoutGrantsSeesNoTables() throws Exception {
     try (var conn = java.sql.DriverManager.getConnection(
         infra.postgres().jdbcUrl(TestNodes.DATABASE), infra.postgres().user(), infra.postgres().password())) {
