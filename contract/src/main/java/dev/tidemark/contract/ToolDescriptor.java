@@ -100,12 +100,14 @@ public record ToolDescriptor(
       }
       return copy;
     }
-    if (schema instanceof JsonArray a) {
-      JsonArray copy = new JsonArray();
-      a.forEach(v -> copy.add(withoutKeywords(v)));
-      return copy;
-    }
-    return schema;
+    return schema instanceof JsonArray a ? each(a, ToolDescriptor::withoutKeywords) : schema;
+  }
+
+  /** A copy of {@code array} with {@code f} applied to each item. */
+  private static JsonArray each(JsonArray array, java.util.function.UnaryOperator<Object> f) {
+    JsonArray copy = new JsonArray();
+    array.forEach(v -> copy.add(f.apply(v)));
+    return copy;
   }
 
   /**
@@ -192,12 +194,7 @@ public record ToolDescriptor(
       }
       return copy;
     }
-    if (schema instanceof JsonArray a) {
-      JsonArray copy = new JsonArray();
-      a.forEach(v -> copy.add(structural(v)));
-      return copy;
-    }
-    return schema;
+    return schema instanceof JsonArray a ? each(a, ToolDescriptor::structural) : schema;
   }
 
   private static Object structuralKeywords(Object value) {
