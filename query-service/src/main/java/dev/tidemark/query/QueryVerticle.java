@@ -89,7 +89,7 @@ public final class QueryVerticle extends VerticleBase {
       named = new dev.tidemark.query.impl.NamedReadTool(queryTool);
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
-          ToolCatalog.LIST_TABLES, new ListTablesTool(db),
+          ToolCatalog.LIST_TABLES, new ListTablesTool(db, cursors),
           ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
           ToolCatalog.GET_ROW, new GetRowTool(catalog),
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
