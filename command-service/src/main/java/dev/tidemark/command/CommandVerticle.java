@@ -23,8 +23,8 @@ import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.database.service.ServiceDrain;
-import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.database.toolserver.ServiceDrain;
+import dev.tidemark.database.toolserver.ToolServer;
 import dev.tidemark.contract.tracing.Traces;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -150,7 +150,7 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<Object> msg) {
-    running.track(ToolMessages.answer(msg, node, pool, Traces.tracer(vertx),
+    running.track(ToolServer.answer(msg, node, pool, Traces.tracer(vertx),
         request -> switch (request.tool()) {
           case Actions.PROPOSAL_STATE -> proposals.stateFor(request);
           case Actions.TASK_STORE -> tasks.answer(request);

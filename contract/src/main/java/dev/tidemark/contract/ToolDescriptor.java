@@ -63,10 +63,76 @@ public record ToolDescriptor(
         .put("name", name)
         .put("title", title)
         .put("description", description)
-        .put("inputSchema", inputSchema.copy())
+        .put("inputSchema", wireInputSchema(inputSchema))
         .put("outputSchema", outputSchema.copy())
-        .put("annotations", annotations.copy());
+        .put("annotations", wireAnnotations(annotations));
     return TASKS_FORBIDDEN.equals(taskSupport) ? tool : tool.put("execution", new JsonObject().put("taskSupport", taskSupport));
+  }
+
+  /** Keywords of an input schema that {@code tools/list} leaves out; the gateway still checks every argument against them. */
+  private static final java.util.Set<String> UNLISTED_INPUT_KEYWORDS = java.util.Set.of("minLength", "maxLength", "uniqueItems");
+
+  /**
+   * The input schema {@code tools/list} shows: the validated schema without
+   * {@code additionalProperties: false} and without string lengths and {@code uniqueItems}. A
+   * model fills arguments from their names, types, enums, numeric bounds and defaults; the
+   * bounds left out only refuse what no model sends (an 8 KiB plan_id, an argument the schema
+   * does not name), and the gateway checks the full schema before any service is asked, naming
+   * the argument and the rule. Every tool's list entry paid for them on every connection.
+   */
+  static JsonObject wireInputSchema(JsonObject inputSchema) {
+    return (JsonObject) withoutKeywords(inputSchema);
+  }
+
+  private static Object withoutKeywords(Object schema) {
+    if (schema instanceof JsonObject o) {
+      JsonObject copy = new JsonObject();
+      for (Map.Entry<String, Object> e : o) {
+        if ("properties".equals(e.getKey()) || "$defs".equals(e.getKey())) {
+          // names of arguments or definitions, not keywords: an argument may be called maxLength
+          JsonObject named = new JsonObject();
+          ((JsonObject) e.getValue()).forEach(p -> named.put(p.getKey(), withoutKeywords(p.getValue())));
+          copy.put(e.getKey(), named);
+        } else if (!UNLISTED_INPUT_KEYWORDS.contains(e.getKey())
+            && !("additionalProperties".equals(e.getKey()) && Boolean.FALSE.equals(e.getValue()))) {
+          copy.put(e.getKey(), withoutKeywords(e.getValue()));
+        }
+      }
+      return copy;
+    }
+    return schema instanceof JsonArray a ? each(a, ToolDescriptor::withoutKeywords) : schema;
+  }
+
+  /** A copy of {@code array} with {@code f} applied to each item. */
+  private static JsonArray each(JsonArray array, java.util.function.UnaryOperator<Object> f) {
+    JsonArray copy = new JsonArray();
+    array.forEach(v -> copy.add(f.apply(v)));
+    return copy;
+  }
+
+  /**
+   * The annotations {@code tools/list} shows: only the hints that differ from MCP's defaults
+   * (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true) and
+   * apply. MCP reads destructiveHint and idempotentHint only when readOnlyHint is false, so a
+   * read-only tool shows readOnlyHint alone beside openWorldHint; a client reads the same hints
+   * either way.
+   */
+  static JsonObject wireAnnotations(JsonObject annotations) {
+    JsonObject wire = annotations.copy();
+    boolean readOnly = Boolean.TRUE.equals(wire.getValue("readOnlyHint"));
+    if (!readOnly) {
+      wire.remove("readOnlyHint");
+    }
+    if (readOnly || Boolean.TRUE.equals(wire.getValue("destructiveHint"))) {
+      wire.remove("destructiveHint");
+    }
+    if (readOnly || Boolean.FALSE.equals(wire.getValue("idempotentHint"))) {
+      wire.remove("idempotentHint");
+    }
+    if (Boolean.TRUE.equals(wire.getValue("openWorldHint"))) {
+      wire.remove("openWorldHint");
+    }
+    return wire;
   }
 
   /**
@@ -75,8 +141,9 @@ public record ToolDescriptor(
    * client only validates), without {@code additionalProperties: false} (results only ever
    * gain fields, and a client that cached an older schema must still accept them) and without a
    * {@code type: "string"} beside an {@code enum} of strings (the enum admits strings alone, so
-   * the type admits nothing more or less), admitting either the result or {@code {error}} alone.
-   * It describes the result's fields and their types, one level deep: what a field holds inside
+   * the type admits nothing more or less), admitting either the result or {@code {error}}.
+   * It describes the result's fields and their types, one level deep, and the item type of an
+   * array of scalars (an array of objects is only an array there): what a field holds inside
    * (a row's columns, a plan's samples) is on the reference page only. A host caches every tool's
    * output schema with {@code tools/list}, where each nested level cost tokens on every
    * connection, and the full result schema (whose every level the tests check results against)
@@ -91,7 +158,7 @@ public record ToolDescriptor(
     wire.put("properties", properties.put("error", ERROR_SHAPE.copy()));
     return wire.put("anyOf", new JsonArray()
         .add(new JsonObject().put("required", required == null ? new JsonArray() : required))
-        .add(new JsonObject().put("required", new JsonArray().add("error")).put("maxProperties", 1)));
+        .add(new JsonObject().put("required", new JsonArray().add("error"))));
   }
 
   /** A field's schema reduced to its type: {@code type}, {@code enum} and {@code const}, and an array's item type. */
@@ -102,7 +169,8 @@ public record ToolDescriptor(
         copy.put(keyword, field.getValue(keyword));
       }
     }
-    if (field.getValue("items") instanceof JsonObject items && items.containsKey("type")) {
+    // an array of objects says nothing more than an array: what the objects hold is the reference page's
+    if (field.getValue("items") instanceof JsonObject items && items.containsKey("type") && !"object".equals(items.getValue("type"))) {
       copy.put("items", new JsonObject().put("type", items.getValue("type")));
     }
     return copy;
@@ -126,12 +194,7 @@ public record ToolDescriptor(
       }
       return copy;
     }
-    if (schema instanceof JsonArray a) {
-      JsonArray copy = new JsonArray();
-      a.forEach(v -> copy.add(structural(v)));
-      return copy;
-    }
-    return schema;
+    return schema instanceof JsonArray a ? each(a, ToolDescriptor::structural) : schema;
   }
 
   private static Object structuralKeywords(Object value) {

@@ -99,17 +99,4 @@ class MessageShapesTest {
     assertEquals("tidemark.notified.v1", Addresses.NOTIFIED_MAP);
     assertEquals("tidemark.request-state-keys.v1", Addresses.REQUEST_STATE_KEYS_MAP);
   }
-
-  @Test
-  void sqlStatesAreClassifiedByCodeAndClass() {
-    assertEquals(ErrorCode.PERMISSION_DENIED, SqlStates.classify("42501"));
-    assertEquals(ErrorCode.TIMEOUT, SqlStates.classify("57014"));
-    assertEquals(ErrorCode.READ_ONLY, SqlStates.classify("25006"));
-    assertEquals(ErrorCode.CONFLICT, SqlStates.classify("40001"));
-    assertEquals(ErrorCode.CONSTRAINT_VIOLATION, SqlStates.classify("23505"));
-    assertEquals(ErrorCode.NOT_FOUND, SqlStates.classify("42P01"));
-    assertEquals(ErrorCode.UNAVAILABLE, SqlStates.classify("08006"));
-    assertEquals(ErrorCode.INTERNAL, SqlStates.classify("XX000"));
-    assertEquals(ErrorCode.INTERNAL, SqlStates.classify(null));
-  }
 }

@@ -116,4 +116,36 @@ class ToolCatalogTest {
       assertFalse(tool.outputSchema().encode().contains("\"description\""), tool.name());
     }
   }
+
+  @Test
+  void toolsListShowsTheInputSchemaWithoutTheBoundsOnlyTheGatewayNeeds() {
+    JsonObject listed = ToolCatalog.find("update_rows").orElseThrow().toMcp().getJsonObject("inputSchema");
+    assertFalse(listed.containsKey("additionalProperties"), listed.encode());
+    assertFalse(listed.encode().contains("maxLength") || listed.encode().contains("minLength"), listed.encode());
+    assertEquals(false, ToolCatalog.find("update_rows").orElseThrow().inputSchema().getValue("additionalProperties"),
+        "the schema the gateway checks stays closed");
+    assertEquals(32, listed.getJsonObject("properties").getJsonObject("key").getInteger("maxItems"), "a batch bound a model acts on stays");
+    JsonObject named = new JsonObject().put("type", "object").put("properties", new JsonObject()
+        .put("maxLength", new JsonObject().put("type", "integer").put("minimum", 1))
+        .put("label", new JsonObject().put("type", "string").put("maxLength", 20).put("enum", new JsonArray().add("a"))))
+        .put("additionalProperties", false);
+    JsonObject wire = ToolDescriptor.wireInputSchema(named);
+    assertEquals(new JsonObject().put("type", "integer").put("minimum", 1), wire.getJsonObject("properties").getJsonObject("maxLength"),
+        "an argument named like a keyword stays");
+    assertEquals(new JsonObject().put("type", "string").put("enum", new JsonArray().add("a")),
+        wire.getJsonObject("properties").getJsonObject("label"));
+  }
+
+  @Test
+  void toolsListShowsOnlyTheAnnotationsThatDifferFromMcpsDefaults() {
+    JsonObject read = new JsonObject().put("readOnlyHint", true).put("destructiveHint", false).put("idempotentHint", true)
+        .put("openWorldHint", false);
+    assertEquals(new JsonObject().put("readOnlyHint", true).put("openWorldHint", false), ToolDescriptor.wireAnnotations(read));
+    JsonObject change = new JsonObject().put("readOnlyHint", false).put("destructiveHint", true).put("idempotentHint", false)
+        .put("openWorldHint", false);
+    assertEquals(new JsonObject().put("openWorldHint", false), ToolDescriptor.wireAnnotations(change));
+    JsonObject ack = new JsonObject().put("readOnlyHint", false).put("destructiveHint", false).put("idempotentHint", true)
+        .put("openWorldHint", true);
+    assertEquals(new JsonObject().put("destructiveHint", false).put("idempotentHint", true), ToolDescriptor.wireAnnotations(ack));
+  }
 }

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
  * What {@code tools/list} costs the read-write caller, who sees every tool, counting a token as
  * four characters of compact JSON (migrate, which only configured roles see, aside). A model reads each tool's name, description and input schema;
  * the full answer adds titles, annotations and output schemas. docs/performance.md records the
- * figures.
+ * figures. The read-write caller of dev mode also sees the demo database's named tools, within
+ * the same budget: node's DevToolListBudgetTest measures that list.
  */
 class ToolListBudgetTest {
 

@@ -2,17 +2,23 @@ package dev.tidemark.database;
 
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.database.CallerPools.CallerDb;
+import dev.tidemark.database.CallerPools.Lent;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
- * How a statement runs as its caller, for reads and writes alike: on a connection that logged in
- * as the caller's own role ({@link CallerPools}), behind one setup statement that sets the
- * statement timeout, the caller's signed identity and the trace context for the transaction only,
- * and followed by a reset of whatever the call could leave on the connection.
+ * How a statement runs as its caller, in one place for reads, plans, commits, migrations and
+ * restores ({@link #inTransaction}): on a connection that logged in as the caller's own role
+ * ({@link CallerPools}), in a transaction behind one setup statement that sets the statement
+ * timeout, the caller's signed identity and the trace context for the transaction only, and
+ * followed by a reset of whatever the call could leave on the connection.
  */
 public final class CallerSessions {
 
@@ -23,15 +29,7 @@ public final class CallerSessions {
    * and always rolls back. Then the session is reset ({@code DISCARD ALL}, which must run outside a
    * transaction): what survives a rollback (session advisory locks, a LISTEN, prepared statements,
    * temporary tables, cursors held open, settings) never reaches the next call on the connection.
-   *
-   * <p>Round trips are what a read costs most, so the opening and the closing statements are
-   * pipelined: {@code BEGIN READ ONLY}, the {@link #SETUP} of the role, the timeout and the
-   * caller tag (bound, never spliced into the text) and the work's first statement go out
-   * together, as do {@code ROLLBACK} and {@code DISCARD ALL}. PostgreSQL runs them in the order
-   * they were sent on the connection, and a statement after one that failed fails too (the
-   * transaction is aborted), so the work never runs outside the guard. The answer is returned as soon as the work is
-   * done; the connection goes back to the pool only once the rollback and the reset have run, so
-   * the next call never sees this one.
+   * See {@link #inTransaction} for how its statements are pipelined.
    */
   public static <T> Future<T> readOnly(CallerDb db, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
     return readOnly(db, db.pool(), request, timeoutMs, true, work);
@@ -45,7 +43,7 @@ public final class CallerSessions {
    */
   public static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession,
       Function<SqlConnection, Future<T>> work) {
-    return readOnly(db, pool, request, timeoutMs, resetSession, "BEGIN READ ONLY", work);
+    return read(db, pool, request, timeoutMs, resetSession, "BEGIN READ ONLY", work);
   }
 
   /**
@@ -54,40 +52,97 @@ public final class CallerSessions {
    * such as the context of a batch of events.
    */
   public static <T> Future<T> readOnlySnapshot(CallerDb db, ToolRequest request, long timeoutMs, Function<SqlConnection, Future<T>> work) {
-    return readOnly(db, db.pool(), request, timeoutMs, true, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work);
+    return read(db, db.pool(), request, timeoutMs, true, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work);
   }
 
-  private static <T> Future<T> readOnly(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession, String begin,
+  private static <T> Future<T> read(CallerDb db, Pool pool, ToolRequest request, long timeoutMs, boolean resetSession, String begin,
       Function<SqlConnection, Future<T>> work) {
-    return db.connection(pool, request.caller()).compose(lent -> {
+    Transaction tx = new Transaction(begin, SETUP, false,
+        (conn, failure) -> resetSession ? resetSession(conn) : Future.succeededFuture());
+    return run(db, pool, request, timeoutMs, tx, session -> work.apply(session.conn()).map(Outcome::rollBack)).map(Outcome::value);
+  }
+
+  /**
+   * Runs {@code work} in a read-write transaction as the caller's role, on {@code from} (one of
+   * {@code db}'s pools), behind {@code setup} ({@link #SETUP}, or a statement that begins with it
+   * and sets more for the transaction, bound to {@link #setupValues}): committed only when the work's
+   * {@link Outcome} says so, rolled back otherwise. Then the session is reset as {@link
+   * CallerDb#reset} resets a connection of {@code from}, so that nothing a statement set outlives the
+   * call. A cancellation of the call stops its statement (see {@link RunningStatements}); the
+   * transaction then rolls back.
+   *
+   * <p>This is the one way a statement runs as its caller, and the helper that reads use too.
+   * Round trips are what a call costs most, so the opening and the closing statements are
+   * pipelined: the BEGIN, the setup of the timeout and the caller's signed identity (bound, never
+   * spliced into the text) and the work's first statements go out together, as do the COMMIT or
+   * ROLLBACK and the reset. PostgreSQL runs them in the order they were sent on the connection, and
+   * a statement after one that failed fails too (the transaction is aborted), so the work never
+   * runs outside the guard; a setup that failed is the error reported. A read-write call's answer
+   * waits for its transaction's end; a read's is returned as soon as its work is done. Either way
+   * the connection goes back to its pool only once the end and the reset have run, so the next call
+   * never sees this one.
+   */
+  public static <T> Future<Outcome<T>> inTransaction(CallerDb db, Pool from, ToolRequest request, long timeoutMs, String setup,
+      Function<Session, Future<Outcome<T>>> work) {
+    Transaction tx = new Transaction("BEGIN", setup, true, (conn, failure) -> db.reset(conn, from, failure));
+    return run(db, from, request, timeoutMs, tx, work);
+  }
+
+  /** What a transaction's work decided: its value, and whether to commit (a read always rolls back). */
+  public record Outcome<T>(T value, boolean commit) {
+
+    public static <T> Outcome<T> rollBack(T value) {
+      return new Outcome<>(value, false);
+    }
+
+    public static <T> Outcome<T> commit(T value) {
+      return new Outcome<>(value, true);
+    }
+  }
+
+  /** The connection a transaction runs on, and what its setup statement returned, for work that reads more of it than success. */
+  public record Session(SqlConnection conn, Future<RowSet<Row>> setup) {}
+
+  /** How a transaction begins, what sets it up, whether its answer waits for its end, and how its session is reset after. */
+  private record Transaction(String begin, String setup, boolean awaitEnd, BiFunction<SqlConnection, Throwable, Future<Void>> reset) {}
+
+  private static <T> Future<Outcome<T>> run(CallerDb db, Pool from, ToolRequest request, long timeoutMs, Transaction tx,
+      Function<Session, Future<Outcome<T>>> work) {
+    return db.connection(from, request.caller()).compose(lent -> {
       SqlConnection conn = lent.conn();
       String identity;
       try {
         identity = db.identity(conn, request.caller(), timeoutMs);
       } catch (RuntimeException e) {
         // no key to sign with yet: nothing was sent, the connection goes back as it came
-        return lent.close().transform(x -> Future.<T>failedFuture(e));
+        return lent.close().transform(x -> Future.<Outcome<T>>failedFuture(e));
       }
-      Future<?> begun = conn.query(begin).execute();
-      Future<?> tagged = conn.preparedQuery(SETUP).execute(setupValues(timeoutMs, identity, request));
-      Future<T> started;
+      Future<?> begun = conn.query(tx.begin()).execute();
+      Future<RowSet<Row>> tagged = conn.preparedQuery(tx.setup()).execute(setupValues(timeoutMs, identity, request));
+      Future<Outcome<T>> started;
       try {
-        started = work.apply(conn);  // its first statement goes out right behind the setup, on the same connection
+        started = work.apply(new Session(conn, tagged));  // its first statement goes out right behind the setup, on the same connection
       } catch (RuntimeException e) {
         started = Future.failedFuture(e);
       }
-      Future<T> worked = started;
-      // wait for all three, so that the rollback always goes out after the work's last statement;
-      // a setup that failed aborts the transaction, so the work failed too: report the setup's error
-      Future<T> result = RunningStatements.running(request.requestId(), conn, Future.join(begun, tagged, worked)
-          .transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause()) : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked));
-      result.onComplete(done -> {
-        Future<?> rolledBack = conn.query("ROLLBACK").execute();
-        Future<?> reset = resetSession ? resetSession(conn) : Future.succeededFuture();
-        Future.join(rolledBack, reset).onComplete(x -> lent.close());
-      });
-      return result;
+      Future<Outcome<T>> worked = started;
+      // wait for all three, so that the end always goes out after the work's last statement
+      return RunningStatements.running(request.requestId(), conn, Future.join(begun, tagged, worked)
+              .transform(ignored -> begun.failed() ? Future.failedFuture(begun.cause())
+                  : tagged.failed() ? Future.failedFuture(tagged.cause()) : worked))
+          .transform(done -> end(lent, tx, done));
     });
+  }
+
+  private static <T> Future<Outcome<T>> end(Lent lent, Transaction tx, AsyncResult<Outcome<T>> done) {
+    boolean commit = done.succeeded() && done.result().commit();
+    Future<?> ended = lent.conn().query(commit ? "COMMIT" : "ROLLBACK").execute();
+    Future<Void> reset = tx.reset().apply(lent.conn(), done.cause());
+    Future.join(ended, reset).onComplete(x -> lent.close());
+    if (done.failed()) {
+      return Future.failedFuture(done.cause());
+    }
+    return tx.awaitEnd() ? ended.map(v -> done.result()) : Future.succeededFuture(done.result());
   }
 
   /**
@@ -141,7 +196,7 @@ public final class CallerSessions {
    * 26000; see {@link #resetKeepingStatements}): the connection must not serve another call.
    */
   public static boolean endsSession(Throwable err) {
-    return err instanceof io.vertx.pgclient.PgException pg && "26000".equals(pg.getSqlState());
+    return SqlStates.is(err, SqlStates.INVALID_SQL_STATEMENT_NAME);
   }
 
   /** Ends the session of {@code conn} (its own backend), so that the pool drops the connection. */

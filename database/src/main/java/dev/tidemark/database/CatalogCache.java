@@ -42,12 +42,12 @@ public final class CatalogCache {
 
   /** SQLSTATEs of a statement built from a shape that no longer holds. */
   private static final Set<String> SHAPE_CHANGED = Set.of(
-      "42P01", // undefined_table
-      "42703", // undefined_column
-      "42804", // datatype_mismatch
-      "42883", // undefined_function (a cast to a type that changed)
-      "42846", // cannot_coerce
-      "0A000"); // feature_not_supported: "cached plan must not change result type"
+      SqlStates.UNDEFINED_TABLE,
+      SqlStates.UNDEFINED_COLUMN,
+      SqlStates.DATATYPE_MISMATCH,
+      SqlStates.UNDEFINED_FUNCTION,     // a cast to a type that changed
+      SqlStates.CANNOT_COERCE,
+      SqlStates.FEATURE_NOT_SUPPORTED); // "cached plan must not change result type"
 
   /**
    * The caller may read relation $1 (NULL: no such relation), and what its catalog rows are now:
@@ -235,7 +235,7 @@ public final class CatalogCache {
   }
 
   private static boolean refused(Throwable err) {
-    return err instanceof PgException pg && "42501".equals(pg.getSqlState());
+    return SqlStates.is(err, SqlStates.INSUFFICIENT_PRIVILEGE);
   }
 
   private <S, T> Future<T> run(CallerDb db, ToolRequest request, Table table, String name, boolean plain,

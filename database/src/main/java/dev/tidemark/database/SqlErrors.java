@@ -1,7 +1,6 @@
 package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.WaitedFor;
 import io.vertx.core.Future;
@@ -35,7 +34,7 @@ public final class SqlErrors {
    * class 22, such as a value that is not a number) names the argument; anything else is classified as usual.
    */
   public static Throwable argumentError(Throwable err, String argument) {
-    if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")) {
+    if (err instanceof PgException pg && SqlStates.inClass(err, SqlStates.DATA_EXCEPTION)) {
       return new ToolException(ErrorCode.INVALID_ARGUMENTS, "A value in " + argument + " does not fit its column: "
           + SqlStates.describeDataException(pg.getSqlState()) + " (SQLSTATE " + pg.getSqlState() + "). Check the column types with"
           + " describe_table and send " + argument + " again.", new JsonObject().put("argument", argument).put("sqlstate", pg.getSqlState()));
@@ -72,9 +71,9 @@ public final class SqlErrors {
     if (err instanceof PgException pg) {
       ErrorCode code = SqlStates.classify(pg.getSqlState());
       // a data exception's text quotes the offending value: name the kind of fault instead
-      String why = pg.getSqlState() != null && pg.getSqlState().startsWith("22")
+      String why = SqlStates.inClass(err, SqlStates.DATA_EXCEPTION)
           ? SqlStates.describeDataException(pg.getSqlState())
-          : "42501".equals(pg.getSqlState()) ? privilegeDenied(pg.getErrorMessage()) : pg.getErrorMessage();
+          : SqlStates.is(err, SqlStates.INSUFFICIENT_PRIVILEGE) ? privilegeDenied(pg.getErrorMessage()) : pg.getErrorMessage();
       JsonObject details = new JsonObject().put("sqlstate", pg.getSqlState());
       if (code == ErrorCode.TIMEOUT) {
         // it had a connection: the time went to the statement itself
@@ -152,32 +151,20 @@ public final class SqlErrors {
         + " or changed. Retry in a moment, or send fewer calls at once.", WaitedFor.CONNECTION.details());
   }
 
-  /** Serialization failures and deadlocks: a transaction that may succeed when it runs again. */
-  public static boolean retriable(Throwable err) {
-    return err instanceof PgException pg && ("40001".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()));
-  }
-
   /**
    * Like {@link #toToolException}, and an integrity violation (SQLSTATE class 23) becomes
    * CONSTRAINT_VIOLATION naming the constraint, its table and its columns, looked up on {@code pool}
    * when PostgreSQL did not name the column.
    */
   public static Future<ToolException> classify(Pool pool, Throwable err) {
-    if (err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("23")) {
+    if (err instanceof PgException pg && SqlStates.inClass(err, SqlStates.INTEGRITY_CONSTRAINT_VIOLATION)) {
       return constraintViolation(pool, pg);
     }
     return Future.succeededFuture(toToolException(err));
   }
 
   private static Future<ToolException> constraintViolation(Pool pool, PgException pg) {
-    String kind = switch (pg.getSqlState()) {
-      case "23505" -> "unique";
-      case "23503" -> "foreign-key";
-      case "23514" -> "check";
-      case "23502" -> "not-null";
-      case "23P01" -> "exclusion";
-      default -> "integrity";
-    };
+    String kind = SqlStates.constraintKind(pg.getSqlState());
     String table = pg.getSchema() != null && pg.getTable() != null ? pg.getSchema() + "." + pg.getTable() : pg.getTable();
     JsonObject details = new JsonObject().put("sqlstate", pg.getSqlState()).put("kind", kind);
     if (pg.getConstraint() != null) {

@@ -81,11 +81,11 @@ public final class StatementGuard {
 
   /** The extended protocol's Parse refuses a string of several statements from exec_parse_message. */
   public static boolean severalStatements(Throwable err) {
-    return err instanceof PgException pg && "42601".equals(pg.getSqlState()) && "exec_parse_message".equals(pg.getRoutine());
+    return err instanceof PgException pg && SqlStates.is(err, SqlStates.SYNTAX_ERROR) && "exec_parse_message".equals(pg.getRoutine());
   }
 
   /** PostgreSQL refused to plan the statement: a utility statement, or text that does not parse as one that can be planned. */
   public static boolean notPlannable(Throwable err) {
-    return err instanceof PgException pg && "42601".equals(pg.getSqlState());
+    return SqlStates.is(err, SqlStates.SYNTAX_ERROR);
   }
 }

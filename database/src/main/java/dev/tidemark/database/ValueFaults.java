@@ -1,7 +1,6 @@
 package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.SqlStates;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.database.CallerPools.CallerDb;
@@ -34,7 +33,7 @@ public final class ValueFaults {
    */
   public static Future<Throwable> blame(CallerDb db, ToolRequest request, long timeoutMs, Throwable err, SqlParams params,
       String fallback) {
-    if (!(err instanceof PgException pg) || pg.getSqlState() == null || !pg.getSqlState().startsWith("22") || params.bound().isEmpty()) {
+    if (!SqlStates.inClass(err, SqlStates.DATA_EXCEPTION) || params.bound().isEmpty()) {
       return Future.succeededFuture(SqlErrors.argumentError(err, fallback));
     }
     List<Bound> candidates = params.bound().stream().limit(MAX_PROBES).toList();
@@ -49,8 +48,8 @@ public final class ValueFaults {
         for (int i = 0; i < probes.size(); i++) {
           if (probes.get(i).failed()) {
             Throwable cause = probes.get(i).cause();
-            if (cause instanceof PgException p && p.getSqlState() != null && p.getSqlState().startsWith("22")) {
-              return Future.succeededFuture((Throwable) fault(candidates.get(i), p.getSqlState()));
+            if (SqlStates.inClass(cause, SqlStates.DATA_EXCEPTION)) {
+              return Future.succeededFuture((Throwable) fault(candidates.get(i), SqlStates.of(cause)));
             }
             break;
           }
@@ -81,7 +80,7 @@ public final class ValueFaults {
    * {@link #blame} needs, to be blamed by {@link #resolve} once the transaction has ended.
    */
   public static Throwable pending(Throwable err, SqlParams params, String fallback) {
-    return err instanceof PgException pg && pg.getSqlState() != null && pg.getSqlState().startsWith("22")
+    return SqlStates.inClass(err, SqlStates.DATA_EXCEPTION)
         ? new Pending(err, params, fallback) : SqlErrors.argumentError(err, fallback);
   }
 

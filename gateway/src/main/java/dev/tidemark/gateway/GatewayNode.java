@@ -4,7 +4,7 @@ import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.NodeInfo;
 import dev.tidemark.gateway.impl.GatewayShared;
-import dev.tidemark.gateway.impl.call.OwnContext;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;

@@ -18,7 +18,7 @@ import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.GatewayNode;
 import dev.tidemark.gateway.GatewayRoutes;
 import dev.tidemark.gateway.McpExtension;
-import dev.tidemark.database.service.RunningRequests;
+import dev.tidemark.database.toolserver.RunningRequests;
 import dev.tidemark.node.cluster.ClusterSetup;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.node.logging.LogSetup;

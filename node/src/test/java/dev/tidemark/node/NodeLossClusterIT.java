@@ -10,7 +10,7 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.tidemark.config.ConfigKey;
-import dev.tidemark.database.service.RunningRequests;
+import dev.tidemark.database.toolserver.RunningRequests;
 import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;

@@ -70,7 +70,7 @@ class SingleNodeIT {
   }
 
   @Test
-  void toolsListShowsEveryToolWithClosedInputSchemaAndOutputSchema() {
+  void toolsListShowsEveryToolWithItsListedInputSchemaAndOutputSchema() {
     try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
       c.initialize();
       JsonArray tools = c.rpc("tools/list", null).getJsonObject("result").getJsonArray("tools");
@@ -80,12 +80,13 @@ class SingleNodeIT {
       for (Object o : tools) {
         JsonObject tool = (JsonObject) o;
         assertFalse(tool.getString("description").isBlank());
-        assertEquals(false, tool.getJsonObject("inputSchema").getValue("additionalProperties"), tool.getString("name"));
+        assertEquals(ToolCatalog.find(tool.getString("name")).orElseThrow().toMcp().getJsonObject("inputSchema"),
+            tool.getJsonObject("inputSchema"), tool.getString("name"));
         assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
         assertEquals("object", tool.getJsonObject("outputSchema").getString("type"));
         // the events tools change no row, but an ack or a seek changes the caller's consumer
         boolean events = ToolCatalog.find(tool.getString("name")).orElseThrow().service() == dev.tidemark.contract.Service.EVENTS;
-        assertEquals(true, events || tool.getJsonObject("annotations").getBoolean("readOnlyHint"), tool.getString("name"));
+        assertEquals(true, events || tool.getJsonObject("annotations").getBoolean("readOnlyHint", false), tool.getString("name"));
       }
     }
     try (McpHttpClient c = client(TestNodes.READ_WRITE_TOKEN)) {
@@ -99,13 +100,17 @@ class SingleNodeIT {
         assertFalse(tool.encode().contains("__"), "no validator annotations leak into the schema: " + tool.encode());
         dev.tidemark.contract.Service service = ToolCatalog.find(tool.getString("name")).orElseThrow().service();
         boolean change = service == dev.tidemark.contract.Service.COMMAND;
+        // a hint at MCP's default is left out: readOnlyHint false, destructiveHint true (read only when readOnlyHint is false)
+        JsonObject hints = tool.getJsonObject("annotations");
+        boolean readOnly = hints.getBoolean("readOnlyHint", false);
+        boolean destructive = !readOnly && hints.getBoolean("destructiveHint", true);
         if (service == dev.tidemark.contract.Service.EVENTS) {
           // they change no row; acks, nacks and seeks change the consumer
-          assertEquals(false, tool.getJsonObject("annotations").getBoolean("destructiveHint"), tool.getString("name"));
+          assertFalse(destructive, tool.getString("name"));
           continue;
         }
-        assertEquals(!change, tool.getJsonObject("annotations").getBoolean("readOnlyHint"), tool.getString("name"));
-        assertEquals(change, tool.getJsonObject("annotations").getBoolean("destructiveHint"), tool.getString("name"));
+        assertEquals(!change, readOnly, tool.getString("name"));
+        assertEquals(change, destructive, tool.getString("name"));
       }
     }
   }
@@ -148,6 +153,26 @@ class SingleNodeIT {
       assertTrue(lines[0].startsWith("list_tables: "), lines[0]);
       assertTrue(lines[1].startsWith("BEGIN-"), lines[1]);
       assertEquals("END-" + lines[1].substring(6), lines[lines.length - 1]);
+    }
+  }
+
+  @Test
+  void listTablesPagesStayWithinMaxTokensInTheTextTheGatewayRendersAndInTheStructuredContent() {
+    try (McpHttpClient c = client(TestNodes.READ_ONLY_TOKEN)) {
+      c.initialize();
+      JsonObject args = new JsonObject().put("pattern", "*").put("max_tokens", 200);
+      int pages = 0;
+      do {
+        JsonObject result = c.callTool("list_tables", args);
+        assertNull(result.getValue("isError"), result.encode());
+        String text = result.getJsonArray("content").getJsonObject(0).getString("text");
+        JsonObject s = result.getJsonObject("structuredContent");
+        assertTrue(text.length() <= 800, "page " + pages + " has " + text.length() + " characters of text: " + text);
+        assertTrue(s.encode().length() <= 800, "page " + pages + " has " + s.encode().length() + " characters of structuredContent");
+        args.put("cursor", s.getString("next_cursor"));
+        pages++;
+      } while (args.getString("cursor") != null && pages < 500);
+      assertTrue(pages > 1, "the demo database takes more than one page of 200 tokens");
     }
   }
 

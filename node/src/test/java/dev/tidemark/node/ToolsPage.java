@@ -62,7 +62,10 @@ final class ToolsPage {
       - **Closed input schemas.** Every input schema is JSON Schema 2020-12 (the dialect MCP assumes
         when a schema names none, so none names it) with
         `additionalProperties: false`: an argument the tool does not know is refused, never
-        ignored. Arguments that do not fit are answered with the tool error `INVALID_ARGUMENTS`,
+        ignored. `tools/list` shows each input schema without `additionalProperties: false`, string
+        lengths (`minLength`, `maxLength`) and `uniqueItems`, which only refuse what no model sends and
+        cost every connection tokens; the gateway still checks every argument against the whole schema
+        that the tables below give. Arguments that do not fit are answered with the tool error `INVALID_ARGUMENTS`,
         which lists every fault with a JSON Pointer and what was expected (see
         [errors.md](errors.md#tool-errors)). Errors found later (an unknown column, a value that
         does not fit its column) name the argument in `argument`. `arguments` may be left out when a tool takes none.
@@ -70,13 +73,13 @@ final class ToolsPage {
         `structuredContent` that fits it. Field names are snake_case. An optional field is
         absent rather than null. The result tables below give every field's meaning; the
         `outputSchema` that `tools/list` shows carries the top level only (each field's type,
-        the required fields, enums, and an array's item type, but nothing of what a field holds
+        the required fields, enums, and the item type of an array of scalars, but nothing of what a field holds
         inside), leaves objects open so that a field added later never fails a client that
         cached the schema, and admits the error result too. The tables below describe every
         level, and Tidemark's tests check each result against all of them.
       - **Errors.** A tool that fails answers `isError: true` with `structuredContent` =
         `{"error": {"code", "message", ...details}}` and nothing else; every `outputSchema` admits
-        that shape (`anyOf` the result's required fields or `error` alone), because the official
+        that shape (`anyOf` the result's required fields or `error`), because the official
         TypeScript SDK checks `structuredContent` against the `outputSchema` even on errors.
         [errors.md](errors.md#tool-errors) lists the codes and details.
       - **Short descriptions.** A tool's description in `tools/list` says when to use it and what
@@ -91,8 +94,8 @@ final class ToolsPage {
         Token budgets count each form alone, never their sum
         ([performance.md](../performance.md#agent-tasks-calls-and-tokens-against-dbhub-and-mcp-toolbox)).
       - **The text content.** It opens with one line that says how the call ended, with what a model
-        needs to go on: `next_cursor` as `pass cursor <cursor>` (`query`, `list_rows`, a named read),
-        `next_cursor <cursor>` (`changes_since`), `cursor <cursor>` (`watch`), `changelog_head <cursor>`
+        needs to go on: `next_cursor` as `pass cursor <cursor>` (`query`, `list_rows`, `list_tables`, a
+        named read), `next_cursor <cursor>` (`changes_since`), `cursor <cursor>` (`watch`), `changelog_head <cursor>`
         (`status`), `lease_token <token>` with its expiry (`events_next`, once for the batch), and a
         plan's `plan_id` with its expiry and whether committing needs the user's consent. A result that
         carries rows follows that line with the rows between a `BEGIN-<nonce>` line and an
@@ -162,8 +165,11 @@ final class ToolsPage {
         trigger) and `idempotentHint: false` (a retry is made safe by `idempotency_key`, not by the
         tool). The events tools change no row: `events_next` and `events_status` are annotated
         `readOnlyHint: true` (`events_next` is not idempotent: it leases), `events_ack`, `events_nack`
-        and `events_seek` `readOnlyHint: false` and `destructiveHint: false`. A tool's title is its
-        top-level `title`; the annotations do not repeat it.
+        and `events_seek` `readOnlyHint: false` and `destructiveHint: false`. `tools/list` leaves out
+        a hint that MCP's default already gives (`readOnlyHint: false`, `destructiveHint: true`,
+        `idempotentHint: false`, `openWorldHint: true`), and `destructiveHint` and `idempotentHint`
+        beside `readOnlyHint: true`, which MCP reads only when a tool is not read-only. A tool's
+        title is its top-level `title`; the annotations do not repeat it.
       """;
 
   /** The tools whose call goes on as a task when it runs long, beside the change tools' proposals. */
@@ -230,8 +236,27 @@ final class ToolsPage {
       page.append("| field | type | always | meaning |\n| --- | --- | --- | --- |\n");
       fields(tool.resultSchema(), tool.resultSchema(), "", true, page);
       page.append('\n');
+      example(tool.name(), page);
     }
     return page.toString();
+  }
+
+  /**
+   * The tool's example, when its contract declares one: the arguments of a call on the demo
+   * database and the structuredContent it answers, which a test of the module that runs the tool
+   * checks (list_tables: ListTablesSearchIT).
+   */
+  private static void example(String tool, StringBuilder page) {
+    try (java.io.InputStream in = ToolsPage.class.getResourceAsStream("/dev/tidemark/contract/tools/" + tool + ".json")) {
+      JsonObject example = new JsonObject(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)).getJsonObject("example");
+      if (example != null) {
+        page.append("### Example\n\nOn the demo database, the arguments\n\n```json\n").append(example.getJsonObject("arguments").encode())
+            .append("\n```\n\nanswer with this `structuredContent`:\n\n```json\n").append(example.getJsonObject("structuredContent").encode())
+            .append("\n```\n\n");
+      }
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   /** What the page says of an argument: its schema's description, else the tool's reference for it, else the shared text. */

@@ -1,5 +1,6 @@
 package dev.tidemark.query;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NamedTool;
@@ -111,7 +112,7 @@ public final class NamedToolCheck {
                     .compose(checked -> checked.fault() != null ? Future.succeededFuture(checked.fault())
                         : functions.check(checked.reach(), ErrorCode.INVALID_ARGUMENTS, "statement").map((String) null)
                             .recover(err -> Future.succeededFuture("the function check refuses the statement: " + message(err))))
-                    .recover(err -> Future.succeededFuture(err instanceof PgException pg && "55P03".equals(pg.getSqlState())
+                    .recover(err -> Future.succeededFuture(SqlStates.is(err, SqlStates.LOCK_NOT_AVAILABLE)
                         ? UNREACHABLE + "a lock on a table the statement names was held longer than " + LOCK_TIMEOUT_MS + " ms"
                         : "PostgreSQL refuses it: " + message(err)))
                     .map(fault -> {
@@ -143,12 +144,12 @@ public final class NamedToolCheck {
     return conn.prepare(sql).transform(parsed -> {
       if (parsed.failed()) {
         Throwable err = parsed.cause();
-        if (err instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
+        if (SqlStates.is(err, SqlStates.LOCK_NOT_AVAILABLE)) {
           return Future.failedFuture(err);
         }
         return Future.succeededFuture(Checked.fault(StatementGuard.severalStatements(err)
             ? "the statement holds several statements; a tool runs exactly one"
-            : err instanceof PgException pg && "42601".equals(pg.getSqlState())
+            : err instanceof PgException pg && SqlStates.is(err, SqlStates.SYNTAX_ERROR)
                 ? "the statement does not parse: " + pg.getErrorMessage()
                 : "PostgreSQL refuses the statement: " + message(err)));
       }
@@ -166,8 +167,8 @@ public final class NamedToolCheck {
         }
         return conn.preparedQuery(StatementGuard.EXPLAIN + sql).execute(nulls).transform(planned -> {
           if (planned.failed()) {
-            if (planned.cause() instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
-              return Future.failedFuture(pg);
+            if (SqlStates.is(planned.cause(), SqlStates.LOCK_NOT_AVAILABLE)) {
+              return Future.failedFuture(planned.cause());
             }
             return Future.succeededFuture(Checked.fault(StatementGuard.notPlannable(planned.cause())
                 ? "the statement is a utility statement (such as SET, DO, CALL, COPY, LOCK, DDL or transaction control), which no tool"

@@ -3,8 +3,8 @@ package dev.tidemark.query;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.database.RunningStatements;
-import dev.tidemark.database.service.ToolMessages;
-import dev.tidemark.database.service.ServiceDrain;
+import dev.tidemark.database.toolserver.ToolServer;
+import dev.tidemark.database.toolserver.ServiceDrain;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.NodeInfo;
@@ -89,7 +89,7 @@ public final class QueryVerticle extends VerticleBase {
       named = new dev.tidemark.query.impl.NamedReadTool(queryTool);
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
-          ToolCatalog.LIST_TABLES, new ListTablesTool(db),
+          ToolCatalog.LIST_TABLES, new ListTablesTool(db, cursors),
           ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
           ToolCatalog.GET_ROW, new GetRowTool(catalog),
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
@@ -129,7 +129,7 @@ public final class QueryVerticle extends VerticleBase {
   }
 
   private void onMessage(Message<Object> msg) {
-    running.track(ToolMessages.answer(msg, node, pool, tracer, request -> {
+    running.track(ToolServer.answer(msg, node, pool, tracer, request -> {
       // a tool a team defined carries its definition: its name is never a built-in tool's
       ReadTool tool = request.named() != null ? named : tools.get(request.tool());
       return tool == null

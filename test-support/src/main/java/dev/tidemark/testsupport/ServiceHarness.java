@@ -19,7 +19,7 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.database.Pools;
 import dev.tidemark.database.schema.DatabaseSetup;
-import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.devstack.FreePorts;
 import io.vertx.core.Deployable;
 import io.vertx.core.Future;
@@ -218,13 +218,13 @@ public final class ServiceHarness implements AutoCloseable {
   public ToolReply call(Caller who, String tool, JsonObject arguments) {
     ToolDescriptor descriptor = ToolCatalog.find(tool).orElseThrow(() -> new IllegalArgumentException("no tool " + tool));
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database(), tool, arguments, who);
-    return await(ToolMessages.ask(caller, Addresses.forService(descriptor.service(), database()), request, CALL_TIMEOUT_MS));
+    return await(ToolCalls.ask(caller, Addresses.forService(descriptor.service(), database()), request, CALL_TIMEOUT_MS));
   }
 
   /** Calls {@code tool}, a tool a team defined, as {@code who}: its definition travels in the request, as a gateway sends it. */
   public ToolReply call(Caller who, NamedTool tool, JsonObject arguments) {
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database(), tool.name(), arguments, who).withNamed(tool);
-    return await(ToolMessages.ask(caller, Addresses.forService(tool.kind().service(), database()), request, CALL_TIMEOUT_MS));
+    return await(ToolCalls.ask(caller, Addresses.forService(tool.kind().service(), database()), request, CALL_TIMEOUT_MS));
   }
 
   /** {@link #call} that must succeed: its structured content, checked against the tool's output schema. */

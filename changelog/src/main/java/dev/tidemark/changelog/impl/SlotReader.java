@@ -1,5 +1,6 @@
 package dev.tidemark.changelog.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.contract.KeyRing;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -40,8 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class SlotReader implements Runnable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotReader.class);
-  static final String SQLSTATE_OBJECT_IN_USE = "55006";
-  static final String SQLSTATE_UNDEFINED_OBJECT = "42704";
   static final long KEYS_REFRESH_MS = 10_000;
   /**
    * The longest a decoded change waits for others to share its store transaction: a store is one
@@ -178,7 +177,7 @@ public final class SlotReader implements Runnable {
       try {
         tenure();
       } catch (SQLException e) {
-        standby = SQLSTATE_OBJECT_IN_USE.equals(e.getSQLState());
+        standby = SqlStates.OBJECT_IN_USE.equals(e.getSQLState());
         cause = e;
       } catch (RuntimeException e) {
         LOG.error("the slot reader failed", e);

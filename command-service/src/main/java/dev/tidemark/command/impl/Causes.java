@@ -1,7 +1,7 @@
 package dev.tidemark.command.impl;
 
 import dev.tidemark.contract.Actions;
-import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ChangeCause;
@@ -97,7 +97,7 @@ public final class Causes {
     JsonObject args = new JsonObject().put("consumer", cause.getString("consumer")).put("lease_token", cause.getString("lease_token"))
         .put("event_ids", new JsonArray().add(cause.getString("event_id")));
     ToolRequest asked = new ToolRequest(request.requestId(), request.database(), tool, args, request.caller());
-    return ToolMessages.ask(vertx, Addresses.events(database), asked, timeoutMs)
+    return ToolCalls.ask(vertx, Addresses.events(database), asked, timeoutMs)
         .recover(err -> Future.failedFuture(new ToolException(ErrorCode.UNAVAILABLE, err instanceof ReplyException re
             && re.failureType() == ReplyFailure.NO_HANDLERS ? "No node runs the events tools, so the lease of caused_by cannot be"
             + " checked; nothing was written." : "The events role did not answer whether the lease of caused_by is held; nothing was"

@@ -1,5 +1,6 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
@@ -15,12 +16,12 @@ final class ChangeErrors {
 
   /** A unique violation on the idempotency row: a concurrent commit with the same key won; running again replays it. */
   static boolean concurrentSameKey(Throwable err) {
-    return err instanceof PgException pg && "23505".equals(pg.getSqlState()) && "idempotency_pkey".equals(pg.getConstraint());
+    return err instanceof PgException pg && SqlStates.is(err, SqlStates.UNIQUE_VIOLATION) && "idempotency_pkey".equals(pg.getConstraint());
   }
 
   /** A unique violation on the plan hash: the plan was committed under another idempotency key. */
   static boolean planAlreadyUsed(Throwable err) {
-    return err instanceof PgException pg && "23505".equals(pg.getSqlState()) && "idempotency_plan_hash_key".equals(pg.getConstraint());
+    return err instanceof PgException pg && SqlStates.is(err, SqlStates.UNIQUE_VIOLATION) && "idempotency_plan_hash_key".equals(pg.getConstraint());
   }
 
   static ToolException planAlreadyCommitted() {
@@ -36,7 +37,7 @@ final class ChangeErrors {
     if (planAlreadyUsed(err)) {
       return Future.succeededFuture(planAlreadyCommitted());
     }
-    if (SqlErrors.retriable(err)) {
+    if (SqlStates.retriable(err)) {
       PgException pg = (PgException) err;
       return Future.succeededFuture(new ToolException(ErrorCode.CONFLICT, "The change conflicted with concurrent changes (SQLSTATE "
           + pg.getSqlState() + ") " + attempts + " times in a row; nothing was written. " + ErrorCode.CONFLICT.hint(),

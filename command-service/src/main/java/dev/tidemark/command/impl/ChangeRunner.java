@@ -1,6 +1,9 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.database.CallerSessions;
+import dev.tidemark.database.CallerSessions.Outcome;
+import dev.tidemark.database.CallerSessions.Session;
 import dev.tidemark.database.RunningStatements;
 import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Caller;
@@ -26,7 +29,6 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
 import java.util.Map;
-import java.util.function.BiFunction;
 
 /**
  * Plan, then commit. A plan runs the change on a connection logged in as the caller's role, in a
@@ -206,16 +208,18 @@ public final class ChangeRunner {
    * session's in the other order.
    */
   private Future<ToolReply> planned(ToolRequest request, ChangeTool tool, int attempt) {
-    return plan(request, tool).recover(err -> SqlErrors.retriable(err) && attempt < MAX_ATTEMPTS
+    return plan(request, tool).recover(err -> SqlStates.retriable(err) && attempt < MAX_ATTEMPTS
         ? planned(request, tool, attempt + 1)
         : blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture));
   }
 
   private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false, null)
-        .compose(captured -> captured.withSamples(conn))
-        .map(captured -> new Result<>(captured, false)))
+    return CallerSessions.inTransaction(db, from(db, tool), request, database.statementTimeoutMs(), SETUP,
+            session -> change(session, db, request, tool, false, null)
+                .compose(captured -> captured.withSamples(session.conn()))
+                .map(Outcome::rollBack))
+        .map(Outcome::value)
         .map(captured -> {
           ChangeSet changes = captured.changes();
           // whole seconds: what the plan id carries
@@ -247,97 +251,168 @@ public final class ChangeRunner {
 
   // ---- commit ----
 
+  /**
+   * One commit: what it was asked, and what follows from that (the hash of its arguments, the hash
+   * of its plan id, how long its outcome is kept).
+   */
+  private record Commit(ToolRequest request, ChangeTool tool, String planId, String key, Approved approved, String inputHash,
+      String planHash, int retentionHours) {
+
+    Commit(ToolRequest request, ChangeTool tool, String planId, String key, Approved approved, long retentionHours) {
+      this(request, tool, planId, key, approved, Canonical.inputHash(request.tool(), request.arguments()),
+          planId == null ? null : PlanCodec.planHash(planId), (int) Math.min(retentionHours, Integer.MAX_VALUE));
+    }
+
+    Caller caller() {
+      return request.caller();
+    }
+  }
+
+  /**
+   * What a commit's transaction ended with: the reply of a change it committed, or the proposal of
+   * a change it rolled back because it waits for a person's approval.
+   */
+  private record Committed(ToolReply reply, JsonObject proposal) {}
+
+  /**
+   * The stored outcome when the key was used; otherwise the plan is checked, the change runs again
+   * as the caller and is committed, or proposed. A commit that lost to a concurrent one (the key
+   * taken, a serialization failure, a deadlock) runs again, up to {@link #MAX_ATTEMPTS} times.
+   */
   private Future<ToolReply> commit(ToolRequest request, ChangeTool tool, String planId, String key, int attempt, Approved approved) {
-    Caller caller = request.caller();
-    JsonObject args = request.arguments();
-    String inputHash = Canonical.inputHash(request.tool(), args);
-    boolean confirmed = Boolean.TRUE.equals(args.getBoolean("confirm"));
-    int retentionHours = (int) Math.min(config.idempotencyRetentionHours(), Integer.MAX_VALUE);
-    String planHash = planId == null ? null : PlanCodec.planHash(planId);
-    return lookup(request, key, planHash)
+    Commit commit = new Commit(request, tool, planId, key, approved, config.idempotencyRetentionHours());
+    return lookup(request, key, commit.planHash())
         .compose(row -> {
           ToolReply replayed = replay(request, row);
-          if (replayed != null) {
-            // a redelivered event's reaction: the stored outcome, and the event acknowledged now if asked
-            return acknowledged(request, replayed);
-          }
-          PlanCodec.Plan plan = planId == null ? null
-              : plans.verify(planId, caller.id(), request.tool(), inputHash, System.currentTimeMillis());
-          if (plan != null && plan.removes() && !confirmed) {
-            return consentNeeded(request, tool, plan);
-          }
-          if (Boolean.TRUE.equals(row.getBoolean("plan_used"))) {
-            throw ChangeErrors.planAlreadyCommitted();
-          }
-          CallerDb db = callers.forCaller(caller);
-          // a reaction commits only while its event's lease is held: else someone else may be reacting to it (a
-          // person's approval comes later, and binds the change to the rows it was proposed for instead)
-          Future<Void> leased = args.containsKey("caused_by") && approved == null ? causes.held(request) : Future.succeededFuture();
-          java.util.concurrent.atomic.AtomicReference<JsonObject> proposal = new java.util.concurrent.atomic.AtomicReference<>();
-          ShownInserts asShown = approved == null ? null : new ShownInserts(approved.rows());
-          return leased.compose(held -> inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, true, asShown)
-              .compose(captured -> {
-                ChangeSet changes = captured.changes();
-                if (approved != null && !captured.images().equals(approved.imagesHash())) {
-                  // rolled back: the rows as they would now be written, for the reason
-                  return captured.withImages(conn).<Result<ToolReply>>map(now -> {
-                    throw stale(approved, now.changes().rows());
-                  });
-                }
-                if (plan != null && !plans.sameState(plan, captured.fingerprint())) {
-                  throw planChanged();
-                }
-                if (plan == null && approved == null && captured.removes()) {
-                  throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + captured.describe()
-                      + "), so it cannot be committed without a plan: plan it (call without idempotency_key), show the plan to the user,"
-                      + " and commit it with plan_id and confirm: true. Nothing was written.",
-                      new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + captured.describe() + "."));
-                }
-                java.util.List<String> needApproval = approved == null ? protectedTables(captured) : java.util.List.of();
-                if (!needApproval.isEmpty()) {
-                  // rolled back: the change waits for a person, who applies it as this caller (tidemark proposals)
-                  // every row, mapped as reads show rows: what the people who decide see, and the approval must write
-                  return captured.withImages(conn).map(shown -> {
-                    proposal.set(new JsonObject().put("fingerprint", shown.fingerprint()).put("tables", new JsonArray(needApproval))
-                        .put("plan", body(shown, "plan")).put("describe", shown.describe()).put("rows", shown.changes().rows())
-                        .put("images_hash", shown.images()));
-                    return new Result<ToolReply>(null, false);
-                  });
-                }
-                // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
-                JsonObject out = body(captured, "commit").put("idempotency_key", key).put("replayed", false);
-                String summary = request.tool() + ": committed — the change " + captured.describe() + ".";
-                String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
-                // an applied proposal names itself where a plan id goes: the attribution, and changes_since, show it
-                String recordedPlan = approved != null ? dev.tidemark.contract.ChangeCause.PROPOSAL_PREFIX + approved.id() : planId;
-                String[] fields = {caller.id(), caller.name(), key, inputHash, planHash, recordedPlan, request.tool(), outcome};
-                StringBuilder message = new StringBuilder("record|").append(captured.xid());
-                for (String f : fields) {
-                  message.append('|').append(KeyRing.sha256Hex(f));
-                }
-                message.append('|').append(retentionHours);
-                Tuple record = Tuple.tuple();
-                for (String f : fields) {
-                  record.addString(f);
-                }
-                record.addInteger(retentionHours).addString(db.keys().ring().sqlMac(message.toString()));
-                return conn.preparedQuery(RECORD_SQL).execute(record).map(rows -> switch (rows.iterator().next().getString(0)) {
-                  case "recorded" -> new Result<>(ToolReply.ok(summary, out.copy(), textBlocks(new JsonArray(), out)), true);
-                  case "plan_used" -> throw ChangeErrors.planAlreadyCommitted();
-                  // a concurrent commit took the key first and committed: running again replays it
-                  default -> throw new KeyTaken();
-                });
-              })))
-              .compose(reply -> (reply == null ? proposals.propose(request, key, inputHash, proposal.get()) : Future.succeededFuture(reply))
-                  // a reaction that became a proposal handled its event too: the approval decides when it is applied
-                  .compose(done -> acknowledged(request, done)));
+          // a redelivered event's reaction: the stored outcome, and the event acknowledged now if asked
+          return replayed != null ? acknowledged(request, replayed) : checkedAndRun(commit, row);
         })
         .recover(err -> {
-          if ((err instanceof KeyTaken || SqlErrors.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
+          if ((err instanceof KeyTaken || SqlStates.retriable(err) || ChangeErrors.concurrentSameKey(err)) && attempt < MAX_ATTEMPTS) {
             return commit(request, tool, planId, key, attempt + 1, approved);
           }
           return blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture);
         });
+  }
+
+  /** The plan checked, the event's lease held, then the change run as the caller; a proposal made of it, or its reply. */
+  private Future<ToolReply> checkedAndRun(Commit commit, io.vertx.sqlclient.Row lookedUp) {
+    ToolRequest request = commit.request();
+    PlanCodec.Plan plan = verifiedPlan(commit);
+    if (plan != null && plan.removes() && !Boolean.TRUE.equals(request.arguments().getBoolean("confirm"))) {
+      return consentNeeded(request, commit.tool(), plan);
+    }
+    if (Boolean.TRUE.equals(lookedUp.getBoolean("plan_used"))) {
+      throw ChangeErrors.planAlreadyCommitted();
+    }
+    CallerDb db = callers.forCaller(commit.caller());
+    ShownInserts asShown = commit.approved() == null ? null : new ShownInserts(commit.approved().rows());
+    return leased(commit)
+        .compose(held -> CallerSessions.inTransaction(db, from(db, commit.tool()), request, database.statementTimeoutMs(), SETUP,
+            session -> change(session, db, request, commit.tool(), true, asShown).compose(captured -> decided(commit, plan, session, captured))))
+        .map(this::afterCommit)
+        .compose(done -> done.reply() != null ? Future.succeededFuture(done.reply())
+            : proposals.propose(request, commit.key(), commit.inputHash(), done.proposal()))
+        // a reaction that became a proposal handled its event too: the approval decides when it is applied
+        .compose(reply -> acknowledged(request, reply));
+  }
+
+  /** The plan a commit names, verified (signed for this caller, tool and arguments, not expired); null for a commit without a plan. */
+  private PlanCodec.Plan verifiedPlan(Commit commit) {
+    return commit.planId() == null ? null
+        : plans.verify(commit.planId(), commit.caller().id(), commit.request().tool(), commit.inputHash(), System.currentTimeMillis());
+  }
+
+  /**
+   * A reaction commits only while its event's lease is held: else someone else may be reacting to
+   * it (a person's approval comes later, and binds the change to the rows it was proposed for instead).
+   */
+  private Future<Void> leased(Commit commit) {
+    return commit.request().arguments().containsKey("caused_by") && commit.approved() == null
+        ? causes.held(commit.request()) : Future.succeededFuture();
+  }
+
+  /**
+   * What the change, run again, decides: rolled back as stale, changed since its plan or removing
+   * data without one; rolled back as a proposal when it touches tables that need a person's
+   * approval; otherwise recorded under its key and committed.
+   */
+  private Future<Outcome<Committed>> decided(Commit commit, PlanCodec.Plan plan, Session session, Captured captured) {
+    Approved approved = commit.approved();
+    if (approved != null && !captured.images().equals(approved.imagesHash())) {
+      // rolled back: the rows as they would now be written, for the reason
+      return captured.withImages(session.conn()).map(now -> {
+        throw stale(approved, now.changes().rows());
+      });
+    }
+    if (plan != null && !plans.sameState(plan, captured.fingerprint())) {
+      throw planChanged();
+    }
+    if (plan == null && approved == null && captured.removes()) {
+      throw new ToolException(ErrorCode.DECISION_REQUIRED, "This change removes data (it " + captured.describe()
+          + "), so it cannot be committed without a plan: plan it (call without idempotency_key), show the plan to the user,"
+          + " and commit it with plan_id and confirm: true. Nothing was written.",
+          new JsonObject().put("reason", "removes_data").put("question", "Allow this change? It " + captured.describe() + "."));
+    }
+    java.util.List<String> needApproval = approved == null ? protectedTables(captured) : java.util.List.of();
+    if (!needApproval.isEmpty()) {
+      return proposal(session, captured, needApproval).map(proposal -> Outcome.rollBack(new Committed(null, proposal)));
+    }
+    return recorded(commit, session, captured).map(reply -> Outcome.commit(new Committed(reply, null)));
+  }
+
+  /**
+   * Rolled back: the change waits for a person, who applies it as this caller (tidemark
+   * proposals), with every row mapped as reads show rows: what the people who decide see, and what
+   * the approval must write.
+   */
+  private static Future<JsonObject> proposal(Session session, Captured captured, java.util.List<String> needApproval) {
+    return captured.withImages(session.conn()).map(shown -> new JsonObject().put("fingerprint", shown.fingerprint())
+        .put("tables", new JsonArray(needApproval)).put("plan", body(shown, "plan")).put("describe", shown.describe())
+        .put("rows", shown.changes().rows()).put("images_hash", shown.images()));
+  }
+
+  /**
+   * The outcome stored under the caller's key, with who made the change, in the change's own
+   * transaction ({@code tidemark.record_commit}, under the server's MAC over the transaction id); a
+   * plan committed meanwhile under another key is refused, and a key a concurrent commit took runs again.
+   */
+  private Future<ToolReply> recorded(Commit commit, Session session, Captured captured) {
+    ToolRequest request = commit.request();
+    Caller caller = commit.caller();
+    // what was committed, not the plan again: the caller holds the plan, and samples and plan id would double the answer
+    JsonObject out = body(captured, "commit").put("idempotency_key", commit.key()).put("replayed", false);
+    String summary = request.tool() + ": committed — the change " + captured.describe() + ".";
+    String outcome = new JsonObject().put("summary", summary).put("structured_text", out.encode()).encode();
+    // an applied proposal names itself where a plan id goes: the attribution, and changes_since, show it
+    String recordedPlan = commit.approved() != null ? dev.tidemark.contract.ChangeCause.PROPOSAL_PREFIX + commit.approved().id()
+        : commit.planId();
+    String[] fields = {caller.id(), caller.name(), commit.key(), commit.inputHash(), commit.planHash(), recordedPlan, request.tool(),
+        outcome};
+    StringBuilder message = new StringBuilder("record|").append(captured.xid());
+    for (String f : fields) {
+      message.append('|').append(KeyRing.sha256Hex(f));
+    }
+    message.append('|').append(commit.retentionHours());
+    Tuple record = Tuple.tuple();
+    for (String f : fields) {
+      record.addString(f);
+    }
+    record.addInteger(commit.retentionHours()).addString(callers.forCaller(caller).keys().ring().sqlMac(message.toString()));
+    return session.conn().preparedQuery(RECORD_SQL).execute(record).map(rows -> switch (rows.iterator().next().getString(0)) {
+      case "recorded" -> ToolReply.ok(summary, out.copy(), textBlocks(new JsonArray(), out));
+      case "plan_used" -> throw ChangeErrors.planAlreadyCommitted();
+      // a concurrent commit took the key first and committed: running again replays it
+      default -> throw new KeyTaken();
+    });
+  }
+
+  /** Once a change committed, the moment the crash-safety test may halt the node, before the reply is sent. */
+  private Committed afterCommit(Outcome<Committed> done) {
+    if (done.commit()) {
+      CrashPoint.afterCommit();
+    }
+    return done.value();
   }
 
   /** The tables of database.approval-tables that a change touched (its rows, or a migration's tables). */
@@ -434,9 +509,11 @@ public final class ChangeRunner {
    */
   private Future<ToolReply> consentNeeded(ToolRequest request, ChangeTool tool, PlanCodec.Plan plan) {
     CallerDb db = callers.forCaller(request.caller());
-    return inTransaction(db, tool, request, (conn, identity) -> change(conn, db, request, tool, identity, false, null)
-        .compose(captured -> captured.withSamples(conn))
-        .map(captured -> new Result<>(captured, false)))
+    return CallerSessions.inTransaction(db, from(db, tool), request, database.statementTimeoutMs(), SETUP,
+            session -> change(session, db, request, tool, false, null)
+                .compose(captured -> captured.withSamples(session.conn()))
+                .map(Outcome::rollBack))
+        .map(Outcome::value)
         .map(captured -> {
           if (!plans.sameState(plan, captured.fingerprint())) {
             throw planChanged();
@@ -465,9 +542,6 @@ public final class ChangeRunner {
   }
 
   // ---- shared ----
-
-  /** What a transaction produced, and whether to commit it (otherwise it is rolled back). */
-  private record Result<T>(T value, boolean commit) {}
 
   /** What a transaction captured, its id, to which the server's MACs are bound, and what the tool's statement reported. */
   private record Captured(String xid, ChangeSet changes, ChangeTool.Applied applied) {
@@ -518,53 +592,11 @@ public final class ChangeRunner {
   }
 
   /**
-   * Runs {@code work} in a transaction on a connection of the caller's role that is committed only
-   * when the work says so, and rolled back otherwise (always for a plan); then resets the session,
-   * as the read tools do, so that nothing a statement set outlives the call. A cancellation of the
-   * call stops its statement (see {@link RunningStatements}); the transaction then rolls back, and
-   * a commit that PostgreSQL had already made is replayed from its idempotency key.
-   *
-   * <p>The BEGIN goes out with the work's first statements, and the reset right behind the COMMIT
-   * or ROLLBACK: the reply waits for the transaction's end, not for the reset, and the connection
-   * goes back to its pool once the reset is done.
+   * The pool a change runs on: one that is reset whole after the call for a tool that runs SQL the
+   * caller wrote, else one that keeps Tidemark's own statements prepared.
    */
-  private <T> Future<T> inTransaction(CallerDb db, ChangeTool tool, ToolRequest request,
-      BiFunction<SqlConnection, String, Future<Result<T>>> work) {
-    Pool from = tool.runsCallerSql() ? db.pool() : db.preparing();
-    return db.connection(from, request.caller()).compose(lent -> {
-      SqlConnection conn = lent.conn();
-      String identity;
-      try {
-        identity = db.identity(conn, request.caller(), database.statementTimeoutMs());
-      } catch (RuntimeException e) {
-        // no key to sign with yet: nothing was sent, the connection goes back as it came
-        return lent.close().transform(x -> Future.<T>failedFuture(e));
-      }
-      Future<?> begun = conn.query("BEGIN").execute();
-      Future<Result<T>> worked;
-      try {
-        worked = work.apply(conn, identity);
-      } catch (RuntimeException e) {
-        worked = Future.failedFuture(e);
-      }
-      Future<Result<T>> ran = worked;
-      return RunningStatements.running(request.requestId(), conn, Future.join(begun, ran)
-              .transform(x -> begun.failed() ? Future.<Result<T>>failedFuture(begun.cause()) : ran))
-          .transform(done -> {
-            boolean commit = done.succeeded() && done.result().commit();
-            Future<?> ended = conn.query(commit ? "COMMIT" : "ROLLBACK").execute();
-            db.reset(conn, from, done.cause()).onComplete(x -> lent.close());
-            if (done.failed()) {
-              return Future.<T>failedFuture(done.cause());
-            }
-            return ended.map(v -> {
-              if (commit) {
-                CrashPoint.afterCommit();
-              }
-              return done.result().value();
-            });
-          });
-    });
+  private static Pool from(CallerDb db, ChangeTool tool) {
+    return tool.runsCallerSql() ? db.pool() : db.preparing();
   }
 
   /**
@@ -574,9 +606,11 @@ public final class ChangeRunner {
    * An approval's change ({@code shown}: the rows its proposal showed) is written as the tool
    * writes an approved change ({@link ChangeTool#applyApproved}).
    */
-  private Future<Captured> change(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool tool, String identity, boolean commit,
+  private Future<Captured> change(Session session, CallerDb db, ToolRequest request, ChangeTool tool, boolean commit,
       ShownInserts shown) {
-    Future<String> xid = asCaller(conn, request, identity);
+    SqlConnection conn = session.conn();
+    // the transaction's id, to which the server's MACs are bound
+    Future<String> xid = session.setup().map(rows -> rows.iterator().next().getString(4));
     Future<Long> before = counted(conn);
     Future<ChangeTool.Applied> applying;
     try {
@@ -595,18 +629,10 @@ public final class ChangeRunner {
    * The reads' setup, and the setting that wakes the plan triggers ({@code tidemark_capture}, whose
    * {@code WHEN} every other writer's rows fail at the cost of reading one setting): logical
    * decoding never sees a rolled-back plan, so a plan (and a commit, for its check) reads what its
-   * own transaction did from the rows those triggers write.
+   * own transaction did from the rows those triggers write. Its fifth column is the transaction's
+   * id, which {@link #change} reads.
    */
   static final String SETUP = CallerSessions.SETUP + ", set_config('tidemark.plan', 'on', true), pg_current_xact_id()::text";
-
-  /**
-   * The statement timeout, the caller's signed identity, the call's trace context and the plan
-   * triggers, for this transaction only; the transaction's id, to which the server's MACs are bound.
-   */
-  private Future<String> asCaller(SqlConnection conn, ToolRequest request, String identity) {
-    return conn.preparedQuery(SETUP).execute(CallerSessions.setupValues(database.statementTimeoutMs(), identity, request))
-        .map(rows -> rows.iterator().next().getString(4));
-  }
 
   /**
    * The count of {@link #COUNTED_SQL} now. PostgreSQL's per-transaction counts may still hold

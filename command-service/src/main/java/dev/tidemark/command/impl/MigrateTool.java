@@ -1,5 +1,6 @@
 package dev.tidemark.command.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.command.Canonical;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.ErrorCode;
@@ -177,7 +178,7 @@ public final class MigrateTool implements ChangeTool {
     return conn.query("SAVEPOINT tidemark_probe").execute()
         .compose(x -> conn.preparedQuery("EXPLAIN " + statements.getString(from)).execute())
         .transform(explained -> {
-          if (explained.failed() && explained.cause() instanceof PgException pg && "42601".equals(pg.getSqlState())) {
+          if (explained.failed() && SqlStates.is(explained.cause(), SqlStates.SYNTAX_ERROR)) {
             return conn.query("ROLLBACK TO SAVEPOINT tidemark_probe").execute().compose(x -> probe(conn, statements, from + 1));
           }
           return Future.failedFuture(new ToolException(ErrorCode.INVALID_ARGUMENTS, "The statement in " + at + " runs a query (such"
@@ -241,17 +242,17 @@ public final class MigrateTool implements ChangeTool {
   }
 
   private static Throwable failed(Throwable err, String at) {
-    if (err instanceof PgException pg && pg.getSqlState() != null && !"42501".equals(pg.getSqlState())
-        && !pg.getSqlState().startsWith("40") && !"57014".equals(pg.getSqlState()) && !"55P03".equals(pg.getSqlState())) {
+    if (err instanceof PgException pg && pg.getSqlState() != null && !SqlStates.inClass(err, SqlStates.TRANSACTION_ROLLBACK)
+        && !SqlStates.is(err, SqlStates.INSUFFICIENT_PRIVILEGE, SqlStates.QUERY_CANCELED, SqlStates.LOCK_NOT_AVAILABLE)) {
       // the caller's own DDL: PostgreSQL's message says what is wrong with it, and names only what the statement names
       return new ToolException(ErrorCode.INVALID_ARGUMENTS, "The statement in " + at + " failed: " + pg.getErrorMessage()
           + " (SQLSTATE " + pg.getSqlState() + "). Fix it and plan the migration again. Nothing was written.",
           new JsonObject().put("argument", at).put("sqlstate", pg.getSqlState()));
     }
-    if (err instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
+    if (SqlStates.is(err, SqlStates.LOCK_NOT_AVAILABLE)) {
       return new ToolException(ErrorCode.CONFLICT, "The statement in " + at + " waited more than " + LOCK_TIMEOUT_MS / 1000 + " s for a"
           + " lock another transaction holds on the table, and gave up so that it would not stall the table's other users. Retry"
-          + " when the table is quieter. Nothing was written.", new JsonObject().put("argument", at).put("sqlstate", "55P03"));
+          + " when the table is quieter. Nothing was written.", new JsonObject().put("argument", at).put("sqlstate", SqlStates.LOCK_NOT_AVAILABLE));
     }
     return err;
   }

@@ -1,18 +1,16 @@
 package dev.tidemark.console.impl;
 
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Access;
-import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.Caller;
-import dev.tidemark.contract.LocalDelivery;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.ToolCatalog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.sqlclient.Pool;
@@ -147,9 +145,7 @@ final class AgentsPage {
         List.of("*"));
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), db, ToolCatalog.EVENTS_STATUS,
         new JsonObject().put("consumer", row.getString("name")), asOwner);
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(config.busSendTimeoutMs());
-    return vertx.eventBus().<Object>request(Addresses.events(db), request.toJson(), options)
-        .map(msg -> LocalDelivery.reply(msg.body()))
+    return ToolCalls.ask(vertx, Addresses.events(db), request, config.busSendTimeoutMs())
         .otherwise(err -> (ToolReply) null)
         .map(reply -> {
           Html h = new Html().open("tr", "data-consumer", row.getString("name")).el("td", db).el("td", ownerName).el("td", row.getString("name"))

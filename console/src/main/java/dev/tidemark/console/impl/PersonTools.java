@@ -1,9 +1,9 @@
 package dev.tidemark.console.impl;
 
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.OAuthConfig;
 import dev.tidemark.contract.Access;
-import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.LocalDelivery;
@@ -14,7 +14,6 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.UUID;
@@ -66,10 +65,7 @@ final class PersonTools {
     }
     ToolDescriptor d = ToolCatalog.find(tool).orElseThrow();
     ToolRequest request = new ToolRequest(UUID.randomUUID().toString(), database, tool, arguments, caller);
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL)
-        .setSendTimeout(config.busSendTimeoutMs());
-    return vertx.eventBus().<Object>request(Addresses.forService(d.service(), database), request.toJson(), options)
-        .map(msg -> LocalDelivery.reply(msg.body()))
+    return ToolCalls.ask(vertx, Addresses.forService(d.service(), database), request, config.busSendTimeoutMs())
         .recover(err -> Future.succeededFuture(ToolReply.failed(new dev.tidemark.contract.ToolException(
             dev.tidemark.contract.ErrorCode.UNAVAILABLE, "No " + d.service().name().toLowerCase(java.util.Locale.ROOT)
                 + " service answered (" + err.getMessage() + "). " + dev.tidemark.contract.ErrorCode.UNAVAILABLE.hint()))));

@@ -1,5 +1,6 @@
 package dev.tidemark.database.schema;
 
+import dev.tidemark.database.SqlStates;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Row;
@@ -117,7 +118,7 @@ public final class CaptureSetup {
 
   private static Future<Void> ignoreDuplicate(Throwable err) {
     // another node created it first
-    return err instanceof PgException pg && "42710".equals(pg.getSqlState()) ? Future.succeededFuture() : Future.failedFuture(err);
+    return SqlStates.is(err, SqlStates.DUPLICATE_OBJECT) ? Future.succeededFuture() : Future.failedFuture(err);
   }
 
   /**

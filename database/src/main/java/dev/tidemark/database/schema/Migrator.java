@@ -1,5 +1,6 @@
 package dev.tidemark.database.schema;
 
+import dev.tidemark.database.SqlStates;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -50,7 +51,7 @@ public final class Migrator {
         // two first migrations of one database can still meet on the schema's creation (23505 on
         // pg_namespace, seen when two nodes start together); the one that lost runs again and then
         // finds what the other applied
-        .recover(err -> err instanceof io.vertx.pgclient.PgException pg && "23505".equals(pg.getSqlState())
+        .recover(err -> SqlStates.is(err, SqlStates.UNIQUE_VIOLATION)
             ? migrateInTransaction(pool, upTo) : Future.failedFuture(err));
   }
 
@@ -122,8 +123,7 @@ public final class Migrator {
    */
   private static Future<Void> prepareCapture(Pool pool) {
     return CaptureSetup.prepare(pool).recover(err -> {
-      String state = err instanceof io.vertx.pgclient.PgException pg ? pg.getSqlState() : "";
-      return "23505".equals(state) || "42710".equals(state) || "42P06".equals(state)
+      return SqlStates.is(err, SqlStates.UNIQUE_VIOLATION, SqlStates.DUPLICATE_OBJECT, SqlStates.DUPLICATE_SCHEMA)
           ? CaptureSetup.prepare(pool) : Future.<Void>failedFuture(err);
     });
   }

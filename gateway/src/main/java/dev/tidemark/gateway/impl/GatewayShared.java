@@ -25,7 +25,7 @@ import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.tool.CallLimiter;
 import dev.tidemark.gateway.impl.tool.SessionWatches;
-import dev.tidemark.gateway.impl.tool.Grants;
+import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

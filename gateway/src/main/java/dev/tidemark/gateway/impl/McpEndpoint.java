@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.NamedCatalog;
 import dev.tidemark.contract.NamedCatalogs;
 import dev.tidemark.contract.metrics.Meters;
@@ -14,7 +15,7 @@ import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.call.ServerRequests;
 import dev.tidemark.gateway.impl.completion.Completion;
 import dev.tidemark.gateway.impl.consent.Consent;
-import dev.tidemark.gateway.impl.era.Eras;
+import dev.tidemark.gateway.impl.call.Eras;
 import dev.tidemark.gateway.impl.era.LegacyEra;
 import dev.tidemark.gateway.impl.era.ModernEra;
 import dev.tidemark.gateway.impl.era.ParamHeaders;
@@ -43,12 +44,12 @@ import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.session.EventLog;
 import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
-import dev.tidemark.gateway.impl.stream.Channels;
+import dev.tidemark.gateway.impl.call.Channels;
 import dev.tidemark.gateway.impl.stream.GetStream;
 import dev.tidemark.gateway.impl.stream.ListenStream;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import dev.tidemark.gateway.impl.task.Tasks;
-import dev.tidemark.gateway.impl.tool.Grants;
+import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.gateway.impl.tool.ToolMethods;
 import io.micrometer.core.instrument.Counter;
 import io.vertx.core.Context;
@@ -153,25 +154,25 @@ public final class McpEndpoint {
     MethodTable table = new MethodTable()
         // a requestState that this cluster did not issue for this very request stops it before it runs
         .checkingModern(requestStates::fault)
-        .both("tools/list", tools::list)
+        .both(McpMethods.TOOLS_LIST, tools::list)
         // counted here, once, so the tools' own code knows nothing of metrics
-        .both("tools/call", call -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> tools.call(call))
+        .both(McpMethods.TOOLS_CALL, call -> Meters.of(vertx).toolCalls().record(call.params().getValue("name"), () -> tools.call(call))
             .andThen(ar -> counted(call, ar.succeeded() ? ar.result() : null)))
-        .both("resources/list", resources::list)
-        .both("resources/templates/list", resources::templates)
-        .both("resources/read", resources::read)
-        .both("prompts/list", prompts::list)
-        .both("prompts/get", prompts::get)
-        .both("completion/complete", new Completion(services)::complete)
-        .legacyOnly("ping", call -> Future.succeededFuture(new JsonObject()))
-        .legacyOnly("logging/setLevel", lifecycle::setLevel)
-        .legacyOnly("resources/subscribe", call -> resources.subscribe(call, true))
-        .legacyOnly("resources/unsubscribe", call -> resources.subscribe(call, false))
-        .modernOnly("server/discover", call -> Future.succeededFuture(info.discover(call.database())))
+        .both(McpMethods.RESOURCES_LIST, resources::list)
+        .both(McpMethods.RESOURCES_TEMPLATES_LIST, resources::templates)
+        .both(McpMethods.RESOURCES_READ, resources::read)
+        .both(McpMethods.PROMPTS_LIST, prompts::list)
+        .both(McpMethods.PROMPTS_GET, prompts::get)
+        .both(McpMethods.COMPLETION_COMPLETE, new Completion(services)::complete)
+        .legacyOnly(McpMethods.PING, call -> Future.succeededFuture(new JsonObject()))
+        .legacyOnly(McpMethods.LOGGING_SET_LEVEL, lifecycle::setLevel)
+        .legacyOnly(McpMethods.RESOURCES_SUBSCRIBE, call -> resources.subscribe(call, true))
+        .legacyOnly(McpMethods.RESOURCES_UNSUBSCRIBE, call -> resources.subscribe(call, false))
+        .modernOnly(McpMethods.SERVER_DISCOVER, call -> Future.succeededFuture(info.discover(call.database())))
         // the tasks extension, for a client that declared it: any gateway answers for any task
-        .both("tasks/get", tasks::get)
-        .both("tasks/update", tasks::update)
-        .both("tasks/cancel", tasks::cancel);
+        .both(McpMethods.TASKS_GET, tasks::get)
+        .both(McpMethods.TASKS_UPDATE, tasks::update)
+        .both(McpMethods.TASKS_CANCEL, tasks::cancel);
     this.runner = new CallRunner(table, inFlight, info, Traces.tracer(vertx));
     this.getStreams = new GetStream(vertx, events, subscriptions, inFlight);
     this.listenStreams = new ListenStream(vertx, subscriptions, holders, inFlight, resources::canonical);
@@ -274,7 +275,7 @@ public final class McpEndpoint {
         // a token's scopes are checked on the call itself, before its channel writes anything, so a 403 can still be sent
         .compose(turn -> turn instanceof Turn.Run r ? scopes.check(r.call(), ctx.pathParam("database")).map(turn) : Future.succeededFuture(turn))
         // counted after the scopes, so that a call refused for them spends nothing of the budget
-        .compose(turn -> turn instanceof Turn.Run r && "tools/call".equals(r.call().method())
+        .compose(turn -> turn instanceof Turn.Run r && McpMethods.TOOLS_CALL.equals(r.call().method())
             ? rateLimit.take(r.call().caller().id(), r.call().id())
                 .onFailure(err -> activity.refused(r.call().caller().id(), r.call().caller().name(), "rate_limit")).map(turn)
             : Future.succeededFuture(turn))
@@ -321,7 +322,7 @@ public final class McpEndpoint {
   }
 
   private void run(Call call, String userAgent) {
-    if (call.modern() && ModernEra.LISTEN.equals(call.method())) {
+    if (call.modern() && McpMethods.SUBSCRIPTIONS_LISTEN.equals(call.method())) {
       listenStreams.open(call, ResponseChannel.openingOf(userAgent));
     } else {
       runner.run(call);

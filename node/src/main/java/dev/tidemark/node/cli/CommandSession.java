@@ -1,5 +1,6 @@
 package dev.tidemark.node.cli;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
@@ -13,7 +14,6 @@ import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -34,8 +34,6 @@ final class CommandSession implements AutoCloseable {
   /** The default of every command's {@code --timeout}. */
   static final String DEFAULT_TIMEOUT = "60s";
 
-  /** SQLSTATEs of a server that will take the connection a moment later: starting, shutting down, or out of slots. */
-  private static final Set<String> NOT_YET = Set.of("57P03", "53300", "57P01", "08006", "08001");
   private static final long RETRY_MS = 500;
 
   private final Vertx vertx;
@@ -129,8 +127,8 @@ final class CommandSession implements AutoCloseable {
   /** Whether {@code err} says PostgreSQL is not reachable or not taking connections yet, which a later try may mend. */
   static boolean notYet(Throwable err) {
     Throwable root = root(err);
-    if (root instanceof PgException pg) {
-      return NOT_YET.contains(pg.getSqlState());
+    if (root instanceof PgException) {
+      return SqlStates.notYetServing(root);
     }
     return root instanceof ConnectException || root instanceof NoRouteToHostException || root instanceof TimeoutException
         || root instanceof io.netty.channel.ConnectTimeoutException || dev.tidemark.database.SqlErrors.poolExhausted(root);
@@ -151,14 +149,14 @@ final class CommandSession implements AutoCloseable {
     if (root instanceof PgException pg) {
       String state = pg.getSqlState() == null ? "" : pg.getSqlState();
       return switch (state) {
-        case "28P01" -> new CommandFailure("PostgreSQL at " + at + " refused the password of the login " + db.user()
+        case SqlStates.INVALID_PASSWORD -> new CommandFailure("PostgreSQL at " + at + " refused the password of the login " + db.user()
             + ": put the login's password in database.password-file (or database.password), or set it on the server with"
             + " ALTER ROLE " + db.user() + " PASSWORD '...'");
-        case "28000" -> new CommandFailure("PostgreSQL at " + at + " refused the login " + db.user() + " (database.user): "
+        case SqlStates.INVALID_AUTHORIZATION_SPECIFICATION -> new CommandFailure("PostgreSQL at " + at + " refused the login " + db.user() + " (database.user): "
             + pg.getErrorMessage() + "; create it as docs/security.md shows, or allow it in the server's pg_hba.conf");
-        case "3D000" -> new CommandFailure("PostgreSQL at " + db.host() + ":" + db.port() + " has no database " + db.dbname()
+        case SqlStates.INVALID_CATALOG_NAME -> new CommandFailure("PostgreSQL at " + db.host() + ":" + db.port() + " has no database " + db.dbname()
             + " (database.url): create it, or correct the URL");
-        case "42501" -> new CommandFailure("PostgreSQL refused the login " + db.user() + " a right this command needs: "
+        case SqlStates.INSUFFICIENT_PRIVILEGE -> new CommandFailure("PostgreSQL refused the login " + db.user() + " a right this command needs: "
             + pg.getErrorMessage() + "; tidemark doctor names every right Tidemark needs and the statement that grants it");
         default -> notYet(root)
             ? unreachable(db, timeout, pg.getErrorMessage())

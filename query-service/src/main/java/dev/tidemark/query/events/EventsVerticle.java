@@ -12,7 +12,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
-import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.database.toolserver.ToolServer;
 import dev.tidemark.contract.metrics.Meters;
 import dev.tidemark.query.events.impl.Acknowledgements;
 import dev.tidemark.query.events.impl.ConsumerJanitor;
@@ -97,9 +97,9 @@ public final class EventsVerticle extends VerticleBase {
       contexts = new dev.tidemark.query.events.impl.EventContexts(vertx, config, callers, keys,
           new dev.tidemark.database.FunctionGuard(pool, config.database().reviewedFunctions(), config.database().catalogCacheMs()));
       consumers.add(vertx.eventBus().<Object>consumer(Addresses.events(db),
-          msg -> ToolMessages.answer(msg, node, pool, tracer, this::run, LOG)));
+          msg -> ToolServer.answer(msg, node, pool, tracer, this::run, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsNode(db, node.nodeId()),
-          msg -> ToolMessages.answer(msg, node, pool, tracer, acks::resolveHere, LOG)));
+          msg -> ToolServer.answer(msg, node, pool, tracer, acks::resolveHere, LOG)));
       consumers.add(vertx.eventBus().consumer(Addresses.eventsControl(db), slots::onControl));
       idleTimer = vertx.setPeriodic(Math.max(100, slots.idleMs() / 2), t -> slots.closeIdle());
       lag.start();

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.query.StalenessCheck;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -90,7 +91,7 @@ public final class ChangelogStaleness implements StalenessCheck {
       return pool.query(FENCE_BEFORE_17).execute();
     }
     return pool.query(FENCE).execute().recover(err -> {
-      if (err instanceof io.vertx.pgclient.PgException pg && "42883".equals(pg.getSqlState())) {
+      if (SqlStates.is(err, SqlStates.UNDEFINED_FUNCTION)) {
         flushArgument = false;
         return pool.query(FENCE_BEFORE_17).execute();
       }

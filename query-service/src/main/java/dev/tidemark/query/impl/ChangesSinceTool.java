@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.SqlText;
 import dev.tidemark.database.CallerPools.CallerDb;
@@ -315,7 +316,7 @@ public final class ChangesSinceTool implements ReadTool {
     });
     // a role that may not read some column of the table sees none of its changes; any other failure
     // fails the call, since next_cursor would otherwise move past changes the caller never got
-    return read.recover(err -> err instanceof io.vertx.pgclient.PgException pg && "42501".equals(pg.getSqlState())
+    return read.recover(err -> SqlStates.is(err, SqlStates.INSUFFICIENT_PRIVILEGE)
         ? Future.succeededFuture(Set.of()) : Future.failedFuture(err));
   }
 

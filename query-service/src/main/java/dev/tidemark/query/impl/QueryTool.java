@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.ParamTypeCache;
 import dev.tidemark.database.CallerSessions;
@@ -95,9 +96,8 @@ public final class QueryTool implements ReadTool {
     if (err instanceof ToolException te) {
       return te.code() == ErrorCode.INVALID_ARGUMENTS;
     }
-    if (err instanceof PgException pg) {
-      String state = pg.getSqlState();
-      return state != null && (state.startsWith("42") || state.startsWith("22"));
+    if (err instanceof PgException) {
+      return SqlStates.inClass(err, SqlStates.SYNTAX_ERROR_OR_ACCESS_RULE) || SqlStates.inClass(err, SqlStates.DATA_EXCEPTION);
     }
     return err instanceof VertxException && !(err instanceof ClosedConnectionException);
   }

@@ -1,5 +1,6 @@
 package dev.tidemark.query.impl;
 
+import dev.tidemark.database.SqlStates;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.StatementGuard;
@@ -118,8 +119,7 @@ public final class ReadGuard {
       boolean mayWrite) {
     return conn.query("ROLLBACK TO SAVEPOINT tidemark_guard").execute()
         .compose(v -> prepared.cursor(tuple).read(1))
-        .transform(started -> Future.failedFuture(started.failed() && started.cause() instanceof PgException pg
-            && "25006".equals(pg.getSqlState())
+        .transform(started -> Future.failedFuture(started.failed() && SqlStates.is(started.cause(), SqlStates.READ_ONLY_SQL_TRANSACTION)
             ? refuse(LOCKS_OR_WRITES + writeAdvice(mayWrite))
             : denied));
   }
@@ -128,7 +128,7 @@ public final class ReadGuard {
   private static Future<Checked> classify(SqlConnection conn, PreparedStatement prepared, Tuple tuple, String[] types,
       Future<RowSet<Row>> plans, boolean mayWrite) {
     return plans
-        .recover(err -> prepared != null && err instanceof PgException pg && "42501".equals(pg.getSqlState())
+        .recover(err -> prepared != null && SqlStates.is(err, SqlStates.INSUFFICIENT_PRIVILEGE)
             ? lockOrWrite(conn, prepared, tuple, err, mayWrite) : Future.failedFuture(err))
         .recover(err -> Future.failedFuture(StatementGuard.notPlannable(err)
             ? refuse("Only a plain read (SELECT, VALUES, TABLE or WITH ... SELECT) may run here; this is a utility statement"

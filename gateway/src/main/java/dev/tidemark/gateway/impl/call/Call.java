@@ -1,7 +1,6 @@
 package dev.tidemark.gateway.impl.call;
 
 import dev.tidemark.contract.Caller;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.opentelemetry.context.Context;
 import io.vertx.core.json.JsonObject;
 

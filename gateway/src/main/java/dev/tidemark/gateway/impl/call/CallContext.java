@@ -1,7 +1,7 @@
 package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.ExtensionContext;
-import dev.tidemark.gateway.impl.task.Tasks;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.function.Function;
@@ -17,7 +17,7 @@ public final class CallContext implements ExtensionContext {
   private final ServerRequests serverRequests;
   private final Function<String, Future<Void>> resourceUpdated;
   private final InputRequests inputs;
-  private final Tasks tasks;
+  private final TaskRunner tasks;
 
   public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated) {
     this(call, serverRequests, states, resourceUpdated, null);
@@ -25,7 +25,7 @@ public final class CallContext implements ExtensionContext {
 
   /** @param tasks where a tool that goes on as a task runs; null where nothing may (a prompt) */
   public CallContext(Call call, ServerRequests serverRequests, RequestStates states, Function<String, Future<Void>> resourceUpdated,
-      Tasks tasks) {
+      TaskRunner tasks) {
     this.call = call;
     this.serverRequests = serverRequests;
     this.resourceUpdated = resourceUpdated;
@@ -36,7 +36,7 @@ public final class CallContext implements ExtensionContext {
   @Override
   public void log(String level, Object data) {
     if (LogLevels.passes(level, call.logLevel())) {
-      call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/message")
+      call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_MESSAGE)
           .put("params", new JsonObject().put("level", level).put("logger", "tidemark").put("data", data)));
     }
   }
@@ -53,7 +53,7 @@ public final class CallContext implements ExtensionContext {
     if (message != null) {
       params.put("message", message);
     }
-    call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/progress").put("params", params));
+    call.channel().send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_PROGRESS).put("params", params));
   }
 
   @Override
@@ -66,7 +66,7 @@ public final class CallContext implements ExtensionContext {
     if (call.modern()) {
       return inputs.request(key, method, params); // 2026-07-28: no server requests; asked in the result
     }
-    String capability = InputRequests.capability(method);
+    String capability = McpMethods.capability(method);
     if (!call.clientCan(capability)) {
       return Future.failedFuture(new IllegalStateException("the client did not declare the " + capability + " capability"));
     }
@@ -95,7 +95,7 @@ public final class CallContext implements ExtensionContext {
 
   @Override
   public boolean clientSupportsTasks() {
-    return tasks != null && "tools/call".equals(call.method()) && Tasks.declared(call);
+    return tasks != null && McpMethods.TOOLS_CALL.equals(call.method()) && tasks.declaredBy(call);
   }
 
   @Override

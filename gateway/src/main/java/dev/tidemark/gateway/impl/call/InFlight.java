@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.context.OwnContext;
 import dev.tidemark.auth.Revocation;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.session.Revocations;

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
@@ -31,11 +32,6 @@ public final class InputRequests {
     this.answers = states.answers(call);
   }
 
-  /** The client capability a request of {@code method} needs. */
-  static String capability(String method) {
-    return method.startsWith("sampling/") ? "sampling" : method.startsWith("elicitation/") ? "elicitation" : "roots";
-  }
-
   static RpcFailure missingCapability(String capability) {
     return new RpcFailure(JsonRpc.MISSING_REQUIRED_CLIENT_CAPABILITY, "This request needs the client's " + capability
         + " capability, which _meta." + Meta.CAPABILITIES + " does not declare: declare it and answer the "
@@ -54,7 +50,7 @@ public final class InputRequests {
    * capability or answered with something that is not a result object.
    */
   Future<JsonObject> request(String key, String method, JsonObject params) {
-    String capability = capability(method);
+    String capability = McpMethods.capability(method);
     if (!call.clientCan(capability)) {
       return Future.failedFuture(missingCapability(capability));
     }

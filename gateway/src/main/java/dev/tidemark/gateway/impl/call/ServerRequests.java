@@ -1,7 +1,7 @@
 package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -45,7 +45,7 @@ public final class ServerRequests {
     });
     long timer = vertx.setTimer(timeoutMs, t -> {
       answer.tryFail(new IllegalStateException("the client did not answer " + method + " within " + timeoutMs + " ms"));
-      channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/cancelled")
+      channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_CANCELLED)
           .put("params", new JsonObject().put("requestId", id).put("reason", "timed out")));
     });
     return consumer.completion()

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.consent;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolDescriptor;
@@ -58,12 +59,12 @@ public final class Consent {
     }
     Future<JsonObject> answer;
     if (call.modern()) {
-      answer = context.request(KEY, "elicitation/create", request(refused));
+      answer = context.request(KEY, McpMethods.ELICITATION_CREATE, request(refused));
       if (answer.failed() && answer.cause() instanceof InputRequired) {
         return Future.succeededFuture(context.inputRequired());
       }
     } else {
-      answer = serverRequests.send(call.channel(), "elicitation/create", request(refused), ServerRequests.CLIENT_REQUEST_TIMEOUT_MS)
+      answer = serverRequests.send(call.channel(), McpMethods.ELICITATION_CREATE, request(refused), ServerRequests.CLIENT_REQUEST_TIMEOUT_MS)
           .otherwise(err -> null);
     }
     return answer.compose(a -> {

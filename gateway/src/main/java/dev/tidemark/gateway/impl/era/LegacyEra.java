@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.call.Eras;
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Cancellation;
@@ -13,8 +15,8 @@ import dev.tidemark.gateway.impl.session.SessionStore;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import dev.tidemark.gateway.impl.spec.McpVersions;
-import dev.tidemark.gateway.impl.stream.Channels;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.Channels;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -51,11 +53,11 @@ public final class LegacyEra {
     Object id = env.id();
     String name = env.method();
     String version = headers.get(McpHeaders.VERSION);
-    if (!"initialize".equals(name) && version != null && !McpVersions.SUPPORTED.contains(version)) {
+    if (!McpMethods.INITIALIZE.equals(name) && version != null && !McpVersions.SUPPORTED.contains(version)) {
       return Refusal.rpc(400, JsonRpc.error(id, JsonRpc.INVALID_REQUEST,
           "Unsupported MCP-Protocol-Version; supported: " + String.join(", ", McpVersions.ALL) + ".")).future();
     }
-    if ("initialize".equals(name)) {
+    if (McpMethods.INITIALIZE.equals(name)) {
       return env.hasId() ? initialize(id, env.params(), who)
           : Refusal.rpc(400, JsonRpc.error(null, JsonRpc.INVALID_REQUEST, "initialize is a request: give it an id.")).future();
     }
@@ -79,7 +81,7 @@ public final class LegacyEra {
   }
 
   private void notified(String sessionId, String name, JsonObject params) {
-    if ("notifications/cancelled".equals(name) && params.getValue("requestId") != null) {
+    if (McpMethods.NOTIFICATION_CANCELLED.equals(name) && params.getValue("requestId") != null) {
       // the call may run on any gateway: each looks for it among its own
       String key = sessionId + "|" + Json.encode(params.getValue("requestId"));
       vertx.eventBus().publish(Addresses.GATEWAY_CANCEL_V1, new JsonObject().put("key", key));
@@ -95,7 +97,7 @@ public final class LegacyEra {
       Function<Object, Eras.Voice> voices) {
     // "_meta": null is allowed (the envelope checked that any other value is an object)
     Object progressToken = env.meta().getValue("progressToken");
-    boolean stream = "tools/call".equals(env.method()) && RequestGuards.accepts(headers.get(HttpHeaders.ACCEPT), "text/event-stream")
+    boolean stream = McpMethods.TOOLS_CALL.equals(env.method()) && RequestGuards.accepts(headers.get(HttpHeaders.ACCEPT), "text/event-stream")
         && Eras.mayPrecedeResponse(progressToken, session.getString("log_level"), session.getJsonObject("client_capabilities"),
             voices.apply(env.params().getValue("name")));
     ResponseChannel channel = stream ? channels.sse(sessionId) : channels.json();

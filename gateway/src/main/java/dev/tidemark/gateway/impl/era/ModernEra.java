@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.call.Eras;
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Cancellation;
 import dev.tidemark.gateway.impl.call.LogLevels;
@@ -13,8 +15,8 @@ import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import dev.tidemark.gateway.impl.spec.McpVersions;
 import dev.tidemark.gateway.impl.spec.Meta;
-import dev.tidemark.gateway.impl.stream.Channels;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.Channels;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonArray;
@@ -28,10 +30,9 @@ import java.util.Map;
  */
 public final class ModernEra {
 
-  public static final String LISTEN = "subscriptions/listen";
   /** The methods whose Mcp-Name header repeats a body field, and that field of their params. */
-  private static final Map<String, String> NAMED_METHODS = Map.of("tools/call", "name", "prompts/get", "name", "resources/read", "uri",
-      "tasks/get", "taskId", "tasks/update", "taskId", "tasks/cancel", "taskId");
+  private static final Map<String, String> NAMED_METHODS = Map.of(McpMethods.TOOLS_CALL, "name", McpMethods.PROMPTS_GET, "name", McpMethods.RESOURCES_READ, "uri",
+      McpMethods.TASKS_GET, "taskId", McpMethods.TASKS_UPDATE, "taskId", McpMethods.TASKS_CANCEL, "taskId");
 
   private final ParamHeaders paramHeaders;
 
@@ -86,7 +87,7 @@ public final class ModernEra {
     Object inputResponses = p.getValue("inputResponses");
     Object progressToken = meta.getValue("progressToken");
     // this era has no server requests: a client's capabilities never call for a stream
-    boolean stream = LISTEN.equals(name)
+    boolean stream = McpMethods.SUBSCRIPTIONS_LISTEN.equals(name)
         || (Eras.mayPrecedeResponse(progressToken, (String) logLevel, null) && RequestGuards.accepts(headers.get(HttpHeaders.ACCEPT), "text/event-stream"));
     ResponseChannel channel = stream ? channels.sse(null) : channels.json();
     return new Turn.Run(new Call(true, who.caller(), who.database(), null, null, id, name, p, channel, v,

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
@@ -59,7 +60,7 @@ public final class RequestMeta {
       return new RpcFailure(JsonRpc.INVALID_PARAMS, "params.requestState must be the string the input_required result gave;"
           + " send it back unchanged.");
     }
-    if ("tools/call".equals(method) && params.getValue("name") instanceof String tool) {
+    if (McpMethods.TOOLS_CALL.equals(method) && params.getValue("name") instanceof String tool) {
       JsonObject arguments = params.getValue("arguments") instanceof JsonObject a ? a : new JsonObject();
       String mismatch = paramHeaders.mismatch(tool, arguments, headers);
       if (mismatch != null) {

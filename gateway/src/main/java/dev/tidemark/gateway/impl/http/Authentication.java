@@ -4,7 +4,7 @@ import dev.tidemark.auth.AuthenticationException;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
-import dev.tidemark.gateway.impl.call.OwnContext;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import dev.tidemark.gateway.impl.session.Revocations;
 import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;

@@ -2,7 +2,7 @@ package dev.tidemark.gateway.impl.http;
 
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.config.TidemarkConfig.CallLimits;
-import dev.tidemark.gateway.impl.call.OwnContext;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.method;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.LogContext;
 import dev.tidemark.contract.metrics.ToolCallMeters;
 import dev.tidemark.contract.tracing.Traces;
@@ -10,7 +11,7 @@ import dev.tidemark.gateway.impl.http.Authentication;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
@@ -110,7 +111,7 @@ public final class CallRunner {
    */
   private Span span(Call call) {
     String method = methods.serves(call) ? call.method() : ToolCallMeters.OTHER;
-    String tool = "tools/call".equals(method) ? ToolCallMeters.toolLabel(call.params().getValue("name")) : null;
+    String tool = McpMethods.TOOLS_CALL.equals(method) ? ToolCallMeters.toolLabel(call.params().getValue("name")) : null;
     SpanBuilder span = tracer.spanBuilder(tool == null ? method : method + " " + tool).setParent(call.trace())
         .setSpanKind(SpanKind.SERVER).setAttribute(Traces.METHOD, method);
     if (tool != null) {

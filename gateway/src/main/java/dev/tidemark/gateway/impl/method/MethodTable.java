@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.method;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
@@ -16,9 +17,6 @@ import java.util.function.Function;
  * revision asks for an unknown method) rather than treated as unknown.
  */
 public final class MethodTable {
-
-  /** Answered by the 2025-11-25 era itself, before any call: never dispatched, but a 2026-07-28 request for it is told its era. */
-  private static final String INITIALIZE = "initialize";
 
   private final Map<String, MethodHandler> legacy = new LinkedHashMap<>();
   private final Map<String, MethodHandler> modern = new LinkedHashMap<>();
@@ -70,7 +68,7 @@ public final class MethodTable {
         return Future.failedFuture(f);
       }
     }
-    if (call.modern() && (legacy.containsKey(method) || INITIALIZE.equals(method))) {
+    if (call.modern() && (legacy.containsKey(method) || McpMethods.INITIALIZE.equals(method))) {
       return Future.failedFuture(new RpcFailure(JsonRpc.METHOD_NOT_FOUND,
           method + " belongs to the 2025-11-25 era; this request speaks " + call.protocolVersion() + ".", 404, null));
     }

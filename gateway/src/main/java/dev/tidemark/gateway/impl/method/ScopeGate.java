@@ -1,12 +1,13 @@
 package dev.tidemark.gateway.impl.method;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.config.TidemarkConfig.OAuthConfig;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.http.Challenges;
 import dev.tidemark.gateway.impl.http.Refusal;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
-import dev.tidemark.gateway.impl.tool.Grants;
+import dev.tidemark.gateway.impl.service.Grants;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +22,8 @@ import java.util.Set;
 public final class ScopeGate {
 
   /** Methods that read the database besides the read tools; each needs the read scope. */
-  static final Set<String> READING = Set.of("resources/list", "resources/templates/list", "resources/read", "resources/subscribe",
-      "completion/complete");
+  static final Set<String> READING = Set.of(McpMethods.RESOURCES_LIST, McpMethods.RESOURCES_TEMPLATES_LIST, McpMethods.RESOURCES_READ, McpMethods.RESOURCES_SUBSCRIBE,
+      McpMethods.COMPLETION_COMPLETE);
 
   private final Grants grants;
   private final Challenges challenges;
@@ -54,10 +55,10 @@ public final class ScopeGate {
     String what = null;
     dev.tidemark.contract.NamedTool named = call.params().getValue("name") instanceof String n && named(call) != null
         ? named(call).tool(n) : null;
-    if ("tools/call".equals(call.method()) && named != null && grants.verdict(caller, named) == Grants.Verdict.NEEDS_SCOPE) {
+    if (McpMethods.TOOLS_CALL.equals(call.method()) && named != null && grants.verdict(caller, named) == Grants.Verdict.NEEDS_SCOPE) {
       needed = named.kind() == dev.tidemark.contract.NamedTool.Kind.CHANGE ? OAuthConfig.WRITE_SCOPE : OAuthConfig.READ_SCOPE;
       what = "the tool " + named.name();
-    } else if ("tools/call".equals(call.method()) && named == null && call.params().getValue("name") instanceof String tool
+    } else if (McpMethods.TOOLS_CALL.equals(call.method()) && named == null && call.params().getValue("name") instanceof String tool
         && grants.verdict(caller, tool) == Grants.Verdict.NEEDS_SCOPE) {
       needed = Grants.scopeOf(tool);
       what = "the tool " + tool;

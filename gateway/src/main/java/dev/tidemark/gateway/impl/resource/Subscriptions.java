@@ -1,7 +1,8 @@
 package dev.tidemark.gateway.impl.resource;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.gateway.impl.call.OwnContext;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import dev.tidemark.gateway.impl.session.EventLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -215,14 +216,14 @@ public final class Subscriptions {
 
   /** Sends {@code notifications/resources/updated} to every subscriber of {@code uri} (its canonical form). */
   public Future<Void> resourceUpdated(String database, String uri) {
-    return notify(database, uri, subscribed -> new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/resources/updated")
+    return notify(database, uri, subscribed -> new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_RESOURCE_UPDATED)
         .put("params", new JsonObject().put("uri", subscribed)));
   }
 
   /** Sends {@code notifications/resources/list_changed} to every receiver of list changes. */
   public Future<Void> resourcesListChanged(String database) {
     return notify(database, LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
-        .put("method", "notifications/resources/list_changed").put("params", new JsonObject()));
+        .put("method", McpMethods.NOTIFICATION_RESOURCES_LIST_CHANGED).put("params", new JsonObject()));
   }
 
   /**
@@ -231,7 +232,7 @@ public final class Subscriptions {
    */
   public Future<Void> toolsListChanged(String database) {
     return notify(database, TOOLS_LIST_CHANGED, subscribed -> new JsonObject().put("jsonrpc", "2.0")
-        .put("method", "notifications/tools/list_changed").put("params", new JsonObject()));
+        .put("method", McpMethods.NOTIFICATION_TOOLS_LIST_CHANGED).put("params", new JsonObject()));
   }
 
   private Future<Void> notify(String database, String uri, java.util.function.Function<String, JsonObject> messageFor) {

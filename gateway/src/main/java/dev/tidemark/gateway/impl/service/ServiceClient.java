@@ -1,6 +1,6 @@
 package dev.tidemark.gateway.impl.service;
 
-import dev.tidemark.contract.Actions;
+import dev.tidemark.contract.ToolCalls;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LocalDelivery;
@@ -12,8 +12,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.WaitedFor;
 import dev.tidemark.contract.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
-import dev.tidemark.gateway.impl.call.OwnContext;
-import dev.tidemark.gateway.impl.tool.Grants;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -79,7 +78,7 @@ public final class ServiceClient {
   public Future<ToolReply> send(ToolDescriptor tool, ToolRequest request) {
     long budgetMs = sendTimeoutMs + waitMs(request.arguments());
     long started = System.nanoTime();
-    DeliveryOptions options = new DeliveryOptions().addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(budgetMs);
+    DeliveryOptions options = ToolCalls.options(budgetMs);
     String address = Addresses.forService(tool.service(), request.database());
     Future<ToolReply> local = vertx.eventBus().<Object>request(address, request, LocalDelivery.localOnly(options))
         .map(msg -> LocalDelivery.reply(msg.body()));

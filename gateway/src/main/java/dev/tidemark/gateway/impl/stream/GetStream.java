@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.stream;
 
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.call.InFlight;
 import dev.tidemark.gateway.impl.http.Authenticated;

@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl.stream;
 
+import dev.tidemark.gateway.impl.call.ResponseChannel;
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Drain;
@@ -145,7 +147,7 @@ public final class ListenStream {
           return holders.holdListen(callerId, listenerId, resources)
               .compose(held -> Future.all(entries.stream().map(e -> subscriptions.add(call.database(), e.key(), e.target())).toList()))
               .compose(v -> channel.openStaying(opening))
-              .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/subscriptions/acknowledged")
+              .compose(v -> channel.send(new JsonObject().put("jsonrpc", "2.0").put("method", McpMethods.NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED)
                   .put("params", new JsonObject().put("_meta", subscriptionMeta.copy()).put("notifications", acknowledged))));
         })
         .onFailure(err -> {

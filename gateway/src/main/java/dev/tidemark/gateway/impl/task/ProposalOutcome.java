@@ -3,7 +3,7 @@ package dev.tidemark.gateway.impl.task;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
-import dev.tidemark.gateway.impl.tool.ResultRenderer;
+import dev.tidemark.gateway.impl.service.ResultRenderer;
 import io.vertx.core.json.JsonObject;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.task;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.gateway.ExtensionContext;
 import dev.tidemark.gateway.impl.call.Call;
@@ -60,7 +61,7 @@ final class TaskContext implements ExtensionContext {
   /** Asks the client under {@code key}: the task is {@code input_required} until the answer arrives. */
   @Override
   public Future<JsonObject> request(String key, String method, JsonObject params) {
-    String capability = method.startsWith("sampling/") ? "sampling" : method.startsWith("elicitation/") ? "elicitation" : "roots";
+    String capability = McpMethods.capability(method);
     if (!call.clientCan(capability)) {
       return Future.failedFuture(new RpcFailure(JsonRpc.MISSING_REQUIRED_CLIENT_CAPABILITY, "The task needs the client's " + capability
           + " capability, which the request that started it did not declare.", 200,

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.task;
 
+import dev.tidemark.gateway.impl.call.TaskRunner;
 import dev.tidemark.config.TidemarkConfig.TasksConfig;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
@@ -17,7 +18,7 @@ import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.service.ServiceClient;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 import dev.tidemark.gateway.impl.spec.Meta;
-import dev.tidemark.gateway.impl.tool.ResultRenderer;
+import dev.tidemark.gateway.impl.service.ResultRenderer;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -51,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * the database it started on; any other caller, and anyone after it expired, finds no task, with
  * the same error as for an id that never existed.
  */
-public final class Tasks {
+public final class Tasks implements TaskRunner {
 
   private static final Logger LOG = LoggerFactory.getLogger(Tasks.class);
 
@@ -103,6 +104,11 @@ public final class Tasks {
   public static boolean declared(Call call) {
     return declares(call.clientCapabilities())
         || call.params().getValue("_meta") instanceof JsonObject meta && meta.getValue(Meta.CAPABILITIES) instanceof JsonObject c && declares(c);
+  }
+
+  @Override
+  public boolean declaredBy(Call call) {
+    return declared(call);
   }
 
   private static boolean declares(JsonObject capabilities) {
@@ -169,6 +175,7 @@ public final class Tasks {
    * An extension's tool that goes on as a task: the call answers with the task once it is stored,
    * and {@code work} runs with a context whose questions wait in the task's {@code inputRequests}.
    */
+  @Override
   public Future<JsonObject> runExtension(Call call, String tool, Function<String, Future<Void>> resourceUpdated,
       Function<ExtensionContext, Future<JsonObject>> work) {
     if (!reserve(call)) {

@@ -4,7 +4,7 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.config.TidemarkConfig.CallLimits;
 import dev.tidemark.gateway.impl.call.Cancellation;
-import dev.tidemark.gateway.impl.call.OwnContext;
+import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -1,5 +1,7 @@
 package dev.tidemark.gateway.impl.tool;
 
+import dev.tidemark.gateway.impl.service.ResultRenderer;
+import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LogContext;
@@ -15,7 +17,7 @@ import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.CallContext;
 import dev.tidemark.gateway.impl.call.InputRequired;
 import dev.tidemark.gateway.impl.consent.Consent;
-import dev.tidemark.gateway.impl.era.Eras;
+import dev.tidemark.gateway.impl.call.Eras;
 import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.method.MethodTable;
 import dev.tidemark.gateway.impl.service.ServiceClient;

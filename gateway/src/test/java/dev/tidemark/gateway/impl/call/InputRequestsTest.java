@@ -72,6 +72,5 @@ class InputRequestsTest {
     RpcFailure bad = (RpcFailure) inputs.request("greeting", "sampling/createMessage", new JsonObject()).cause();
     assertEquals(JsonRpc.INVALID_PARAMS, bad.code());
     assertTrue(bad.getMessage().contains("inputResponses.greeting must be an object"), bad.getMessage());
-    assertEquals("roots", InputRequests.capability("roots/list"));
   }
 }

@@ -1,11 +1,12 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.call.Eras;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.http.Authenticated;
 import dev.tidemark.gateway.impl.jsonrpc.Envelope;
-import dev.tidemark.gateway.impl.stream.Channels;
-import dev.tidemark.gateway.impl.stream.ResponseChannel;
+import dev.tidemark.gateway.impl.call.Channels;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.call.Eras;
 import static dev.tidemark.gateway.impl.era.EraFixtures.CHANNELS;
 import static dev.tidemark.gateway.impl.era.EraFixtures.WHO;
 import static dev.tidemark.gateway.impl.era.EraFixtures.headers;

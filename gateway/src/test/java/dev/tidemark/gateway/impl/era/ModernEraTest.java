@@ -1,5 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
+import dev.tidemark.gateway.impl.spec.McpMethods;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -121,8 +122,8 @@ class ModernEraTest {
     assertFalse(callOf(sse, request("tools/list", plain, true)).channel().streaming());
     assertTrue(callOf(sse, request("tools/list", progress, true)).channel().streaming());
     assertFalse(callOf(json, request("tools/list", progress, true)).channel().streaming());
-    MultiMap listen = headers("2026-07-28", ModernEra.LISTEN, null);
-    assertTrue(callOf(listen, request(ModernEra.LISTEN, plain, true)).channel().streaming(), "a listen stream always streams");
+    MultiMap listen = headers("2026-07-28", McpMethods.SUBSCRIPTIONS_LISTEN, null);
+    assertTrue(callOf(listen, request(McpMethods.SUBSCRIPTIONS_LISTEN, plain, true)).channel().streaming(), "a listen stream always streams");
   }
 
   private Call callOf(MultiMap headers, Envelope env) {

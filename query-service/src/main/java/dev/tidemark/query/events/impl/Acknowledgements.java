@@ -12,7 +12,7 @@ import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
-import dev.tidemark.database.service.ToolMessages;
+import dev.tidemark.contract.ToolCalls;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
@@ -60,7 +60,7 @@ public final class Acknowledgements {
     if (node.nodeId().equals(holder)) {
       return resolve(request, claims);
     }
-    return ToolMessages.ask(vertx, Addresses.eventsNode(config.database().name(), holder), request,
+    return ToolCalls.ask(vertx, Addresses.eventsNode(config.database().name(), holder), request,
             Math.max(1000, config.busSendTimeoutMs() - 1000))
         .recover(err -> Future.failedFuture(err instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
             ? new ToolException(ErrorCode.LEASE_EXPIRED, "The node that held this lease (" + holder + ") has left the cluster;"

@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.era;
+package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.call.Eras;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,4 +1,7 @@
-package dev.tidemark.gateway.impl.stream;
+package dev.tidemark.gateway.impl.call;
+
+import dev.tidemark.gateway.impl.call.Channels;
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 
 /** Makes the channel of one request's response, so that an era picks the channel without holding the HTTP response. */
 public interface Channels {

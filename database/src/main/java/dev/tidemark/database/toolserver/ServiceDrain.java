@@ -1,4 +1,4 @@
-package dev.tidemark.database.service;
+package dev.tidemark.database.toolserver;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;

@@ -1,4 +1,4 @@
-package dev.tidemark.database.service;
+package dev.tidemark.database.toolserver;
 
 import dev.tidemark.database.SqlErrors;
 import dev.tidemark.contract.Actions;
@@ -21,7 +21,6 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.util.Locale;
 import java.util.Map;
@@ -29,25 +28,17 @@ import java.util.function.Function;
 import org.slf4j.Logger;
 
 /**
- * How the query and the command role answer their address: {@code health} by a round trip to
- * PostgreSQL, {@code tools/call} by running the tool; every failure becomes a tool error, so the
- * gateway always gets a {@link ToolReply}. A tool call is one span, the child of the span the
- * request names, and the tool runs under that span's trace context.
+ * The server side of the tool-call seam, for the query and the command role (the client is the
+ * gateway's, the message shapes are the contract's): a role answers its address here, {@code
+ * health} by a round trip to PostgreSQL, {@code tools/call} by running the tool; every failure
+ * becomes a tool error, classified by SQLSTATE, so the sender always gets a {@link ToolReply}. A
+ * tool call is one span, the child of the span the request names, and the tool runs under that
+ * span's trace context. {@link ServiceDrain} drains what a role still answers when it stops, and
+ * {@link RunningRequests} tells a gateway whose member left which of its calls this node still runs.
  */
-public final class ToolMessages {
+public final class ToolServer {
 
-  private ToolMessages() {}
-
-  /**
-   * Sends {@code request} to the service at {@code address}, as a gateway does, and hands back its
-   * reply; the event bus's failure (no handler, a timeout) fails the future as it came.
-   */
-  public static Future<ToolReply> ask(io.vertx.core.Vertx vertx, String address, ToolRequest request, long timeoutMs) {
-    io.vertx.core.eventbus.DeliveryOptions options = new io.vertx.core.eventbus.DeliveryOptions()
-        .addHeader(Addresses.ACTION_HEADER, Actions.TOOL_CALL).setSendTimeout(timeoutMs);
-    return vertx.eventBus().<Object>request(address, request.toJson(), options)
-        .map(msg -> msg.body() instanceof ToolReply reply ? reply : ToolReply.fromJson((JsonObject) msg.body()));
-  }
+  private ToolServer() {}
 
   /** Completes once the message is answered, so that a draining node knows what it still runs. */
   public static Future<Void> answer(Message<?> msg, NodeInfo node, Pool pool, Tracer tracer,

@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.tool;
+package dev.tidemark.gateway.impl.service;
 
+import dev.tidemark.gateway.impl.service.ResultRenderer;
 import dev.tidemark.contract.ToolReply;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;

@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.tool;
+package dev.tidemark.gateway.impl.service;
 
+import dev.tidemark.gateway.impl.service.ResultRenderer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

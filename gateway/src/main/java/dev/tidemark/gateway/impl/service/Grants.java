@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.tool;
+package dev.tidemark.gateway.impl.service;
 
+import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig.OAuthConfig;
 import dev.tidemark.contract.Access;

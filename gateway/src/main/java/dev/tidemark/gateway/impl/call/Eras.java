@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.era;
+package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.call.Eras;
 import dev.tidemark.gateway.impl.call.LogLevels;
 import dev.tidemark.gateway.impl.spec.McpVersions;
 import dev.tidemark.gateway.impl.spec.Meta;

@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.call;
+package dev.tidemark.gateway.impl.context;
 
+import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;

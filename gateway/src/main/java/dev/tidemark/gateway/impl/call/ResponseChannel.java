@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.stream;
+package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import dev.tidemark.gateway.impl.session.EventId;
 import dev.tidemark.gateway.impl.session.EventLog;
 import dev.tidemark.gateway.impl.spec.McpHeaders;

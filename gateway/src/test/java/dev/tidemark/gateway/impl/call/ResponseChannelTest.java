@@ -1,5 +1,6 @@
-package dev.tidemark.gateway.impl.stream;
+package dev.tidemark.gateway.impl.call;
 
+import dev.tidemark.gateway.impl.call.ResponseChannel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;

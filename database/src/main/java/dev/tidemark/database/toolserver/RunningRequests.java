@@ -1,4 +1,4 @@
-package dev.tidemark.database.service;
+package dev.tidemark.database.toolserver;
 
 import dev.tidemark.contract.Addresses;
 import io.vertx.core.Future;
