@@ -16,13 +16,10 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.CallerPools.CallerDb;
 import io.vertx.core.Vertx;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -68,21 +65,9 @@ class CallerPoolsTest {
   void firstCallsOfARoleOnManyThreadsAtOnceMakeOneSetOfPools() throws Exception {
     int threads = 8;
     CallerPools pools = new CallerPools(vertx, database, null, CallerPools.Prepared.WRITES);
-    CyclicBarrier together = new CyclicBarrier(threads);
-    Callable<List<CallerDb>> first = () -> {
-      together.await(10, TimeUnit.SECONDS);
-      return List.of(pools.forCaller(as("alice", "tidemark_reader")), pools.forCaller(as("carol", "tidemark_writer")));
-    };
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    Set<CallerDb> made;
-    try {
-      made = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-      for (java.util.concurrent.Future<List<CallerDb>> got : pool.invokeAll(Collections.nCopies(threads, first))) {
-        made.addAll(got.get(10, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Set<CallerDb> made = Collections.newSetFromMap(new IdentityHashMap<>());
+    Threads.together(threads, () -> List.of(pools.forCaller(as("alice", "tidemark_reader")), pools.forCaller(as("carol", "tidemark_writer"))))
+        .forEach(made::addAll);
     assertEquals(2, made.size(), "one set of pools per role");
     assertTrue(made.contains(pools.forCaller(as("dave", "tidemark_reader"))) && made.contains(pools.forCaller(as("erin", "tidemark_writer"))),
         "the pools every later call gets");

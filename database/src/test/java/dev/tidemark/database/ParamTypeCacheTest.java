@@ -8,11 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -80,13 +75,11 @@ class ParamTypeCacheTest {
     int threads = 8;
     int perThread = 4 * ParamTypeCache.MAX_STATEMENTS / threads;
     ParamTypeCache cache = new ParamTypeCache(5_000, nanos::get);
-    CyclicBarrier together = new CyclicBarrier(threads);
     AtomicLong misread = new AtomicLong();
     List<Callable<Void>> work = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       String thread = "t" + t;
       work.add(() -> {
-        together.await(10, TimeUnit.SECONDS);
         for (int i = 0; i < perThread; i++) {
           String sql = "SELECT " + thread + "_" + i;
           cache.put(sql, new String[] {sql});
@@ -99,14 +92,7 @@ class ParamTypeCacheTest {
         return null;
       });
     }
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (Future<Void> done : pool.invokeAll(work)) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Threads.together(work);
     assertEquals(0, misread.get());
     // a put checks the bound and then adds, so each instance adds at most one past it
     assertTrue(cache.size() <= ParamTypeCache.MAX_STATEMENTS + threads - 1, "size " + cache.size());

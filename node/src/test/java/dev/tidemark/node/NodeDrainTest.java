@@ -5,19 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.testsupport.Threads;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.CheckResult;
 import io.vertx.ext.healthchecks.HealthChecks;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.junit.jupiter.api.AfterEach;
@@ -66,20 +62,7 @@ class NodeDrainTest {
       asked.add(timeout);
       return role.future();
     }));
-    CyclicBarrier together = new CyclicBarrier(threads);
-    Callable<Future<Void>> begin = () -> {
-      together.await(10, TimeUnit.SECONDS);
-      return drain.run(1_000);
-    };
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    List<Future<Void>> runs = new CopyOnWriteArrayList<>();
-    try {
-      for (java.util.concurrent.Future<Future<Void>> started : pool.invokeAll(Collections.nCopies(threads, begin))) {
-        runs.add(started.get(10, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Future<Void>> runs = Threads.together(threads, () -> drain.run(1_000));
     assertTrue(runs.stream().allMatch(r -> r == runs.get(0)), "one drain, one future");
     assertSame(runs.get(0), drain.run(1_000));
     role.complete(0);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.database.Threads;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -12,9 +13,6 @@ import io.vertx.core.eventbus.MessageConsumer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -95,29 +93,16 @@ class ServiceDrainTest {
       running.add(mine);
     }
     MessageConsumer<Object> consumer = consumer();
-    CyclicBarrier together = new CyclicBarrier(threads + 1);
     List<Callable<Object>> work = new ArrayList<>();
     for (List<Promise<Void>> mine : running) {
       work.add(() -> {
-        together.await(10, TimeUnit.SECONDS);
         mine.forEach(Promise::complete);
         return null;
       });
     }
-    work.add(() -> {
-      together.await(10, TimeUnit.SECONDS);
-      return drain.drain(context, consumer, LONG_WAIT_MS);
-    });
-    ExecutorService pool = Executors.newFixedThreadPool(work.size());
-    Future<Integer> drained;
-    try {
-      List<java.util.concurrent.Future<Object>> done = pool.invokeAll(work);
-      @SuppressWarnings("unchecked")
-      Future<Integer> d = (Future<Integer>) done.get(threads).get(10, TimeUnit.SECONDS);
-      drained = d;
-    } finally {
-      pool.shutdownNow();
-    }
+    work.add(() -> drain.drain(context, consumer, LONG_WAIT_MS));
+    @SuppressWarnings("unchecked") // the last task's result: the drain
+    Future<Integer> drained = (Future<Integer>) Threads.together(work).get(threads);
     // long before the drain's timeout: the last answer ends it
     assertEquals(0, drained.await(10, TimeUnit.SECONDS));
     assertTrue(running.stream().flatMap(List::stream).allMatch(p -> p.future().isComplete()));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.testsupport.Threads;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
@@ -11,9 +12,6 @@ import io.vertx.pgclient.PgConnectOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -89,26 +87,18 @@ class ChangelogWaitsTest {
   @Test
   void aCancellationThatRacesTheStartOfAWaitEndsIt() throws Exception {
     int calls = 1_000;
-    ExecutorService pool = Executors.newFixedThreadPool(2);
     List<Future<Boolean>> waiting = new ArrayList<>();
-    try {
+    try (Threads threads = new Threads(2)) {
       for (int i = 0; i < calls; i++) {
         String id = "r" + i;
         waits.begin(id);
-        CyclicBarrier together = new CyclicBarrier(2);
-        Callable<Future<Boolean>> waiter = () -> {
-          together.await(10, TimeUnit.SECONDS);
-          return waits.next(id, FOREVER_MS);
-        };
+        Callable<Future<Boolean>> waiter = () -> waits.next(id, FOREVER_MS);
         Callable<Future<Boolean>> canceller = () -> {
-          together.await(10, TimeUnit.SECONDS);
           waits.cancel(id);
           return null;
         };
-        waiting.add(pool.invokeAll(List.of(waiter, canceller)).get(0).get(10, TimeUnit.SECONDS));
+        waiting.add(threads.run(List.of(waiter, canceller)).get(0));
       }
-    } finally {
-      pool.shutdownNow();
     }
     try {
       // a lost cancellation leaves its wait running until FOREVER_MS: these seconds are a bound, not a pace

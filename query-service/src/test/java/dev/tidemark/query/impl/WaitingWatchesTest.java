@@ -8,15 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.testsupport.Threads;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
@@ -74,12 +70,10 @@ class WaitingWatchesTest {
     AtomicIntegerArray inside = new AtomicIntegerArray(callers);
     AtomicInteger overLimit = new AtomicInteger();
     AtomicInteger admitted = new AtomicInteger();
-    CyclicBarrier together = new CyclicBarrier(threads);
     List<Callable<Void>> work = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int caller = t % callers;
       work.add(() -> {
-        together.await(10, TimeUnit.SECONDS);
         for (int i = 0; i < 2_000; i++) {
           Runnable end;
           try {
@@ -97,14 +91,7 @@ class WaitingWatchesTest {
         return null;
       });
     }
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (Future<Void> done : pool.invokeAll(work)) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Threads.together(work);
     assertEquals(0, overLimit.get());
     assertTrue(admitted.get() > 0);
     for (int c = 0; c < callers; c++) {

@@ -4,14 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.testsupport.Threads;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
@@ -45,12 +41,10 @@ class CancellationTest {
     for (int round = 0; round < 20; round++) {
       Cancellation cancellation = new Cancellation();
       AtomicIntegerArray runs = new AtomicIntegerArray(threads * perThread);
-      CyclicBarrier together = new CyclicBarrier(threads + 2);
       List<Callable<Void>> work = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int first = t * perThread;
         work.add(() -> {
-          together.await(10, TimeUnit.SECONDS);
           for (int i = first; i < first + perThread; i++) {
             int slot = i;
             cancellation.onCancel(() -> runs.incrementAndGet(slot));
@@ -61,19 +55,11 @@ class CancellationTest {
       // two cancellers at once: the actions still run once, not once per canceller
       for (int c = 0; c < 2; c++) {
         work.add(() -> {
-          together.await(10, TimeUnit.SECONDS);
           cancellation.cancel();
           return null;
         });
       }
-      ExecutorService pool = Executors.newFixedThreadPool(work.size());
-      try {
-        for (Future<Void> done : pool.invokeAll(work)) {
-          done.get(10, TimeUnit.SECONDS);
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+      Threads.together(work);
       for (int i = 0; i < runs.length(); i++) {
         assertEquals(1, runs.get(i), "action " + i + " of round " + round);
       }

@@ -2,16 +2,13 @@ package dev.tidemark.gateway.impl.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.tidemark.testsupport.Threads;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -61,22 +58,13 @@ class FailedCredentialsTest {
     int threads = 8;
     int each = 500;
     Map<Long, AtomicInteger> delays = new ConcurrentHashMap<>();
-    CyclicBarrier together = new CyclicBarrier(threads);
     Callable<Void> guesser = () -> {
-      together.await(10, TimeUnit.SECONDS);
       for (int i = 0; i < each; i++) {
         delays.computeIfAbsent(failures.failed("10.0.0.9", "unknown token"), d -> new AtomicInteger()).incrementAndGet();
       }
       return null;
     };
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (java.util.concurrent.Future<Void> done : pool.invokeAll(Collections.nCopies(threads, guesser))) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Threads.together(Collections.nCopies(threads, guesser));
     assertEquals(threads * each, failures.failures("10.0.0.9"));
     // each failure got the next delay: every one below the cap was given exactly once
     List<Long> belowCap = new ArrayList<>();

@@ -4,16 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.testsupport.Threads;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -78,24 +74,15 @@ class RevocationsTest {
       }
     }
     Collections.shuffle(all, new Random(42));
-    CyclicBarrier together = new CyclicBarrier(threads);
     List<Callable<Void>> work = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       List<Revocation> mine = all.subList(t * all.size() / threads, (t + 1) * all.size() / threads);
       work.add(() -> {
-        together.await(10, TimeUnit.SECONDS);
         mine.forEach(revocations::note);
         return null;
       });
     }
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (Future<Void> done : pool.invokeAll(work)) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Threads.together(work);
     for (int c = 0; c < callers; c++) {
       assertTrue(revocations.endedSession("caller-" + c, T0 + perCaller - 1), "caller-" + c + " keeps its latest revocation");
       assertFalse(revocations.endedSession("caller-" + c, T0 + perCaller));

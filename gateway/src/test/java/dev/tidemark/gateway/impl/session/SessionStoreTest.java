@@ -8,17 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
 import dev.tidemark.contract.Addresses;
+import dev.tidemark.testsupport.Threads;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -98,32 +95,22 @@ class SessionStoreTest {
   void aSessionEndedWhileRequestsOnOtherThreadsFindItIsNotFoundAfterwards() throws Exception {
     int rounds = 300;
     int finders = 3;
-    ExecutorService pool = Executors.newFixedThreadPool(finders + 1);
     List<String> stillFound = new ArrayList<>();
-    try {
+    try (Threads threads = new Threads(finders + 1)) {
       for (int round = 0; round < rounds; round++) {
         String id = open(store, "alice");
-        CyclicBarrier together = new CyclicBarrier(finders + 1);
         List<Callable<Future<?>>> work = new ArrayList<>();
         for (int f = 0; f < finders; f++) {
-          work.add(() -> {
-            together.await(10, TimeUnit.SECONDS);
-            return store.find(id, "alice", "main");
-          });
+          work.add(() -> store.find(id, "alice", "main"));
         }
-        work.add(() -> {
-          together.await(10, TimeUnit.SECONDS);
-          return store.delete(id, "alice");
-        });
-        for (java.util.concurrent.Future<Future<?>> started : pool.invokeAll(work)) {
-          await(started.get(10, TimeUnit.SECONDS));
+        work.add(() -> store.delete(id, "alice"));
+        for (Future<?> done : threads.run(work)) {
+          await(done);
         }
         if (await(store.find(id, "alice", "main")) != null) {
           stillFound.add(id);
         }
       }
-    } finally {
-      pool.shutdownNow();
     }
     assertEquals(List.of(), stillFound, "sessions found after they ended");
   }

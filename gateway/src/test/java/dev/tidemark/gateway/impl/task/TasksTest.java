@@ -8,14 +8,11 @@ import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Cancellation;
+import dev.tidemark.testsupport.Threads;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 
@@ -62,13 +59,11 @@ class TasksTest {
     int callers = 3;
     AtomicIntegerArray inside = new AtomicIntegerArray(callers);
     AtomicIntegerArray most = new AtomicIntegerArray(callers);
-    CyclicBarrier together = new CyclicBarrier(threads);
     List<Callable<Void>> work = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int caller = t % callers;
       Call call = callOf("caller-" + caller);
       work.add(() -> {
-        together.await(10, TimeUnit.SECONDS);
         for (int i = 0; i < 5_000; i++) {
           if (tasks.reserve(call)) {
             int now = inside.incrementAndGet(caller);
@@ -80,14 +75,7 @@ class TasksTest {
         return null;
       });
     }
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (java.util.concurrent.Future<Void> done : pool.invokeAll(work)) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Threads.together(work);
     for (int c = 0; c < callers; c++) {
       assertTrue(most.get(c) <= MAX && most.get(c) > 0, "caller-" + c + " ran " + most.get(c) + " at once");
       Call call = callOf("caller-" + c);

@@ -6,15 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.testsupport.Threads;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -53,9 +47,7 @@ class SessionWatchesTest {
     AtomicInteger most = new AtomicInteger();
     AtomicInteger admitted = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
-    CyclicBarrier together = new CyclicBarrier(threads);
-    Callable<Void> session = () -> {
-      together.await(10, TimeUnit.SECONDS);
+    Threads.together(threads, () -> {
       for (int i = 0; i < 2_000; i++) {
         Runnable end;
         try {
@@ -71,15 +63,7 @@ class SessionWatchesTest {
         end.run();
       }
       return null;
-    };
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      for (Future<Void> done : pool.invokeAll(Collections.nCopies(threads, session))) {
-        done.get(10, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    });
     assertTrue(most.get() <= max, "at most " + max + " at once, saw " + most.get());
     assertEquals(threads * 2_000, admitted.get() + refused.get());
     assertTrue(admitted.get() > 0);
