@@ -1,7 +1,8 @@
 package dev.tidemark.changelog.impl;
 
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import java.time.OffsetDateTime;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.TidemarkConfig.ChangelogConfig;
@@ -477,7 +478,7 @@ public final class Relay {
         w.writeNumberField("commit", position.commit());
         w.writeNumberField("change", position.change());
         w.writeEndObject();
-        w.writeStringField("cursor", position.encode(keys));
+        w.writeStringField("cursor", ChangeCursor.encode(position, keys));
       });
       records.add(new Outgoing(position, ChangelogRecord.kafkaKey(schema, table, key), value));
     }

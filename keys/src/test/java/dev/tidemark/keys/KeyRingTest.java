@@ -1,4 +1,4 @@
-package dev.tidemark.contract;
+package dev.tidemark.keys;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,4 +1,4 @@
-package dev.tidemark.contract;
+package dev.tidemark.keys;
 
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;

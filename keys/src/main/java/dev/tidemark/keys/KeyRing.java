@@ -1,4 +1,4 @@
-package dev.tidemark.contract;
+package dev.tidemark.keys;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -196,16 +196,6 @@ public final class KeyRing {
       Mac mac = Mac.getInstance("HmacSHA256");
       mac.init(new SecretKeySpec(secret, "HmacSHA256"));
       return mac.doFinal(message);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** Hex SHA-256 of a text, as the SQL side computes {@code encode(sha256(convert_to(t, 'UTF8')), 'hex')}. */
-  public static String sha256Hex(String text) {
-    try {
-      return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-          .digest((text == null ? "" : text).getBytes(StandardCharsets.UTF_8)));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }
