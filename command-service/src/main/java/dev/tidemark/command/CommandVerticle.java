@@ -25,7 +25,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.toolserver.ServiceDrain;
 import dev.tidemark.database.toolserver.ToolServer;
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.telemetry.tracing.Traces;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;

@@ -26,7 +26,7 @@ import dev.tidemark.query.impl.WatchTool;
 import dev.tidemark.query.impl.ListTablesTool;
 import dev.tidemark.query.impl.QueryTool;
 import dev.tidemark.query.impl.StatusTool;
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.telemetry.tracing.Traces;
 import io.opentelemetry.api.trace.Tracer;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

@@ -4,7 +4,7 @@ import dev.tidemark.gateway.impl.service.ResultRenderer;
 import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.LogContext;
+import dev.tidemark.telemetry.LogContext;
 import dev.tidemark.contract.NamedTool;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;

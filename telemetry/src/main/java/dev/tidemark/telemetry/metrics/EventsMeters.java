@@ -1,4 +1,4 @@
-package dev.tidemark.contract.metrics;
+package dev.tidemark.telemetry.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

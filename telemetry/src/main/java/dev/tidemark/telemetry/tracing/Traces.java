@@ -1,6 +1,6 @@
-package dev.tidemark.contract.tracing;
+package dev.tidemark.telemetry.tracing;
 
-import dev.tidemark.contract.LogContext;
+import dev.tidemark.telemetry.LogContext;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;

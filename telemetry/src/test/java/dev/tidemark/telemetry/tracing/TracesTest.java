@@ -1,4 +1,4 @@
-package dev.tidemark.contract.tracing;
+package dev.tidemark.telemetry.tracing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

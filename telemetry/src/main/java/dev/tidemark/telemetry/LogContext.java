@@ -1,4 +1,4 @@
-package dev.tidemark.contract;
+package dev.tidemark.telemetry;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

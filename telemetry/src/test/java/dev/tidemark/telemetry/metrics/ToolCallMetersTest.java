@@ -1,4 +1,4 @@
-package dev.tidemark.contract.metrics;
+package dev.tidemark.telemetry.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
