@@ -6,7 +6,7 @@ import java.time.OffsetDateTime;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.TidemarkConfig.ChangelogConfig;
-import dev.tidemark.contract.OwnThread;
+import dev.tidemark.runtime.OwnThread;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -1,4 +1,4 @@
-package dev.tidemark.contract;
+package dev.tidemark.runtime;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
