@@ -4,12 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -29,16 +32,16 @@ class OwnThreadTest {
     Context owner = vertx.getOrCreateContext();
     OwnThread thread = new OwnThread("tm-test-client", owner, "stopped");
     List<String> ran = new CopyOnWriteArrayList<>();
-    List<Context> completedOn = new CopyOnWriteArrayList<>();
-    Future<List<String>> both = Future.all(
-        thread.run(() -> ran.add("first:" + Thread.currentThread().getName())),
-        thread.run(() -> ran.add("second:" + Thread.currentThread().getName())))
-        .map(all -> {
-          completedOn.add(Vertx.currentContext());
-          return ran;
-        });
-    assertEquals(List.of("first:tm-test-client", "second:tm-test-client"), await(both));
-    assertSame(owner, completedOn.get(0));
+    CountDownLatch go = new CountDownLatch(1);
+    Future<Boolean> first = thread.run(() -> go.await(10, TimeUnit.SECONDS) && ran.add("first:" + Thread.currentThread().getName()));
+    Future<Boolean> second = thread.run(() -> ran.add("second:" + Thread.currentThread().getName()));
+    // held until the handler is on, so that it runs where the result completes and not on this thread
+    CompletableFuture<Context> completedOn = new CompletableFuture<>();
+    second.onComplete(done -> completedOn.complete(Vertx.currentContext()));
+    go.countDown();
+    assertTrue(await(first) && await(second));
+    assertEquals(List.of("first:tm-test-client", "second:tm-test-client"), ran);
+    assertSame(owner, completedOn.get(10, TimeUnit.SECONDS));
     thread.shutdown();
   }
 
