@@ -19,7 +19,7 @@ import dev.tidemark.command.impl.UndoTransactionTool;
 import dev.tidemark.command.impl.UpdateRowsTool;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;

@@ -9,7 +9,7 @@ import dev.tidemark.changelog.RelayVerticle;
 import dev.tidemark.changelog.TopicVerticle;
 import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.command.CommandVerticle;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.Role;
 import dev.tidemark.contract.Version;
 import dev.tidemark.config.TidemarkConfig;

@@ -1,5 +1,7 @@
-package dev.tidemark.contract;
+package dev.tidemark.runtime;
 
+import dev.tidemark.contract.NamedCatalog;
+import dev.tidemark.contract.NamedTool;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 import java.util.List;

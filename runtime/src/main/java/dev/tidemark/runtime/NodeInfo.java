@@ -1,5 +1,6 @@
-package dev.tidemark.contract;
+package dev.tidemark.runtime;
 
+import dev.tidemark.contract.Role;
 import java.util.Set;
 import java.util.function.IntSupplier;
 

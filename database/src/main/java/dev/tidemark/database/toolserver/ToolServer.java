@@ -6,7 +6,7 @@ import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.LocalDelivery;
 import dev.tidemark.telemetry.LogContext;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolCatalog;

@@ -2,7 +2,7 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.NamedCatalog;
-import dev.tidemark.contract.NamedCatalogs;
+import dev.tidemark.runtime.NamedCatalogs;
 import dev.tidemark.telemetry.metrics.Meters;
 import dev.tidemark.telemetry.tracing.Traces;
 import dev.tidemark.config.TidemarkConfig;
