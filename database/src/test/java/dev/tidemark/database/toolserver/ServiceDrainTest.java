@@ -1,4 +1,4 @@
-package dev.tidemark.database.service;
+package dev.tidemark.database.toolserver;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
