@@ -1,5 +1,6 @@
 // Benchmark, not a test: run by bench/read-bench.sh with `java bench/ReadBench.java` (single-file
-// source launch, JDK only), so that nothing here is compiled or run by the Maven build.
+// source launch, JDK only), so that the Maven build never runs it; ModuleBoundariesTest compiles it
+// only to check that it uses no module's impl.
 //
 // Opens one MCP session (protocol 2025-11-25) per client thread, then calls one read tool through
 // `tools/call` over HTTP as fast as each thread can, for a warm-up and then a measured period. Every

@@ -2,7 +2,7 @@ package dev.tidemark.changelog;
 
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ChangePosition;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

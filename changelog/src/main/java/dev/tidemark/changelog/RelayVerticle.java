@@ -3,7 +3,7 @@ package dev.tidemark.changelog;
 import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.changelog.impl.Relay;
 import dev.tidemark.changelog.impl.SlotReader;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

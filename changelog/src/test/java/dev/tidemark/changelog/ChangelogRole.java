@@ -1,7 +1,7 @@
 package dev.tidemark.changelog;
 
 import dev.tidemark.config.ConfigKey;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;

@@ -1,8 +1,8 @@
 package dev.tidemark.command;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.json.JsonObject;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

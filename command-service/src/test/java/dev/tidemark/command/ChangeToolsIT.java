@@ -271,7 +271,7 @@ class ChangeToolsIT {
     char[] chars = planId.toCharArray();
     int at = planId.indexOf('.') + 5;
     chars[at] = chars[at] == 'A' ? 'B' : 'A';
-    dev.tidemark.contract.KeyRing ring = TestDatabases.keyRing(infra, DB);
+    dev.tidemark.keys.KeyRing ring = TestDatabases.keyRing(infra, DB);
     PlanCodec codec = new PlanCodec(() -> ring);
     String inputHash = Canonical.inputHash("update_rows", args);
     PlanCodec.Plan real = null;
@@ -284,8 +284,8 @@ class ChangeToolsIT {
         real.expiresAt(), real.removes()));
     byte[] otherSecret = new byte[32];
     new java.security.SecureRandom().nextBytes(otherSecret);
-    dev.tidemark.contract.KeyRing other = new dev.tidemark.contract.KeyRing(List.of(
-        new dev.tidemark.contract.KeyRing.Key(ring.signing().id(), otherSecret, 0, Long.MAX_VALUE)));
+    dev.tidemark.keys.KeyRing other = new dev.tidemark.keys.KeyRing(List.of(
+        new dev.tidemark.keys.KeyRing.Key(ring.signing().id(), otherSecret, 0, Long.MAX_VALUE)));
     String otherCluster = new PlanCodec(() -> other).encode(real);
     for (String bad : List.of(new String(chars), expired, foreign, otherCluster, "not-a-plan")) {
       JsonObject e = error("update_rows", args.copy().put("plan_id", bad).put("idempotency_key", key()), "INVALID_PLAN");

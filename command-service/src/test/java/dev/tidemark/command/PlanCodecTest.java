@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.keys.KeyRing;
 import java.util.List;
 import dev.tidemark.contract.ToolException;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package dev.tidemark.console;
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.console.impl.ConsoleRoutes;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.GatewayRoutes;
 import io.vertx.core.Future;

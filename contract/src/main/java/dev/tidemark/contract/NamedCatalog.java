@@ -147,7 +147,7 @@ public final class NamedCatalog {
         faults.add(new Fault(where + key, "is not a key of the named tools; the keys are " + String.join(", ", SECTION_KEYS)));
       }
     }
-    return new Definitions(tools, entries, faults, toolsets, consumers, KeyRing.sha256Hex(section.encode()));
+    return new Definitions(tools, entries, faults, toolsets, consumers, Digests.sha256Hex(section.encode()));
   }
 
   /**

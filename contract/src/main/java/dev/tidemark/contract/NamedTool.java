@@ -494,7 +494,7 @@ public record NamedTool(String name, String title, String description, Kind kind
 
   /** The fingerprint of the definition: a plan made under one definition is never committed under another. */
   public String fingerprint() {
-    return KeyRing.sha256Hex(canonicalText(toJson().copy()));
+    return Digests.sha256Hex(canonicalText(toJson().copy()));
   }
 
   private static String canonicalText(Object value) {

@@ -2,9 +2,9 @@ package dev.tidemark.database;
 
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;

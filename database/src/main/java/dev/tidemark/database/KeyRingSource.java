@@ -1,8 +1,8 @@
 package dev.tidemark.database;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;

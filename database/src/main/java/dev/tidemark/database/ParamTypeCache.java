@@ -2,6 +2,7 @@ package dev.tidemark.database;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * The parameter types PostgreSQL inferred for a {@code query} statement, by its text, shared on
@@ -20,15 +21,22 @@ public final class ParamTypeCache {
 
   private final long ttlNanos;
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+  private final LongSupplier nanos;
 
   public ParamTypeCache(long ttlMs) {
+    this(ttlMs, System::nanoTime);
+  }
+
+  /** With a monotonic clock of a test's own, in nanoseconds. */
+  ParamTypeCache(long ttlMs, LongSupplier nanos) {
     this.ttlNanos = ttlMs * 1_000_000L;
+    this.nanos = nanos;
   }
 
   /** The types last seen for {@code sql}, or null. */
   public String[] get(String sql) {
     Entry e = entries.get(sql);
-    return e == null || System.nanoTime() - e.loadedAtNanos() > ttlNanos ? null : e.types();
+    return e == null || nanos.getAsLong() - e.loadedAtNanos() > ttlNanos ? null : e.types();
   }
 
   public void put(String sql, String[] types) {
@@ -38,7 +46,7 @@ public final class ParamTypeCache {
     if (entries.size() >= MAX_STATEMENTS) {
       entries.clear();
     }
-    entries.put(sql, new Entry(types.clone(), System.nanoTime()));
+    entries.put(sql, new Entry(types.clone(), nanos.getAsLong()));
   }
 
   public void drop(String sql) {
@@ -47,5 +55,10 @@ public final class ParamTypeCache {
 
   public void clear() {
     entries.clear();
+  }
+
+  /** How many statements it remembers now. */
+  int size() {
+    return entries.size();
   }
 }

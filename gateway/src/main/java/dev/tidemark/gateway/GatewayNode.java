@@ -2,7 +2,7 @@ package dev.tidemark.gateway;
 
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.gateway.impl.GatewayShared;
 import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;

@@ -188,7 +188,7 @@ final class TestNodes {
   }
 
   /** The key ring of database {@code db}, read as the superuser, for tests that make cursors or plan ids of their own. */
-  static dev.tidemark.contract.KeyRing keyRing(SharedInfra infra, String db) {
+  static dev.tidemark.keys.KeyRing keyRing(SharedInfra infra, String db) {
     return dev.tidemark.testsupport.TestDatabases.keyRing(infra, db);
   }
 

@@ -8,7 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.contract.ChangePosition;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.ServiceHarness;
@@ -151,7 +152,7 @@ class ChangesSinceIT {
   void aForgedOrMalformedCursorIsInvalidAndSaysToStartFromTheStatusHead() {
     char[] forged = head().toCharArray();
     forged[3] = forged[3] == 'A' ? 'B' : 'A';
-    for (String cursor : List.of(new String(forged), "not-a-cursor", new ChangePosition(1, 1).encode(otherDatabasesKeys()))) {
+    for (String cursor : List.of(new String(forged), "not-a-cursor", ChangeCursor.encode(new ChangePosition(1, 1), otherDatabasesKeys()))) {
       JsonObject error = server.error(ServiceHarness.READER, "changes_since", new JsonObject().put("cursor", cursor), "INVALID_CURSOR");
       assertTrue(error.getString("message").contains("changelog_head that status reports"), error.getString("message"));
     }

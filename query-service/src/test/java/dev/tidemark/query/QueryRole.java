@@ -4,7 +4,7 @@ import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.query.events.EventsVerticle;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;

@@ -12,7 +12,7 @@ import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.NamedTool;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolDescriptor;
 import dev.tidemark.contract.ToolReply;

@@ -107,14 +107,14 @@ public final class TestDatabases {
   }
 
   /** The live keys of database {@code db}'s key ring, for tests that make cursors or plan ids of their own. */
-  public static dev.tidemark.contract.KeyRing keyRing(SharedInfra infra, String db) {
+  public static dev.tidemark.keys.KeyRing keyRing(SharedInfra infra, String db) {
     try (Connection c = jdbc(infra, db); var rs = c.createStatement().executeQuery(
         "SELECT id, secret FROM tidemark.key_ring WHERE retires_at IS NULL OR retires_at > now()")) {
-      List<dev.tidemark.contract.KeyRing.Key> keys = new ArrayList<>();
+      List<dev.tidemark.keys.KeyRing.Key> keys = new ArrayList<>();
       while (rs.next()) {
-        keys.add(new dev.tidemark.contract.KeyRing.Key(rs.getInt(1), rs.getBytes(2), 0, Long.MAX_VALUE));
+        keys.add(new dev.tidemark.keys.KeyRing.Key(rs.getInt(1), rs.getBytes(2), 0, Long.MAX_VALUE));
       }
-      return new dev.tidemark.contract.KeyRing(keys);
+      return new dev.tidemark.keys.KeyRing(keys);
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }

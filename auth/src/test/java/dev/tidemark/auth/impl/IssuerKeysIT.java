@@ -21,8 +21,14 @@ import java.security.Signature;
 import java.security.interfaces.RSAPublicKey;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,6 +45,7 @@ class IssuerKeysIT {
   /** Served at /openid/.well-known/openid-configuration only; the RFC 8414 URL answers 404 when metadata is null. */
   private final AtomicReference<JsonObject> oidc = new AtomicReference<>();
   private final AtomicReference<JsonObject> jwks = new AtomicReference<>();
+  private final AtomicInteger jwksFetches = new AtomicInteger();
   private HttpServer server;
   private String origin;
   private KeyPair pair;
@@ -46,6 +53,9 @@ class IssuerKeysIT {
   @BeforeEach
   void start() throws Exception {
     server = await(vertx.createHttpServer().requestHandler(req -> {
+      if (req.path().equals("/jwks")) {
+        jwksFetches.incrementAndGet();
+      }
       JsonObject body = req.path().equals("/.well-known/oauth-authorization-server") ? metadata.get()
           : req.path().equals("/openid/.well-known/openid-configuration") ? oidc.get()
           : req.path().equals("/jwks") ? jwks.get() : null;
@@ -153,5 +163,41 @@ class IssuerKeysIT {
     jwks.set(new JsonObject().put("keys", new JsonArray().add(rsaKey("k1"))));
     String message = failure(authenticator(origin).start(r -> {})).getMessage();
     assertTrue(message.contains("names issuer https://evil.example") && message.contains("auth.oauth.jwks-url"), message);
+  }
+  @Test
+  void requestsWithARotatedKeyOnManyThreadsShareOneFetchAndAnotherUnknownKeyWaitsForTheInterval() throws Exception {
+    metadata.set(new JsonObject().put("issuer", origin).put("jwks_uri", origin + "/jwks"));
+    jwks.set(new JsonObject().put("keys", new JsonArray().add(rsaKey("k1"))));
+    JwtAuthenticator auth = authenticator(origin);
+    await(auth.start(r -> {}));
+    assertEquals(1, jwksFetches.get());
+    // the issuer rotates to k2: every request that names it at once waits for the same fetch
+    jwks.set(new JsonObject().put("keys", new JsonArray().add(rsaKey("k1")).add(rsaKey("k2"))));
+    String rotated = token(origin, "k2");
+    int threads = 8;
+    CyclicBarrier together = new CyclicBarrier(threads);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<Future<Caller>> calls = new CopyOnWriteArrayList<>();
+    try {
+      for (java.util.concurrent.Future<Object> started : pool.invokeAll(Collections.nCopies(threads, () -> {
+        together.await(10, TimeUnit.SECONDS);
+        for (int i = 0; i < 20; i++) {
+          calls.add(auth.authenticate(rotated, "https://t.example/mcp"));
+        }
+        return null;
+      }))) {
+        started.get(10, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    for (Future<Caller> call : calls) {
+      assertEquals("reader", await(call).pgRole());
+    }
+    assertEquals(2, jwksFetches.get(), "one fetch for every request that named the new key");
+    // another unknown key within auth.oauth.jwks-refresh-seconds: refused without asking the issuer again
+    assertTrue(failure(auth.authenticate(token(origin, "k3"), "https://t.example/mcp")) instanceof AuthenticationException);
+    assertEquals(2, jwksFetches.get());
+    await(auth.stop());
   }
 }

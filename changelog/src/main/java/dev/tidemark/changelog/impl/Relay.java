@@ -1,11 +1,12 @@
 package dev.tidemark.changelog.impl;
 
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import java.time.OffsetDateTime;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.changelog.ChangelogRecord;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.config.TidemarkConfig.ChangelogConfig;
-import dev.tidemark.contract.OwnThread;
+import dev.tidemark.runtime.OwnThread;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -477,7 +478,7 @@ public final class Relay {
         w.writeNumberField("commit", position.commit());
         w.writeNumberField("change", position.change());
         w.writeEndObject();
-        w.writeStringField("cursor", position.encode(keys));
+        w.writeStringField("cursor", ChangeCursor.encode(position, keys));
       });
       records.add(new Outgoing(position, ChangelogRecord.kafkaKey(schema, table, key), value));
     }

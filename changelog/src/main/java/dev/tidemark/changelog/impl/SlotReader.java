@@ -1,7 +1,7 @@
 package dev.tidemark.changelog.impl;
 
 import dev.tidemark.database.SqlStates;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.ByteBuffer;

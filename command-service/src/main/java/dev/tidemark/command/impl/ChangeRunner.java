@@ -14,7 +14,7 @@ import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.CommandConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.contract.Digests;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.database.ValueFaults;
@@ -391,7 +391,7 @@ public final class ChangeRunner {
         outcome};
     StringBuilder message = new StringBuilder("record|").append(captured.xid());
     for (String f : fields) {
-      message.append('|').append(KeyRing.sha256Hex(f));
+      message.append('|').append(Digests.sha256Hex(f));
     }
     message.append('|').append(commit.retentionHours());
     Tuple record = Tuple.tuple();

@@ -4,13 +4,14 @@ import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.SqlParams;
 import dev.tidemark.database.TableCatalog;
 import dev.tidemark.database.TableCatalog.Column;
 import dev.tidemark.database.TableCatalog.Table;
 import dev.tidemark.database.ValueFaults;
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -44,7 +45,7 @@ public final class RestoreRowsTool extends RestoreTool {
 
   @Override
   public Future<Applied> applyReturning(SqlConnection conn, JsonObject args, boolean commit) {
-    ChangePosition before = ChangePosition.decode(args.getString("before"), keys.get()).orElse(null);
+    ChangePosition before = ChangeCursor.decode(args.getString("before"), keys.get()).orElse(null);
     if (before == null) {
       return Future.failedFuture(new ToolException(ErrorCode.INVALID_CURSOR, "before is not a position this database's changelog"
           + " gave out; pass the position of a change exactly as changes_since shows it. Nothing was written.",

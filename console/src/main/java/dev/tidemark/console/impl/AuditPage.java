@@ -2,11 +2,13 @@ package dev.tidemark.console.impl;
 
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ChangePosition;
+import dev.tidemark.contract.Digests;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -170,7 +172,7 @@ final class AuditPage {
 
   /** What {@code changes_since}, as the viewer, shows of one transaction. */
   private Future<JsonArray> changesOf(Req r, Row row, Filter f, KeyRing ring) {
-    JsonObject args = new JsonObject().put("cursor", new ChangePosition(row.getLong("position"), 0).encode(ring))
+    JsonObject args = new JsonObject().put("cursor", ChangeCursor.encode(new ChangePosition(row.getLong("position"), 0), ring))
         .put("limit", (int) Math.min(MAX_CHANGES, row.getLong("changes") + 1));
     if (f.table() != null) {
       args.put("tables", new JsonArray().add(f.table()));
@@ -277,7 +279,7 @@ final class AuditPage {
   }
 
   static String undoTarget(String database, String xid, boolean overwrite, String planId) {
-    return database + "|" + xid + "|" + overwrite + "|" + KeyRing.sha256Hex(planId == null ? "" : planId);
+    return database + "|" + xid + "|" + overwrite + "|" + Digests.sha256Hex(planId == null ? "" : planId);
   }
 
   /** The form's target: the plan the person saw and confirmed, nothing else. */

@@ -5,7 +5,7 @@ import dev.tidemark.auth.TokenStore;
 import dev.tidemark.command.Proposals;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.KeyRingSource;
 import dev.tidemark.gateway.GatewayActivity;

@@ -21,9 +21,12 @@ public final class ServiceDrain {
   public void track(Future<Void> answered) {
     running.incrementAndGet();
     answered.onComplete(ar -> {
-      Promise<Void> waiting = idle;
-      if (running.decrementAndGet() == 0 && waiting != null) {
-        waiting.tryComplete();
+      // the drain is read after the count: a drain that begins in between sees the count at zero itself
+      if (running.decrementAndGet() == 0) {
+        Promise<Void> waiting = idle;
+        if (waiting != null) {
+          waiting.tryComplete();
+        }
       }
     });
   }

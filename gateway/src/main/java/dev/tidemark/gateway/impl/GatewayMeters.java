@@ -1,7 +1,7 @@
 package dev.tidemark.gateway.impl;
 
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.telemetry.metrics.Meters;
 import dev.tidemark.gateway.impl.call.InFlight;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

@@ -2,8 +2,8 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.auth.Authenticator;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.NamedCatalogs;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NamedCatalogs;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.gateway.GatewayActivity;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Drain;

@@ -2,9 +2,9 @@ package dev.tidemark.gateway.impl;
 
 import dev.tidemark.gateway.impl.spec.McpMethods;
 import dev.tidemark.contract.NamedCatalog;
-import dev.tidemark.contract.NamedCatalogs;
-import dev.tidemark.contract.metrics.Meters;
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.runtime.NamedCatalogs;
+import dev.tidemark.telemetry.metrics.Meters;
+import dev.tidemark.telemetry.tracing.Traces;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.gateway.McpExtension;
 import dev.tidemark.gateway.impl.call.Call;
@@ -183,9 +183,9 @@ public final class McpEndpoint {
     Object name = call.params().getValue("name");
     // a tool the team defined is named too: the configuration bounds them, where /metrics labels bound only the catalog's
     String tool = name instanceof String s && namedCatalogs.get(call.database()).tool(s) != null ? s
-        : dev.tidemark.contract.metrics.ToolCallMeters.toolLabel(name);
-    String outcome = result == null ? dev.tidemark.contract.metrics.ToolCallMeters.PROTOCOL_ERROR
-        : dev.tidemark.contract.metrics.ToolCallMeters.outcome(result);
+        : dev.tidemark.telemetry.metrics.ToolCallMeters.toolLabel(name);
+    String outcome = result == null ? dev.tidemark.telemetry.metrics.ToolCallMeters.PROTOCOL_ERROR
+        : dev.tidemark.telemetry.metrics.ToolCallMeters.outcome(result);
     activity.call(call.caller().id(), call.caller().name(), tool, outcome);
     if (result != null && result.getValue("structuredContent") instanceof JsonObject sc && sc.getValue("error") instanceof JsonObject e
         && dev.tidemark.contract.WaitedFor.QUEUE.in(e)) {

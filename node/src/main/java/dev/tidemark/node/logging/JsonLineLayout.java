@@ -4,7 +4,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.StackTraceElementProxy;
 import ch.qos.logback.core.LayoutBase;
-import dev.tidemark.contract.LogContext;
+import dev.tidemark.telemetry.LogContext;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.tidemark.node.ops;
 
-import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.telemetry.metrics.Meters;
 import io.micrometer.core.instrument.Gauge;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

@@ -1,6 +1,6 @@
 package dev.tidemark.node.ops;
 
-import dev.tidemark.contract.metrics.RelayLag;
+import dev.tidemark.telemetry.metrics.RelayLag;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;

@@ -7,7 +7,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.NamedCatalog;
-import dev.tidemark.contract.NamedCatalogs;
+import dev.tidemark.runtime.NamedCatalogs;
 import dev.tidemark.contract.NamedTool;
 import dev.tidemark.query.NamedToolCheck;
 import io.vertx.core.Future;

@@ -1,8 +1,9 @@
 package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ChangePosition;
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.Future;
-import dev.tidemark.contract.KeyRing;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
@@ -38,6 +39,6 @@ final class Changelog {
 
   /** The head as an opaque cursor, signed with the key ring. */
   static Future<String> headCursor(Pool pool, KeyRing keys) {
-    return bounds(pool).map(b -> b.head().encode(keys));
+    return bounds(pool).map(b -> ChangeCursor.encode(b.head(), keys));
   }
 }

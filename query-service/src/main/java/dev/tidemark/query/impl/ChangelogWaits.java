@@ -53,6 +53,10 @@ public final class ChangelogWaits {
     Promise<Boolean> promise = Promise.promise();
     long timer = vertx.setTimer(Math.max(1, maxMs), t -> wake(requestId, false));
     waiters.put(requestId, new Waiter(ctx, promise, timer));
+    // a cancellation or the drain that came after the check above found no waiter to wake: the waiter wakes itself
+    if (ending || Boolean.TRUE.equals(running.get(requestId))) {
+      wake(requestId, true);
+    }
     return promise.future();
   }
 

@@ -7,11 +7,12 @@ import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.ChangePosition;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ChangeCause;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
+import dev.tidemark.keys.ChangeCursor;
+import dev.tidemark.keys.KeyRing;
 import dev.tidemark.query.ReadTool;
 import dev.tidemark.database.RowImages;
 import io.vertx.core.Future;
@@ -180,7 +181,7 @@ public final class ChangesSinceTool implements ReadTool {
                       last = new ChangePosition(r.getLong("position"), r.getLong("id"));
                       if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(r.getLong("id"))) {
                         shown.add(r);
-                        positions.add(last.encode(key));
+                        positions.add(ChangeCursor.encode(last, key));
                       }
                     }
                     // nothing more to show: continue from the head, past changes the caller may not see
@@ -190,7 +191,7 @@ public final class ChangesSinceTool implements ReadTool {
                       for (int i = 0; i < shown.size(); i++) {
                         changes.add(change(shown.get(i), positions.get(i), images.get(i)));
                       }
-                      JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", next.encode(key))
+                      JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", ChangeCursor.encode(next, key))
                           .put("has_more", more);
                       String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
                           + (more ? ", more waiting" : ", up to date") + "; next_cursor " + out.getString("next_cursor");
@@ -321,7 +322,7 @@ public final class ChangesSinceTool implements ReadTool {
   }
 
   private static ChangePosition decode(String cursor, KeyRing key) {
-    return ChangePosition.decode(cursor, key).orElseThrow(() -> new ToolException(ErrorCode.INVALID_CURSOR,
+    return ChangeCursor.decode(cursor, key).orElseThrow(() -> new ToolException(ErrorCode.INVALID_CURSOR,
         "The cursor was not issued by this database's changelog. Start again from the changelog_head that status reports.",
         new JsonObject().put("argument", "cursor")));
   }

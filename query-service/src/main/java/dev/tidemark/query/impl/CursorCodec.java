@@ -1,7 +1,7 @@
 package dev.tidemark.query.impl;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.keys.KeyRing;
 import java.util.function.Supplier;
 import dev.tidemark.contract.ToolException;
 import io.vertx.core.json.JsonObject;

@@ -4,7 +4,7 @@ import dev.tidemark.database.CallerSessions;
 import dev.tidemark.database.CallerPools.CallerDb;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ServiceHealth;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
@@ -80,7 +80,7 @@ public final class StatusTool implements ReadTool {
       if (proposal.result() != null) {
         out.put("proposal", proposal.result());
       }
-      dev.tidemark.contract.NamedCatalog named = dev.tidemark.contract.NamedCatalogs.of(vertx).get(request.database());
+      dev.tidemark.contract.NamedCatalog named = dev.tidemark.runtime.NamedCatalogs.of(vertx).get(request.database());
       if (!named.faults().isEmpty()) {
         // an entry of this node's configuration is not served: an operator reads here which, and why
         out.put("named_tools", named.toJson());

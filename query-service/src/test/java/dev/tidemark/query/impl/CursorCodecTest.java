@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.KeyRing;
 import dev.tidemark.contract.ToolException;
+import dev.tidemark.keys.KeyRing;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import dev.tidemark.gateway.impl.jsonrpc.RpcFailure;
 import dev.tidemark.gateway.impl.spec.JsonRpc;
 
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.Signer;
+import dev.tidemark.keys.Signer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

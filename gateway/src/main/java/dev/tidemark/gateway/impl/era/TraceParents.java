@@ -1,6 +1,6 @@
 package dev.tidemark.gateway.impl.era;
 
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.telemetry.tracing.Traces;
 import io.opentelemetry.context.Context;
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonObject;

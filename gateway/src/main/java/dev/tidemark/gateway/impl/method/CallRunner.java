@@ -1,9 +1,9 @@
 package dev.tidemark.gateway.impl.method;
 
 import dev.tidemark.gateway.impl.spec.McpMethods;
-import dev.tidemark.contract.LogContext;
-import dev.tidemark.contract.metrics.ToolCallMeters;
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.telemetry.LogContext;
+import dev.tidemark.telemetry.metrics.ToolCallMeters;
+import dev.tidemark.telemetry.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.call.Drain;
 import dev.tidemark.gateway.impl.call.InFlight;

@@ -27,14 +27,14 @@ public final class ScopeGate {
 
   private final Grants grants;
   private final Challenges challenges;
-  private final dev.tidemark.contract.NamedCatalogs catalogs;
+  private final dev.tidemark.runtime.NamedCatalogs catalogs;
 
   public ScopeGate(Grants grants, Challenges challenges) {
     this(grants, challenges, null);
   }
 
   /** @param catalogs the tools each database's team defined, whose scope follows their kind */
-  public ScopeGate(Grants grants, Challenges challenges, dev.tidemark.contract.NamedCatalogs catalogs) {
+  public ScopeGate(Grants grants, Challenges challenges, dev.tidemark.runtime.NamedCatalogs catalogs) {
     this.grants = grants;
     this.challenges = challenges;
     this.catalogs = catalogs;

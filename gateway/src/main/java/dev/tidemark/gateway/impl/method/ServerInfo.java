@@ -1,6 +1,6 @@
 package dev.tidemark.gateway.impl.method;
 
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.gateway.impl.task.Tasks;
 import dev.tidemark.gateway.impl.spec.McpVersions;
 import io.vertx.core.json.JsonArray;

@@ -10,7 +10,7 @@ import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.contract.WaitedFor;
-import dev.tidemark.contract.tracing.Traces;
+import dev.tidemark.telemetry.tracing.Traces;
 import dev.tidemark.gateway.impl.call.Call;
 import dev.tidemark.gateway.impl.context.OwnContext;
 import io.vertx.core.Future;

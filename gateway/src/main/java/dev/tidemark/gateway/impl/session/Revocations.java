@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.session;
 import dev.tidemark.auth.Revocation;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * The callers whose token this gateway heard was revoked, for as long as a session opened before
@@ -18,11 +19,23 @@ public final class Revocations {
   private record Heard(long atMillis, long heardAtNanos) {}
 
   private final Map<String, Heard> heard = new ConcurrentHashMap<>();
+  private final LongSupplier millis;
+  private final LongSupplier nanos;
+
+  public Revocations() {
+    this(System::currentTimeMillis, System::nanoTime);
+  }
+
+  /** With clocks of a test's own: wall-clock milliseconds, and the monotonic nanoseconds of {@link #heardSince}. */
+  Revocations(LongSupplier millis, LongSupplier nanos) {
+    this.millis = millis;
+    this.nanos = nanos;
+  }
 
   public void note(Revocation r) {
-    long now = System.currentTimeMillis();
+    long now = millis.getAsLong();
     heard.values().removeIf(h -> now - h.atMillis() > KEEP_MILLIS);
-    heard.merge(r.callerId(), new Heard(r.atMillis(), System.nanoTime()), (old, next) -> next.atMillis() >= old.atMillis() ? next : old);
+    heard.merge(r.callerId(), new Heard(r.atMillis(), nanos.getAsLong()), (old, next) -> next.atMillis() >= old.atMillis() ? next : old);
   }
 
   /**

@@ -8,6 +8,7 @@ import io.vertx.core.shareddata.AsyncMap;
 import dev.tidemark.contract.Addresses;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
@@ -49,6 +50,8 @@ public final class SessionStore {
   private final Vertx vertx;
   private final Revocations revocations;
   private final Map<String, Copy> copies = new ConcurrentHashMap<>();
+  /** Counts the copies dropped, so that a find that read the map before a drop keeps no copy of what it read. */
+  private final AtomicLong drops = new AtomicLong();
   private MessageConsumer<JsonObject> changes;
 
   public SessionStore(Vertx vertx, Revocations revocations) {
@@ -58,7 +61,7 @@ public final class SessionStore {
 
   /** Starts hearing which sessions other gateways changed or ended. */
   public Future<Void> start() {
-    changes = vertx.eventBus().consumer(Addresses.SESSION_CHANGED_V1, msg -> copies.remove(msg.body().getString("id", "")));
+    changes = vertx.eventBus().consumer(Addresses.SESSION_CHANGED_V1, msg -> drop(msg.body().getString("id", "")));
     return changes.completion();
   }
 
@@ -68,8 +71,13 @@ public final class SessionStore {
 
   /** Drops every gateway's copy of the session; runs before the change is answered. */
   private void changed(String id) {
-    copies.remove(id);
+    drop(id);
     vertx.eventBus().publish(Addresses.SESSION_CHANGED_V1, new JsonObject().put("id", id));
+  }
+
+  private void drop(String id) {
+    drops.incrementAndGet();
+    copies.remove(id);
   }
 
   private JsonObject recentCopy(String id) {
@@ -80,11 +88,14 @@ public final class SessionStore {
     return c.session();
   }
 
-  private void keepCopy(String id, JsonObject session) {
+  /** Keeps {@code session}, read when {@link #drops} was {@code seen}, unless a copy was dropped since. */
+  private void keepCopy(String id, JsonObject session, long seen) {
     if (copies.size() > MAX_COPIES) {
       copies.clear(); // bounded: past this many live sessions a copy is only an optimisation
     }
-    copies.put(id, new Copy(session, System.nanoTime()));
+    Copy copy = new Copy(session, System.nanoTime());
+    // under the entry's lock, which a drop's removal takes after it counted: a drop either is seen here or removes this copy
+    copies.compute(id, (k, old) -> drops.get() == seen ? copy : old);
   }
 
   private static final int MAX_COPIES = 100_000;
@@ -120,18 +131,19 @@ public final class SessionStore {
     if (copy != null && System.currentTimeMillis() - copy.getLong(RENEWED_AT, 0L) < RENEW_MILLIS) {
       return Future.succeededFuture(owned(copy, callerId, database) ? copy : null);
     }
+    long seen = drops.get();
     return map().compose(m -> m.get(id).compose(session -> {
       if (session == null || !owned(session, callerId, database)) {
         return Future.succeededFuture(null);
       }
       long now = System.currentTimeMillis();
       if (now - session.getLong(RENEWED_AT, 0L) < RENEW_MILLIS) {
-        keepCopy(id, session);
+        keepCopy(id, session, seen);
         return Future.succeededFuture(session);
       }
       JsonObject renewed = session.copy().put(RENEWED_AT, now);
       return m.put(id, renewed, IDLE_MILLIS).map(v -> {
-        keepCopy(id, renewed);
+        keepCopy(id, renewed, seen);
         return session;
       });
     }));

@@ -448,7 +448,8 @@ public final class Tasks implements TaskRunner {
     return config.pollIntervalMs() * PROPOSAL_POLL_FACTOR;
   }
 
-  private boolean reserve(Call call) {
+  /** Counts a task of {@code call}'s caller; false when it runs its most on this gateway already. */
+  boolean reserve(Call call) {
     boolean[] granted = {false};
     running.compute(call.caller().id(), (caller, n) -> {
       int now = n == null ? 0 : n;
@@ -458,7 +459,7 @@ public final class Tasks implements TaskRunner {
     return granted[0];
   }
 
-  private void unreserve(Call call) {
+  void unreserve(Call call) {
     running.computeIfPresent(call.caller().id(), (caller, n) -> n <= 1 ? null : n - 1);
   }
 

@@ -4,7 +4,7 @@ import dev.tidemark.gateway.impl.service.ResultRenderer;
 import dev.tidemark.gateway.impl.service.Grants;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.LogContext;
+import dev.tidemark.telemetry.LogContext;
 import dev.tidemark.contract.NamedTool;
 import dev.tidemark.contract.Service;
 import dev.tidemark.contract.ToolCatalog;
@@ -56,7 +56,7 @@ public final class ToolMethods {
   private final Map<String, JsonObject> inputSchemas;
   private final Grants grants;
   private final Tasks tasks;
-  private final dev.tidemark.contract.NamedCatalogs named;
+  private final dev.tidemark.runtime.NamedCatalogs named;
   /** The argument check of each named tool, by its fingerprint: a reload that changes a tool makes a new one (see namedValidator). */
   private final Map<String, ArgumentValidator> namedValidators = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -87,7 +87,7 @@ public final class ToolMethods {
     }
     this.validator = new ArgumentValidator(schemas);
     this.inputSchemas = Map.copyOf(schemas);
-    this.named = dev.tidemark.contract.NamedCatalogs.of(vertx);
+    this.named = dev.tidemark.runtime.NamedCatalogs.of(vertx);
   }
 
   /** The input schema of every tool, the catalogue's and the extensions', by name. */

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
-import dev.tidemark.contract.Signer;
+import dev.tidemark.keys.Signer;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;

@@ -7,7 +7,7 @@ import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Actions;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolCatalog;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;

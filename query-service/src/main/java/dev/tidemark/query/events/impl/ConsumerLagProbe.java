@@ -1,6 +1,6 @@
 package dev.tidemark.query.events.impl;
 
-import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.telemetry.metrics.Meters;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.HashMap;

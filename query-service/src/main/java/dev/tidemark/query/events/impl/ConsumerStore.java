@@ -1,7 +1,7 @@
 package dev.tidemark.query.events.impl;
 
 import dev.tidemark.contract.Caller;
-import dev.tidemark.contract.KeyRing;
+import dev.tidemark.contract.Digests;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -61,7 +61,7 @@ public final class ConsumerStore {
    * id, so two callers' consumers of one name are two groups, and no name reaches another's.
    */
   public String groupId(String owner, String name) {
-    return "tidemark." + database + "." + KeyRing.sha256Hex(owner).substring(0, 16) + "." + name;
+    return "tidemark." + database + "." + Digests.sha256Hex(owner).substring(0, 16) + "." + name;
   }
 
   /** The share group of every consumer of this database. */

@@ -4,7 +4,7 @@ import dev.tidemark.config.TidemarkConfig.EventsConfig;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.contract.ToolException;
-import dev.tidemark.contract.metrics.EventsMeters;
+import dev.tidemark.telemetry.metrics.EventsMeters;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import dev.tidemark.query.events.impl.ConsumerStore.Created;
 import dev.tidemark.query.events.impl.ConsumerStore.Use;

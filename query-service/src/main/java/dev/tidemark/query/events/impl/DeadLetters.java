@@ -3,7 +3,7 @@ package dev.tidemark.query.events.impl;
 import static dev.tidemark.query.events.impl.EventErrors.unavailable;
 
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

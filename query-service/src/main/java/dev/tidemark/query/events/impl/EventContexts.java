@@ -5,7 +5,7 @@ import dev.tidemark.config.TidemarkConfig.OAuthConfig;
 import dev.tidemark.contract.Access;
 import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.NamedCatalog;
-import dev.tidemark.contract.NamedCatalogs;
+import dev.tidemark.runtime.NamedCatalogs;
 import dev.tidemark.contract.NamedTool;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;

@@ -4,7 +4,7 @@ import static dev.tidemark.query.events.impl.EventErrors.unavailable;
 
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.ErrorCode;
-import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.contract.ToolReply;
 import dev.tidemark.contract.ToolRequest;

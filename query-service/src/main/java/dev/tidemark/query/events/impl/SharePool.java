@@ -2,8 +2,8 @@ package dev.tidemark.query.events.impl;
 
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.Addresses;
-import dev.tidemark.contract.NodeInfo;
-import dev.tidemark.contract.metrics.Meters;
+import dev.tidemark.runtime.NodeInfo;
+import dev.tidemark.telemetry.metrics.Meters;
 import dev.tidemark.query.events.impl.ConsumerStore.Consumer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

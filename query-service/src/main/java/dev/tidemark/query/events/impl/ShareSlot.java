@@ -1,6 +1,6 @@
 package dev.tidemark.query.events.impl;
 
-import dev.tidemark.contract.OwnThread;
+import dev.tidemark.runtime.OwnThread;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.time.Duration;
