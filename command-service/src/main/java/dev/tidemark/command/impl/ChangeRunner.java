@@ -213,13 +213,18 @@ public final class ChangeRunner {
         : blamed(request, err).compose(e -> ChangeErrors.classify(pool, e, attempt)).compose(Future::failedFuture));
   }
 
-  private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
+  /** The change run as the caller in a transaction that is rolled back, with its samples mapped: a plan, or the rows consent is asked for. */
+  private Future<Captured> rolledBack(ToolRequest request, ChangeTool tool) {
     CallerDb db = callers.forCaller(request.caller());
     return CallerSessions.inTransaction(db, from(db, tool), request, database.statementTimeoutMs(), SETUP,
             session -> change(session, db, request, tool, false, null)
                 .compose(captured -> captured.withSamples(session.conn()))
                 .map(Outcome::rollBack))
-        .map(Outcome::value)
+        .map(Outcome::value);
+  }
+
+  private Future<ToolReply> plan(ToolRequest request, ChangeTool tool) {
+    return rolledBack(request, tool)
         .map(captured -> {
           ChangeSet changes = captured.changes();
           // whole seconds: what the plan id carries
@@ -508,12 +513,7 @@ public final class ChangeRunner {
    * (the question the gateway elicits): its samples, one line each, after its counts.
    */
   private Future<ToolReply> consentNeeded(ToolRequest request, ChangeTool tool, PlanCodec.Plan plan) {
-    CallerDb db = callers.forCaller(request.caller());
-    return CallerSessions.inTransaction(db, from(db, tool), request, database.statementTimeoutMs(), SETUP,
-            session -> change(session, db, request, tool, false, null)
-                .compose(captured -> captured.withSamples(session.conn()))
-                .map(Outcome::rollBack))
-        .map(Outcome::value)
+    return rolledBack(request, tool)
         .map(captured -> {
           if (!plans.sameState(plan, captured.fingerprint())) {
             throw planChanged();
