@@ -25,8 +25,8 @@ final class TestNodes {
   static final String CLIENT_COMPILER = "-XX:TieredStopAtLevel=1";
 
   static final String DATABASE = dev.tidemark.testsupport.ServiceHarness.DATABASE;
-  static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
-  static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";
+  static final String READ_WRITE_TOKEN = dev.tidemark.testsupport.NodeHarness.READ_WRITE_TOKEN;
+  static final String READ_ONLY_TOKEN = dev.tidemark.testsupport.NodeHarness.READ_ONLY_TOKEN;
   /** Login passwords of the caller roles tests use; each role a test's token maps to needs one. */
   static final Map<String, String> CALLER_PASSWORDS = callerPasswords();
 

@@ -163,7 +163,7 @@ public final class ServiceHarness implements AutoCloseable {
   }
 
   /** Tidemark's schema, both callers' logins and the demo tables in the PostgreSQL database {@code config} names, once per JVM. */
-  private static void prepare(SharedInfra infra, TidemarkConfig config) {
+  static void prepare(SharedInfra infra, TidemarkConfig config) {
     String db = config.database().dbname();
     if (PREPARED.contains(db)) {
       return;
@@ -183,7 +183,7 @@ public final class ServiceHarness implements AutoCloseable {
     }
   }
 
-  private static Future<Vertx> clustered(String cluster, int port, int[] ports) {
+  static Future<Vertx> clustered(String cluster, int port, int[] ports) {
     // as small as a cluster gets: TCP-IP on the loopback, no discovery, quick to notice a member gone
     Config hz = ConfigUtil.loadConfig();
     hz.setClusterName(cluster);
