@@ -118,6 +118,19 @@ public final class NodeHarness implements AutoCloseable {
     return client;
   }
 
+  /** The headers of a 2025-11-25 GET stream of {@code c}'s session as the read-only caller, resumed after {@code lastEventId} unless null. */
+  public static io.vertx.core.MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
+    io.vertx.core.MultiMap h = io.vertx.core.MultiMap.caseInsensitiveMultiMap()
+        .add("Authorization", "Bearer " + READ_ONLY_TOKEN)
+        .add("Accept", "text/event-stream")
+        .add("Mcp-Session-Id", c.sessionId())
+        .add("MCP-Protocol-Version", "2025-11-25");
+    if (lastEventId != null) {
+      h.add("Last-Event-ID", lastEventId);
+    }
+    return h;
+  }
+
   /** Stops every verticle, closes the pool and leaves the cluster. */
   @Override
   public void close() {
