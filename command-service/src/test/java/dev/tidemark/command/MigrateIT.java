@@ -46,8 +46,7 @@ class MigrateIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ServiceHarness.prepareDatabase(infra, DB);
-    sql(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
+    ServiceHarness.prepareDatabase(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
         "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mg_other') THEN CREATE ROLE mg_other; END IF; END $$",
         "GRANT mg_other TO tidemark_writer");
     node = CommandRole.node(infra, DB, Map.of(ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer"));
@@ -56,12 +55,7 @@ class MigrateIT {
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (node != null) {
-      node.close();
-    }
+    ServiceHarness.closeAll(client, node);
   }
 
   @BeforeEach

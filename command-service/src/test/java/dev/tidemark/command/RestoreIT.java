@@ -44,8 +44,7 @@ class RestoreIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ServiceHarness.prepareDatabase(infra, DB);
-    sql(infra, DB,
+    ServiceHarness.prepareDatabase(infra, DB,
         "DROP TABLE IF EXISTS public.rs_order, public.rs_customer, public.rs_note CASCADE",
         "DROP VIEW IF EXISTS public.rs_view",
         "CREATE TABLE public.rs_customer (id int PRIMARY KEY, name text NOT NULL, tags text[], born date,"
@@ -65,12 +64,7 @@ class RestoreIT {
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (node != null) {
-      node.close();
-    }
+    ServiceHarness.closeAll(client, node);
   }
 
   @BeforeEach

@@ -57,12 +57,7 @@ class PageBudgetIT {
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (node != null) {
-      node.close();
-    }
+    ServiceHarness.closeAll(client, node);
   }
 
   private static int bytes(JsonArray rows) {

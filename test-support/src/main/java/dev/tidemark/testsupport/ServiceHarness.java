@@ -157,6 +157,33 @@ public final class ServiceHarness implements AutoCloseable {
     prepare(infra, TidemarkConfig.from(values));
   }
 
+  /** {@link #prepareDatabase(SharedInfra, String)}, then the test class's {@code fixtures}, run in order as the superuser. */
+  public static void prepareDatabase(SharedInfra infra, String db, String... fixtures) {
+    prepareDatabase(infra, db);
+    TestDatabases.sql(infra, db, fixtures);
+  }
+
+  /** Closes each of {@code parts} that is not null, in order, every one even when one before it failed. */
+  public static void closeAll(AutoCloseable... parts) {
+    RuntimeException first = null;
+    for (AutoCloseable part : parts) {
+      try {
+        if (part != null) {
+          part.close();
+        }
+      } catch (Exception e) {
+        if (first == null) {
+          first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
   /** A JDBC connection to {@link #DATABASE} as the superuser, for fixtures a caller cannot make. */
   public static Connection jdbc(SharedInfra infra) {
     return TestDatabases.jdbc(infra, DATABASE);
