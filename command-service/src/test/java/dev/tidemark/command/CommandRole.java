@@ -2,6 +2,7 @@ package dev.tidemark.command;
 
 import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.gateway.GatewayFront;
 import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.query.QueryVerticle;
 import dev.tidemark.query.StalenessCheck;
@@ -42,7 +43,7 @@ final class CommandRole {
    * once the relay has decoded what the suite wrote before it started.
    */
   static NodeHarness node(SharedInfra infra, String db, Map<ConfigKey, String> overrides) {
-    NodeHarness harness = NodeHarness.start(infra, "gateway,query,command,changelog", (vertx, config, pool, node) -> {
+    NodeHarness harness = NodeHarness.start(infra, "gateway,query,command,changelog", GatewayFront::deploy, (vertx, config, pool, node) -> {
       // the topic first, so that the relay's first records find it, and the fan-out the gateway and the query role hear
       List<Deployable> all = new ArrayList<>(ChangelogRole.verticles(vertx, config, pool, node));
       all.add(new FanOutVerticle(node, config));

@@ -5,6 +5,7 @@ import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.contract.NodeInfo;
+import dev.tidemark.gateway.GatewayFront;
 import dev.tidemark.query.events.EventsVerticle;
 import dev.tidemark.testsupport.NodeHarness;
 import dev.tidemark.testsupport.ServiceHarness;
@@ -35,7 +36,8 @@ final class QueryRole {
 
   /** The query role and its fan-out behind a gateway: what a node of the roles gateway and query runs for one database. */
   static NodeHarness node(SharedInfra infra, Map<ConfigKey, String> overrides) {
-    return NodeHarness.start(infra, "gateway,query", (vertx, config, pool, node) -> fannedOut(config, pool, node), overrides);
+    return NodeHarness.start(infra, "gateway,query", GatewayFront::deploy,
+        (vertx, config, pool, node) -> fannedOut(config, pool, node), overrides);
   }
 
   private static List<Deployable> fannedOut(TidemarkConfig config, Pool pool, NodeInfo node) {

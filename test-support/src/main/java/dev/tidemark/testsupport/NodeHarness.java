@@ -1,6 +1,7 @@
 package dev.tidemark.testsupport;
 
 import dev.tidemark.auth.Authenticator;
+import dev.tidemark.auth.OAuth;
 import dev.tidemark.auth.TokenStore;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
@@ -11,9 +12,7 @@ import dev.tidemark.database.Pools;
 import dev.tidemark.database.schema.DatabaseSetup;
 import dev.tidemark.database.service.RunningRequests;
 import dev.tidemark.devstack.FreePorts;
-import dev.tidemark.gateway.GatewayNode;
 import io.vertx.core.Deployable;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -23,15 +22,17 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * A node as one module's integration tests need it: the gateway's MCP endpoint on a port of its
- * own, in front of the verticles of the roles under test, on one member of a cluster of its own,
- * against the suite's shared PostgreSQL and Kafka, with the tokens of two callers. The module
- * supplies its roles' verticles, as for {@link ServiceHarness}; what a node adds around them (the
- * console, named tools, the operations endpoint, several databases) is tested in module
- * {@code node}, which starts real nodes.
+ * A node as one module's integration tests need it: an MCP endpoint on a port of its own, in front
+ * of the verticles of the roles under test, on one member of a cluster of its own, against the
+ * suite's shared PostgreSQL and Kafka, with the tokens of two callers (and OAuth access tokens when
+ * the config turns OAuth on). The module supplies the front, {@code GatewayFront} of the gateway
+ * module's test jar, and its roles' verticles, as for {@link ServiceHarness}. What a node adds
+ * around them (the console, named tools, the operations endpoint, several databases) is tested in
+ * module {@code node}, which starts real nodes, and so is the gateway's own behaviour: its tests
+ * need the roles behind it, whose modules' tests depend on the gateway.
  *
  * <pre>{@code
- * harness = NodeHarness.start(infra, "gateway,query", (vertx, config, pool, node) ->
+ * harness = NodeHarness.start(infra, "gateway,query", GatewayFront::deploy, (vertx, config, pool, node) ->
  *     List.of(new QueryVerticle(node, config, pool, StalenessCheck.changelog(pool))), Map.of());
  * McpHttpClient client = harness.connect(NodeHarness.READ_ONLY_TOKEN);
  * }</pre>
@@ -45,23 +46,29 @@ public final class NodeHarness implements AutoCloseable {
 
   private static final Set<String> TOKENS_PUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  private final Vertx vertx;
-  private final GatewayNode gateway;
+  /** What serves MCP in front of the roles, deployed on {@code vertx} last; completes with the port it listens on. */
+  @FunctionalInterface
+  public interface Front {
+    Future<Integer> deploy(Vertx vertx, TidemarkConfig config, Authenticator auth, NodeInfo node);
+  }
 
-  private NodeHarness(Vertx vertx, GatewayNode gateway) {
+  private final Vertx vertx;
+  private final int port;
+
+  private NodeHarness(Vertx vertx, int port) {
     this.vertx = vertx;
-    this.gateway = gateway;
+    this.port = port;
   }
 
   /**
    * Prepares the database the config names (once per test JVM: Tidemark's schema, the demo tables,
    * both callers and their tokens), then deploys, on a cluster member of its own, the requests in
-   * flight a service role answers for, {@code verticles} in order, and the gateway last.
+   * flight a service role answers for, {@code verticles} in order, and {@code front} last.
    *
    * @param roles the value of {@code node.roles}, {@code gateway} among them
    * @param overrides config values beside the harness's own (another database, a role's limits)
    */
-  public static NodeHarness start(SharedInfra infra, String roles, ServiceHarness.RoleVerticles verticles,
+  public static NodeHarness start(SharedInfra infra, String roles, Front front, ServiceHarness.RoleVerticles verticles,
       Map<ConfigKey, String> overrides) {
     Map<ConfigKey, String> values = ServiceHarness.config(infra, roles);
     values.put(ConfigKey.HTTP_HOST, "127.0.0.1");
@@ -77,17 +84,14 @@ public final class NodeHarness implements AutoCloseable {
       ServiceHarness.await(putTokens(config.database().dbname(), pool));
       NodeInfo node = new NodeInfo("node-" + cluster.substring(cluster.length() - 8), dev.tidemark.contract.Version.get(),
           config.roles(), () -> 1);
-      Authenticator auth = TokenStore.create(pool).authenticator(vertx, Pools.connectOptions(config.defaultDatabase()));
-      GatewayNode gateway = new GatewayNode(node, config, auth, List.of());
+      Authenticator tokens = TokenStore.create(pool).authenticator(vertx, Pools.connectOptions(config.defaultDatabase()));
+      Authenticator auth = config.oauth().enabled() ? OAuth.authenticator(vertx, config.oauth(), tokens) : tokens;
       Future<?> chain = config.roles().contains(Role.QUERY) || config.roles().contains(Role.COMMAND)
           ? RunningRequests.serve(vertx) : Future.succeededFuture();
       for (Deployable verticle : verticles.create(vertx, config, pool, node)) {
         chain = chain.compose(x -> vertx.deployVerticle(verticle));
       }
-      ServiceHarness.await(chain.compose(x -> vertx.deployVerticle(gateway))
-          .compose(x -> vertx.deployVerticle(gateway::newInstance,
-              new DeploymentOptions().setInstances(config.cluster().gatewayInstanceCount()))));
-      return new NodeHarness(vertx, gateway);
+      return new NodeHarness(vertx, ServiceHarness.await(chain.compose(x -> front.deploy(vertx, config, auth, node))));
     } catch (RuntimeException e) {
       ServiceHarness.await(vertx.close());
       throw e;
@@ -108,7 +112,7 @@ public final class NodeHarness implements AutoCloseable {
 
   /** The MCP endpoint's URL. */
   public String mcpUrl() {
-    return "http://127.0.0.1:" + gateway.actualPort() + "/mcp";
+    return "http://127.0.0.1:" + port + "/mcp";
   }
 
   /** A 2025-11-25 session with the gateway, initialized, as the caller of {@code token}. */
