@@ -55,8 +55,7 @@ class ChangelogIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ServiceHarness.prepareDatabase(infra, DB);
-    sql(infra, DB,
+    ServiceHarness.prepareDatabase(infra, DB,
         "CREATE TABLE IF NOT EXISTS public.z (id int PRIMARY KEY, v int NOT NULL)",
         "CREATE TABLE IF NOT EXISTS public.writes (writer int, seq int, PRIMARY KEY (writer, seq))",
         "CREATE TABLE IF NOT EXISTS public.no_pk (a int, b text)",
@@ -67,9 +66,7 @@ class ChangelogIT {
 
   @AfterAll
   void stop() {
-    if (relay != null) {
-      relay.close();
-    }
+    ServiceHarness.closeAll(relay);
   }
 
   private ServiceHarness startRelay(Map<ConfigKey, String> overrides) {

@@ -13,11 +13,11 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -54,8 +54,7 @@ class ConsoleIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB,
+    Map<ConfigKey, String> settings = TestNodes.servingDatabase(infra, DB,
         "DROP TABLE IF EXISTS public.ct_salary, public.ct_note CASCADE",
         "CREATE TABLE public.ct_salary (id int PRIMARY KEY, amount int NOT NULL, note text)",
         "CREATE TABLE public.ct_note (id int PRIMARY KEY, body text)",
@@ -64,11 +63,7 @@ class ConsoleIT {
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
     ConsoleClient.tokens(infra, DB, Map.of("console-admin", ADMIN));
     ConsoleClient.tokens(infra, DB, Map.of("console-onlooker", ONLOOKER), "tidemark_reader");
-    Map<ConfigKey, String> settings = new EnumMap<>(ConfigKey.class);
-    settings.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
     settings.put(ConfigKey.DATABASE_APPROVAL_TABLES, "ct_salary");
-    settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
-    settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
     settings.put(ConfigKey.CONSOLE_ENABLED, "true");
     settings.put(ConfigKey.CONSOLE_ADMINISTRATORS, "console-admin,console-onlooker,console-brief");
     settings.put(ConfigKey.DATABASE_APPROVERS, "console-admin");

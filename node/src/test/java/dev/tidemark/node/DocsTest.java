@@ -96,11 +96,7 @@ class DocsTest {
 
   /** The first JSON example of docs page {@code page} after the text {@code after}, for a test that checks what it shows. */
   static io.vertx.core.json.JsonObject jsonExample(String page, String after) {
-    String text = read(DOCS.resolve(page));
-    int at = text.indexOf(after);
-    assertTrue(at >= 0, page + " has no " + after);
-    int start = text.indexOf("```json", at) + "```json".length();
-    return new io.vertx.core.json.JsonObject(text.substring(start, text.indexOf("```", start)));
+    return dev.tidemark.testsupport.DocExamples.jsonExample(page, after);
   }
 
   @Test
@@ -157,8 +153,7 @@ class DocsTest {
 
   /** The module directory is the working directory of the tests; the docs are one level up. */
   private static Path projectRoot() {
-    Path here = Path.of("").toAbsolutePath();
-    return Files.isDirectory(here.resolve("docs")) ? here : here.getParent();
+    return dev.tidemark.testsupport.DocExamples.root();
   }
 
   private static List<Path> pages() {

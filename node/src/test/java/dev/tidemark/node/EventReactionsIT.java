@@ -10,6 +10,7 @@ import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -43,16 +44,14 @@ class EventReactionsIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB,
+    Map<ConfigKey, String> settings = TestNodes.servingDatabase(infra, DB,
         "CREATE TABLE IF NOT EXISTS public.ev_orders (id int PRIMARY KEY, v int, secret text)",
         "CREATE TABLE IF NOT EXISTS public.ev_reaction (id int PRIMARY KEY, consumer text NOT NULL)",
         "GRANT SELECT, INSERT ON public.ev_reaction TO tidemark_writer",
         "GRANT SELECT ON public.ev_orders TO tidemark_writer");
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
-        ConfigKey.DATABASE_URL, infra.postgres().url(DB), ConfigKey.DATABASE_NAME, NAME,
-        ConfigKey.CHANGELOG_RELAY_POLL_MS, "200", ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1",
+    settings.putAll(Map.of(ConfigKey.DATABASE_NAME, NAME,
         ConfigKey.EVENTS_MAX_DELIVERIES, "2", ConfigKey.EVENTS_ADMIN_ROLES, DevSetup.WRITER_ROLE));
+    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
     writer = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
     writer.initialize();
   }

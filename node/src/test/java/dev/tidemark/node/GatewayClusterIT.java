@@ -49,15 +49,7 @@ class GatewayClusterIT {
   }
 
   static MultiMap streamHeaders(McpHttpClient c, String lastEventId) {
-    MultiMap h = MultiMap.caseInsensitiveMultiMap()
-        .add("Authorization", "Bearer " + TestNodes.READ_ONLY_TOKEN)
-        .add("Accept", "text/event-stream")
-        .add("Mcp-Session-Id", c.sessionId())
-        .add("MCP-Protocol-Version", "2025-11-25");
-    if (lastEventId != null) {
-      h.add("Last-Event-ID", lastEventId);
-    }
-    return h;
+    return dev.tidemark.testsupport.NodeHarness.streamHeaders(c, lastEventId);
   }
 
   /**

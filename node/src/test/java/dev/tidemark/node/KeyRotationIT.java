@@ -9,6 +9,7 @@ import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonObject;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

@@ -18,6 +18,7 @@ import dev.tidemark.testsupport.McpClients;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;

@@ -17,6 +17,7 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpClients;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -8,6 +8,7 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;

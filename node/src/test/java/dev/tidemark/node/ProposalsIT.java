@@ -8,10 +8,10 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -45,18 +45,13 @@ class ProposalsIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB,
+    settings = TestNodes.servingDatabase(infra, DB,
         "DROP TABLE IF EXISTS public.pr_salary, public.pr_note CASCADE",
         "CREATE TABLE public.pr_salary (id int PRIMARY KEY, amount int NOT NULL)",
         "CREATE TABLE public.pr_note (id int PRIMARY KEY, body text)",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.pr_salary, public.pr_note TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    settings = new EnumMap<>(ConfigKey.class);
-    settings.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
     settings.put(ConfigKey.DATABASE_APPROVAL_TABLES, "pr_salary");
-    settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
-    settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
     node = TestNodes.startAlone(infra, "gateway,query,command,changelog", settings);
     client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
   }

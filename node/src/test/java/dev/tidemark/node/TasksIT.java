@@ -12,6 +12,7 @@ import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.OutputSchemas;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;

@@ -1,14 +1,10 @@
 package dev.tidemark.node;
 
-import dev.tidemark.database.Pools;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.devstack.FreePorts;
-import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
-import io.vertx.core.Vertx;
-import io.vertx.sqlclient.Pool;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.UUID;
@@ -25,8 +21,8 @@ final class TestNodes {
   static final String CLIENT_COMPILER = "-XX:TieredStopAtLevel=1";
 
   static final String DATABASE = dev.tidemark.testsupport.ServiceHarness.DATABASE;
-  static final String READ_WRITE_TOKEN = "tmk_integrationTestsReadWrite0000000000";
-  static final String READ_ONLY_TOKEN = "tmk_integrationTestsReadOnly00000000000";
+  static final String READ_WRITE_TOKEN = dev.tidemark.testsupport.NodeHarness.READ_WRITE_TOKEN;
+  static final String READ_ONLY_TOKEN = dev.tidemark.testsupport.NodeHarness.READ_ONLY_TOKEN;
   /** Login passwords of the caller roles tests use; each role a test's token maps to needs one. */
   static final Map<String, String> CALLER_PASSWORDS = callerPasswords();
 
@@ -46,15 +42,23 @@ final class TestNodes {
     if (prepared) {
       return;
     }
-    infra.postgres().createDatabaseIfMissing(DATABASE);
-    Vertx vertx = Vertx.vertx();
-    try {
-      Pool pool = Pools.create(vertx, TidemarkConfig.from(config(infra, "prepare", 0, "", "query")).database());
-      await(DevSetup.prepare(pool, READ_WRITE_TOKEN, READ_ONLY_TOKEN, CALLER_PASSWORDS).toCompletionStage().toCompletableFuture());
-    } finally {
-      await(vertx.close().toCompletionStage().toCompletableFuture());
-    }
+    ChangelogFixtures.prepare(infra, DATABASE);
     prepared = true;
+  }
+
+  /**
+   * The settings of a node that serves PostgreSQL database {@code db} (prepared as {@link ChangelogFixtures#prepare}
+   * does, then given the class's {@code fixtures}), whose relay polls and reconciles capture quickly: what a class
+   * that serves a database of its own starts from, before the settings of its own.
+   */
+  static Map<ConfigKey, String> servingDatabase(SharedInfra infra, String db, String... fixtures) {
+    ChangelogFixtures.prepare(infra, db);
+    ChangelogFixtures.sql(infra, db, fixtures);
+    Map<ConfigKey, String> settings = new EnumMap<>(ConfigKey.class);
+    settings.put(ConfigKey.DATABASE_URL, infra.postgres().url(db));
+    settings.put(ConfigKey.CHANGELOG_RELAY_POLL_MS, "200");
+    settings.put(ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1");
+    return settings;
   }
 
   /**

@@ -51,8 +51,7 @@ class ChangesSinceIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ServiceHarness.prepareDatabase(infra, DB);
-    sql(infra, DB,
+    ServiceHarness.prepareDatabase(infra, DB,
         "CREATE TABLE IF NOT EXISTS public.z (id int PRIMARY KEY, v int NOT NULL)",
         "CREATE TABLE IF NOT EXISTS public.secret_notes (id int PRIMARY KEY, body text)",
         "REVOKE ALL ON public.secret_notes FROM tidemark_reader, tidemark_writer",
@@ -64,12 +63,7 @@ class ChangesSinceIT {
 
   @AfterAll
   void stop() {
-    if (relay != null) {
-      relay.close();
-    }
-    if (server != null) {
-      server.close();
-    }
+    ServiceHarness.closeAll(relay, server);
   }
 
   private ServiceHarness startRelay(Map<ConfigKey, String> overrides) {

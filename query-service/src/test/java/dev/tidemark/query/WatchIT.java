@@ -66,8 +66,7 @@ class WatchIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ServiceHarness.prepareDatabase(infra, DB);
-    sql(infra, DB,
+    ServiceHarness.prepareDatabase(infra, DB,
         "DROP TABLE IF EXISTS public.w_items, public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other",
         "CREATE TABLE public.w_items (id int PRIMARY KEY, status text NOT NULL, qty int NOT NULL, secret text)",
         "CREATE TABLE public.w_rls (id int PRIMARY KEY, owner text NOT NULL, v int NOT NULL)",
@@ -94,11 +93,7 @@ class WatchIT {
 
   @AfterAll
   void stop() {
-    for (ServiceHarness h : new ServiceHarness[] {other, server, relay}) {
-      if (h != null) {
-        h.close();
-      }
-    }
+    ServiceHarness.closeAll(other, server, relay);
   }
 
   /** A watch call of the read-only caller on {@code role}. */

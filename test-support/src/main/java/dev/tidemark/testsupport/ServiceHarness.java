@@ -157,13 +157,40 @@ public final class ServiceHarness implements AutoCloseable {
     prepare(infra, TidemarkConfig.from(values));
   }
 
+  /** {@link #prepareDatabase(SharedInfra, String)}, then the test class's {@code fixtures}, run in order as the superuser. */
+  public static void prepareDatabase(SharedInfra infra, String db, String... fixtures) {
+    prepareDatabase(infra, db);
+    TestDatabases.sql(infra, db, fixtures);
+  }
+
+  /** Closes each of {@code parts} that is not null, in order, every one even when one before it failed. */
+  public static void closeAll(AutoCloseable... parts) {
+    RuntimeException first = null;
+    for (AutoCloseable part : parts) {
+      try {
+        if (part != null) {
+          part.close();
+        }
+      } catch (Exception e) {
+        if (first == null) {
+          first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
   /** A JDBC connection to {@link #DATABASE} as the superuser, for fixtures a caller cannot make. */
   public static Connection jdbc(SharedInfra infra) {
     return TestDatabases.jdbc(infra, DATABASE);
   }
 
   /** Tidemark's schema, both callers' logins and the demo tables in the PostgreSQL database {@code config} names, once per JVM. */
-  private static void prepare(SharedInfra infra, TidemarkConfig config) {
+  static void prepare(SharedInfra infra, TidemarkConfig config) {
     String db = config.database().dbname();
     if (PREPARED.contains(db)) {
       return;
@@ -183,7 +210,7 @@ public final class ServiceHarness implements AutoCloseable {
     }
   }
 
-  private static Future<Vertx> clustered(String cluster, int port, int[] ports) {
+  static Future<Vertx> clustered(String cluster, int port, int[] ports) {
     // as small as a cluster gets: TCP-IP on the loopback, no discovery, quick to notice a member gone
     Config hz = ConfigUtil.loadConfig();
     hz.setClusterName(cluster);

@@ -1,6 +1,5 @@
-package dev.tidemark.node;
+package dev.tidemark.database;
 
-import dev.tidemark.database.Pools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,11 +1,9 @@
-package dev.tidemark.node.migrate;
+package dev.tidemark.database.schema;
 
-import dev.tidemark.database.schema.Migrator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.devstack.EmbeddedPostgresServer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
@@ -14,16 +12,31 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
-@ExtendWith(InfraExtension.class)
 class MigratorIT {
 
-  private static Pool pool(Vertx vertx, SharedInfra infra, String db) {
+  // a server of its own: the suite's shared one is started by test-support, which depends on this module
+  private static EmbeddedPostgresServer postgres;
+
+  @BeforeAll
+  static void start() {
+    postgres = EmbeddedPostgresServer.start(null);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (postgres != null) {
+      postgres.close();
+    }
+  }
+
+  private static Pool pool(Vertx vertx, String db) {
     return PgBuilder.pool().with(new PoolOptions().setMaxSize(2))
-        .connectingTo(new PgConnectOptions().setHost("127.0.0.1").setPort(infra.postgres().port()).setDatabase(db)
-            .setUser(infra.postgres().user()).setPassword(infra.postgres().password()))
+        .connectingTo(new PgConnectOptions().setHost("127.0.0.1").setPort(postgres.port()).setDatabase(db)
+            .setUser(postgres.user()).setPassword(postgres.password()))
         .using(vertx).build();
   }
 
@@ -32,12 +45,12 @@ class MigratorIT {
   }
 
   @Test
-  void migrationsApplyOnceEvenWhenTwoNodesStartTogether(SharedInfra infra) throws Exception {
-    infra.postgres().createDatabaseIfMissing("tidemark_migrate_it");
+  void migrationsApplyOnceEvenWhenTwoNodesStartTogether() throws Exception {
+    postgres.createDatabaseIfMissing("tidemark_migrate_it");
     Vertx vertx = Vertx.vertx();
     try {
-      Pool a = pool(vertx, infra, "tidemark_migrate_it");
-      Pool b = pool(vertx, infra, "tidemark_migrate_it");
+      Pool a = pool(vertx, "tidemark_migrate_it");
+      Pool b = pool(vertx, "tidemark_migrate_it");
       Future<List<Integer>> first = Migrator.migrate(a);
       Future<List<Integer>> second = Migrator.migrate(b);
       await(Future.all(first, second));

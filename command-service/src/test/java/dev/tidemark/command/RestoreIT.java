@@ -1,14 +1,18 @@
-package dev.tidemark.node;
+package dev.tidemark.command;
 
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tidemark.config.ConfigKey;
+import dev.tidemark.testsupport.DocExamples;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -23,7 +27,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * restore_rows and undo_transaction through one node with every role, against a real PostgreSQL
+ * restore_rows and undo_transaction over MCP, with every role behind the gateway, against a real PostgreSQL
  * and Kafka: rows written by plain SQL (as any application would), found with changes_since, and
  * put back through the plan and commit of the change tools.
  */
@@ -34,14 +38,13 @@ class RestoreIT {
   static final String DB = "restore_it";
 
   private SharedInfra infra;
-  private TidemarkNode node;
+  private NodeHarness node;
   private McpHttpClient client;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB,
+    ServiceHarness.prepareDatabase(infra, DB,
         "DROP TABLE IF EXISTS public.rs_order, public.rs_customer, public.rs_note CASCADE",
         "DROP VIEW IF EXISTS public.rs_view",
         "CREATE TABLE public.rs_customer (id int PRIMARY KEY, name text NOT NULL, tags text[], born date,"
@@ -55,19 +58,13 @@ class RestoreIT {
         "REVOKE ALL ON public.rs_note FROM tidemark_writer",
         "GRANT SELECT (id), INSERT, UPDATE, DELETE ON public.rs_note TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
-        ConfigKey.DATABASE_URL, infra.postgres().url(DB),
-        ConfigKey.CHANGELOG_RELAY_POLL_MS, "200",
-        ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1"));
-    client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
+    node = CommandRole.node(infra, DB, Map.of());
+    client = node.connect(NodeHarness.READ_WRITE_TOKEN);
   }
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(client, node);
   }
 
   @BeforeEach
@@ -78,7 +75,7 @@ class RestoreIT {
         "INSERT INTO public.rs_customer (id, name, tags, born) VALUES (1, 'ada', '{x,y}', '1815-12-10'), (2, 'bob', NULL, NULL)",
         "INSERT INTO public.rs_order (customer_id, total) VALUES (1, 10.50), (1, 20.00), (2, 5.25)",
         "INSERT INTO public.rs_note VALUES (1, 'secret')");
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
   }
 
   // ---- helpers ----
@@ -95,7 +92,7 @@ class RestoreIT {
   private List<JsonObject> changesOf(Runnable write) {
     String head = ok("status", new JsonObject()).getString("changelog_head");
     write.run();
-    ChangelogFixtures.awaitDecoded(infra, DB);
+    TestDatabases.awaitDecoded(infra, DB);
     List<JsonObject> out = new ArrayList<>();
     JsonObject page = ok("changes_since", new JsonObject().put("cursor", head).put("limit", 1000));
     page.getJsonArray("changes").forEach(c -> out.add((JsonObject) c));
@@ -113,12 +110,12 @@ class RestoreIT {
   }
 
   private List<String> rows(String sql) {
-    return ChangelogFixtures.strings(infra, DB, sql);
+    return TestDatabases.strings(infra, DB, sql);
   }
 
   /** The plan result docs/change-tools.md shows in its example of undo_transaction. */
   private static JsonObject documentedUndoPlan() {
-    return DocsTest.jsonExample("change-tools.md", "<!-- RestoreIT checks this result's changes and totals -->");
+    return DocExamples.jsonExample("change-tools.md", "<!-- RestoreIT checks this result's changes and totals -->");
   }
 
 
@@ -302,7 +299,7 @@ class RestoreIT {
   @Test
   void aReadOnlyCallerCannotRestore() {
     List<JsonObject> changes = changesOf(() -> sql(infra, DB, "UPDATE public.rs_customer SET name = 'w' WHERE id = 2"));
-    try (McpHttpClient reader = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient reader = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
       JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
       assertFalse(tools.stream().anyMatch(t -> List.of("restore_rows", "undo_transaction").contains(((JsonObject) t).getString("name"))),
           "a read-only caller is not shown the restore tools");

@@ -1,18 +1,16 @@
-package dev.tidemark.node;
+package dev.tidemark.testsupport;
 
-import dev.tidemark.testsupport.OutputSchemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.tidemark.testsupport.McpHttpClient;
 import io.vertx.core.json.JsonObject;
 
-/** Tool calls that must succeed (their structured content fits the output schema) or fail with a given code. */
-final class ToolResults {
+/** Tool calls over MCP that must succeed (their structured content fits the output schema) or fail with a given code. */
+public final class ToolResults {
 
   private ToolResults() {}
 
-  static JsonObject ok(McpHttpClient client, String tool, JsonObject args) {
+  public static JsonObject ok(McpHttpClient client, String tool, JsonObject args) {
     JsonObject result = client.callTool(tool, args);
     assertNull(result.getValue("isError"), () -> tool + " failed: " + result.encode());
     JsonObject s = result.getJsonObject("structuredContent");
@@ -20,7 +18,7 @@ final class ToolResults {
     return s;
   }
 
-  static JsonObject error(McpHttpClient client, String tool, JsonObject args, String code) {
+  public static JsonObject error(McpHttpClient client, String tool, JsonObject args, String code) {
     JsonObject result = client.callTool(tool, args);
     assertEquals(true, result.getBoolean("isError"), () -> tool + " should fail: " + result.encode());
     JsonObject e = result.getJsonObject("structuredContent").getJsonObject("error");
@@ -29,7 +27,7 @@ final class ToolResults {
   }
 
   /** The entry of the result's array {@code field} whose {@code table} is {@code table} (a change tool's changes, a migration's tables). */
-  static JsonObject ofTable(JsonObject result, String field, String table) {
-    return dev.tidemark.testsupport.ServiceHarness.ofTable(result, field, table);
+  public static JsonObject ofTable(JsonObject result, String field, String table) {
+    return ServiceHarness.ofTable(result, field, table);
   }
 }

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.query;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -30,13 +33,13 @@ class PageBudgetIT {
   private static final int DEFAULT_BUDGET = 100_000;
   private static final int ROWS = 60;
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private McpHttpClient client;
 
   @BeforeAll
   void start(SharedInfra infra) throws Exception {
-    TestNodes.prepareDatabase(infra);
-    try (Connection conn = TestNodes.jdbc(infra)) {
+    ServiceHarness.prepareDatabase(infra);
+    try (Connection conn = ServiceHarness.jdbc(infra)) {
       conn.createStatement().execute("DROP TABLE IF EXISTS public.it_big, public.it_huge");
       // about 9 kB of JSON a row, varied so that PostgreSQL's compression does not shrink the test
       conn.createStatement().execute("CREATE TABLE public.it_big (id int PRIMARY KEY, body text, doc jsonb, blob bytea)");
@@ -47,17 +50,14 @@ class PageBudgetIT {
       conn.createStatement().execute("INSERT INTO public.it_huge VALUES (1, 'small'), (2, repeat('x', 5000000)), (3, repeat('y', 200000)), (4, 'small')");
       conn.createStatement().execute("GRANT SELECT ON public.it_big, public.it_huge TO tidemark_reader, tidemark_writer");
     }
-    node = TestNodes.startAlone(infra, "gateway,query", Map.of());
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN);
+    node = QueryRole.node(infra, Map.of());
+    client = new McpHttpClient(node.mcpUrl(), NodeHarness.READ_ONLY_TOKEN);
     client.initialize();
   }
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(client, node);
   }
 
   private static int bytes(JsonArray rows) {

@@ -1,14 +1,20 @@
-package dev.tidemark.node;
+package dev.tidemark.command;
 
-import static dev.tidemark.node.ChangelogFixtures.sql;
+import static dev.tidemark.testsupport.TestDatabases.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.testsupport.Await;
+import dev.tidemark.testsupport.DocExamples;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
+import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -23,7 +29,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The migrate tool through one node with every role, against a real PostgreSQL and Kafka: DDL
+ * The migrate tool over MCP, with every role behind the gateway, against a real PostgreSQL and Kafka: DDL
  * planned (run and rolled back), committed whole or not at all, what it loses counted and
  * consented to, and capture and the catalog following the new schema.
  */
@@ -34,30 +40,22 @@ class MigrateIT {
   static final String DB = "migrate_it";
 
   private SharedInfra infra;
-  private TidemarkNode node;
+  private NodeHarness node;
   private McpHttpClient client;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    ChangelogFixtures.prepare(infra, DB);
-    sql(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
+    ServiceHarness.prepareDatabase(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
         "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mg_other') THEN CREATE ROLE mg_other; END IF; END $$",
         "GRANT mg_other TO tidemark_writer");
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
-        ConfigKey.DATABASE_URL, infra.postgres().url(DB),
-        ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer",
-        ConfigKey.CHANGELOG_RELAY_POLL_MS, "200",
-        ConfigKey.CHANGELOG_RECONCILE_SECONDS, "1"));
-    client = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
+    node = CommandRole.node(infra, DB, Map.of(ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer"));
+    client = node.connect(NodeHarness.READ_WRITE_TOKEN);
   }
 
   @AfterAll
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(client, node);
   }
 
   @BeforeEach
@@ -90,7 +88,7 @@ class MigrateIT {
   }
 
   private List<String> rows(String sql) {
-    return ChangelogFixtures.strings(infra, DB, sql);
+    return TestDatabases.strings(infra, DB, sql);
   }
 
   private List<String> columns(String table) {
@@ -99,7 +97,7 @@ class MigrateIT {
 
   /** The arguments docs/change-tools.md shows in its example of migrate. */
   private static JsonObject documentedExample() {
-    return DocsTest.jsonExample("change-tools.md", "## Planned schema migrations");
+    return DocExamples.jsonExample("change-tools.md", "## Planned schema migrations");
   }
 
 
@@ -185,22 +183,22 @@ class MigrateIT {
 
   @Test
   void captureAndTheCatalogFollowTheNewSchema() throws Exception {
-    try (McpHttpClient listener = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient listener = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
       try (dev.tidemark.testsupport.SseStream stream = dev.tidemark.testsupport.SseStream.open(io.vertx.core.http.HttpMethod.GET,
-          TestNodes.mcpUrl(node), GatewayClusterIT.streamHeaders(listener, null), null)) {
+          node.mcpUrl(), NodeHarness.streamHeaders(listener, null), null)) {
         commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
         assertTrue(stream.await("notifications/resources/list_changed", 15_000) != null, "a migration sends list_changed");
       }
     }
     JsonObject insert = new JsonObject().put("table", "mg_new").put("rows", new JsonArray().add(new JsonObject().put("id", 1).put("label", "x")));
     // capture reaches the new table (at once with the event trigger, or at the next reconcile): then its rows can be planned
-    ChangelogFixtures.await("the new table to be captured", Duration.ofSeconds(30), () -> {
+    Await.that("the new table to be captured", Duration.ofSeconds(30), () -> {
       JsonObject result = client.callTool("insert_rows", insert);
       return result.getValue("isError") == null;
     });
     JsonObject described = ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item"));
     commit(migration("ALTER TABLE public.item ADD COLUMN color text"));
-    ChangelogFixtures.await("describe_table to show the new column", Duration.ofSeconds(30), () ->
+    Await.that("describe_table to show the new column", Duration.ofSeconds(30), () ->
         ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item")).encode().contains("\"color\""));
     assertFalse(described.encode().contains("\"color\""));
   }
@@ -240,7 +238,7 @@ class MigrateIT {
   void onlyTheConfiguredRolesSeeMigrate() {
     JsonArray writerTools = client.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
     assertTrue(writerTools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
-    try (McpHttpClient reader = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient reader = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
       JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
       assertFalse(tools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
       JsonObject response = reader.rpc("tools/call", new JsonObject().put("name", "migrate")
