@@ -100,6 +100,11 @@ public final class JwtAuthenticator implements Authenticator {
           if (err instanceof NoSuchKeyIdException missing) {
             // vertx-auth-jwt says "alg#kid"; a key id it knows with another algorithm is a forgery, not a rotation
             String kid = missing.id().substring(missing.id().indexOf('#') + 1);
+            // a fetch that ended while this token was checked against the keys before it: check again with the new keys
+            IssuerKeys.Verifier latest = verifier;
+            if (latest != current && latest.kids().contains(kid)) {
+              return verify(token, false);
+            }
             boolean rotated = mayFetch && !kid.equals("<null>") && !current.kids().contains(kid);
             Future<IssuerKeys.Verifier> fetched = rotated ? onDemand() : null;
             return fetched == null
