@@ -80,10 +80,28 @@ public final class GatewayFront {
     return harness;
   }
 
-  /** The value of {@code database.caller-passwords}: the harness's two callers and {@code role}, logging in with {@code password}. */
-  public static String callerPasswordsWith(String role, String password) {
+  /**
+   * The value of {@code database.caller-passwords} for a node whose callers include {@link #nobody}'s:
+   * the harness's two callers and {@code it_nobody}.
+   */
+  public static String callerPasswordsWithNobody() {
     Map<String, String> all = new java.util.TreeMap<>(ServiceHarness.CALLER_PASSWORDS);
-    all.put(role, password);
+    all.put("it_nobody", "it-nobody-password");
     return String.join(",", all.entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).toList());
+  }
+
+  /**
+   * Makes, in the suite's shared database, role {@code it_nobody}, which has no grants at all, and
+   * a read-only token for it, unless they are there; returns the token.
+   */
+  public static String nobody(SharedInfra infra) throws java.sql.SQLException {
+    String token = "tmk_itNobodyToken000000000000000000";
+    try (java.sql.Connection conn = ServiceHarness.jdbc(infra)) {
+      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
+          + "THEN CREATE ROLE it_nobody LOGIN; END IF; END $$");
+      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
+          + "('it-nobody', encode(sha256('" + token + "'::bytea), 'hex'), 'it_nobody', 'read-only') ON CONFLICT (name) DO NOTHING");
+    }
+    return token;
   }
 }

@@ -46,7 +46,7 @@ class SingleNodeIT {
     node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog", Map.of(
         ConfigKey.HTTP_MAX_BODY_BYTES, "65536",
         // a role without grants, whose caller sees no tables
-        ConfigKey.DATABASE_CALLER_PASSWORDS, GatewayFront.callerPasswordsWith("it_nobody", "it-nobody-password")));
+        ConfigKey.DATABASE_CALLER_PASSWORDS, GatewayFront.callerPasswordsWithNobody()));
     url = node.mcpUrl();
   }
 
@@ -185,15 +185,7 @@ class SingleNodeIT {
 
   @Test
   void aRoleWithoutGrantsSeesNoTables() throws Exception {
-    try (var conn = java.sql.DriverManager.getConnection(
-        infra.postgres().jdbcUrl(ServiceHarness.DATABASE), infra.postgres().user(), infra.postgres().password())) {
-      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
-          + "THEN CREATE ROLE it_nobody LOGIN; END IF; END $$");
-      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
-          + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
-          + "ON CONFLICT (name) DO NOTHING");
-    }
-    try (McpHttpClient c = client("tmk_itNobodyToken000000000000000000")) {
+    try (McpHttpClient c = client(GatewayFront.nobody(infra))) {
       c.initialize();
       JsonObject s = c.callTool("list_tables", new JsonObject()).getJsonObject("structuredContent");
       assertEquals(0, s.getJsonArray("tables").size(), s.encode());

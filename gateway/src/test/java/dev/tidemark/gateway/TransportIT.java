@@ -53,7 +53,7 @@ class TransportIT {
         ConfigKey.HTTP_BODY_TIMEOUT_MS, "1000",
         ConfigKey.HTTP_MAX_CONNECTIONS, "40",
         // a role without grants, whose subscriptions are refused
-        ConfigKey.DATABASE_CALLER_PASSWORDS, GatewayFront.callerPasswordsWith("it_nobody", "it-nobody-password")));
+        ConfigKey.DATABASE_CALLER_PASSWORDS, GatewayFront.callerPasswordsWithNobody()));
     url = node.mcpUrl();
   }
 
@@ -352,14 +352,7 @@ class TransportIT {
 
   @Test
   void aSubscriptionToATableTheCallerCannotReadIsRefused() throws Exception {
-    try (Connection conn = ServiceHarness.jdbc(infra)) {
-      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
-          + "THEN CREATE ROLE it_nobody LOGIN; END IF; END $$");
-      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
-          + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
-          + "ON CONFLICT (name) DO NOTHING");
-    }
-    try (McpHttpClient c = new McpHttpClient(url, "tmk_itNobodyToken000000000000000000")) {
+    try (McpHttpClient c = new McpHttpClient(url, GatewayFront.nobody(infra))) {
       c.initialize();
       JsonObject refused = c.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/customers"));
       assertEquals(-32002, refused.getJsonObject("error").getInteger("code"), refused.encode());
