@@ -6,15 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.DocExamples;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
-import dev.tidemark.testsupport.NodeHarness;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
-import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -29,9 +28,12 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The migrate tool over MCP, with every role behind the gateway, against a real PostgreSQL and Kafka: DDL
- * planned (run and rolled back), committed whole or not at all, what it loses counted and
- * consented to, and capture and the catalog following the new schema.
+ * The migrate tool of the command role, called over the event bus as a gateway calls it, with the
+ * query and changelog roles beside it, against a real PostgreSQL and Kafka: DDL planned (run and
+ * rolled back), committed whole or not at all, what it loses counted and consented to, and capture
+ * and the catalog following the new schema. Who is shown migrate, the prompt that walks through it
+ * and the notification a migration sends are the gateway's, tested in {@code RoleToolsOverMcpIT}
+ * (module gateway).
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -40,8 +42,7 @@ class MigrateIT {
   static final String DB = "migrate_it";
 
   private SharedInfra infra;
-  private NodeHarness node;
-  private McpHttpClient client;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) {
@@ -49,13 +50,12 @@ class MigrateIT {
     ServiceHarness.prepareDatabase(infra, DB, "GRANT CREATE ON SCHEMA public TO tidemark_writer", "SELECT tidemark.capture_schemas(ARRAY['public'])",
         "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mg_other') THEN CREATE ROLE mg_other; END IF; END $$",
         "GRANT mg_other TO tidemark_writer");
-    node = CommandRole.node(infra, DB, Map.of(ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer"));
-    client = node.connect(NodeHarness.READ_WRITE_TOKEN);
+    harness = CommandRole.withQuery(infra, DB, Map.of(ConfigKey.COMMAND_MIGRATE_ROLES, "tidemark_writer"));
   }
 
   @AfterAll
   void stop() {
-    ServiceHarness.closeAll(client, node);
+    ServiceHarness.closeAll(harness);
   }
 
   @BeforeEach
@@ -72,19 +72,19 @@ class MigrateIT {
   }
 
   private JsonObject plan(JsonObject args) {
-    JsonObject plan = ToolResults.ok(client, "migrate", args);
+    JsonObject plan = harness.ok(ServiceHarness.WRITER, "migrate", args);
     assertEquals("plan", plan.getString("mode"), plan::encode);
     return plan;
   }
 
   private JsonObject commit(JsonObject args) {
     JsonObject plan = plan(args);
-    return ToolResults.ok(client, "migrate", args.copy().put("plan_id", plan.getString("plan_id"))
+    return harness.ok(ServiceHarness.WRITER, "migrate", args.copy().put("plan_id", plan.getString("plan_id"))
         .put("idempotency_key", UUID.randomUUID().toString()));
   }
 
   private JsonObject error(JsonObject args, String code) {
-    return ToolResults.error(client, "migrate", args, code);
+    return harness.error(ServiceHarness.WRITER, "migrate", args, code);
   }
 
   private List<String> rows(String sql) {
@@ -107,7 +107,7 @@ class MigrateIT {
   void aPlanRunsTheDdlAndRollsItBackAndTheCommitAppliesItOnce() {
     JsonObject args = documentedExample();
     JsonObject plan = plan(args);
-    JsonObject item = ToolResults.ofTable(plan, "tables", "public.item");
+    JsonObject item = ServiceHarness.ofTable(plan, "tables", "public.item");
     assertEquals("altered", item.getString("action"));
     assertEquals(3, item.getInteger("rows"));
     assertFalse(item.getJsonObject("before").encode().contains("qty"), item::encode);
@@ -120,21 +120,11 @@ class MigrateIT {
 
     String key = UUID.randomUUID().toString();
     JsonObject commit = args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", key);
-    assertEquals("commit", ToolResults.ok(client, "migrate", commit).getString("mode"));
+    assertEquals("commit", harness.ok(ServiceHarness.WRITER, "migrate", commit).getString("mode"));
     assertEquals(List.of("id", "name", "price", "qty"), columns("public.item"));
-    JsonObject replay = ToolResults.ok(client, "migrate", commit);
+    JsonObject replay = harness.ok(ServiceHarness.WRITER, "migrate", commit);
     assertTrue(replay.getBoolean("replayed"), replay::encode);
     assertEquals(List.of("1"), rows("SELECT count(*) FROM pg_indexes WHERE indexname = 'item_name'"));
-  }
-
-  @Test
-  void theSafeMigrationPromptWalksThroughPlanConsentAndCommit() {
-    String text = client.rpc("prompts/get", new JsonObject().put("name", "safe-migration")
-            .put("arguments", new JsonObject().put("change", "add a qty column to item")))
-        .getJsonObject("result").getJsonArray("messages").getJsonObject(0).getJsonObject("content").getString("text");
-    assertTrue(text.contains("add a qty column to item") && text.contains("migrate") && text.contains("lost")
-        && text.contains("idempotency_key") && text.contains("confirm: true"), text);
-    assertEquals(-32602, client.rpc("prompts/get", new JsonObject().put("name", "safe-migration")).getJsonObject("error").getInteger("code"));
   }
 
   @Test
@@ -148,7 +138,7 @@ class MigrateIT {
         "DECISION_REQUIRED");
     assertTrue(refused.getString("message").contains("lost"), refused::encode);
     assertEquals(List.of("id", "name", "price"), columns("public.item"));
-    ToolResults.ok(client, "migrate", args.copy().put("plan_id", plan.getString("plan_id")).put("confirm", true)
+    harness.ok(ServiceHarness.WRITER, "migrate", args.copy().put("plan_id", plan.getString("plan_id")).put("confirm", true)
         .put("idempotency_key", UUID.randomUUID().toString()));
     assertEquals(List.of("id", "name"), columns("public.item"));
 
@@ -159,8 +149,8 @@ class MigrateIT {
 
     JsonObject dropTable = plan(migration("DROP TABLE public.item"));
     assertEquals(new JsonArray().add(new JsonObject().put("table", "public.item").put("rows", 3)), dropTable.getJsonArray("lost"));
-    assertEquals("dropped", ToolResults.ofTable(dropTable, "tables", "public.item").getString("action"));
-    assertEquals(3, ToolResults.ofTable(dropTable, "tables", "public.item").getInteger("rows"));
+    assertEquals("dropped", ServiceHarness.ofTable(dropTable, "tables", "public.item").getString("action"));
+    assertEquals(3, ServiceHarness.ofTable(dropTable, "tables", "public.item").getInteger("rows"));
   }
 
   @Test
@@ -182,24 +172,17 @@ class MigrateIT {
   }
 
   @Test
-  void captureAndTheCatalogFollowTheNewSchema() throws Exception {
-    try (McpHttpClient listener = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
-      try (dev.tidemark.testsupport.SseStream stream = dev.tidemark.testsupport.SseStream.open(io.vertx.core.http.HttpMethod.GET,
-          node.mcpUrl(), NodeHarness.streamHeaders(listener, null), null)) {
-        commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
-        assertTrue(stream.await("notifications/resources/list_changed", 15_000) != null, "a migration sends list_changed");
-      }
-    }
+  void captureAndTheCatalogFollowTheNewSchema() {
+    commit(migration("CREATE TABLE public.mg_new (id int PRIMARY KEY, label text)"));
     JsonObject insert = new JsonObject().put("table", "mg_new").put("rows", new JsonArray().add(new JsonObject().put("id", 1).put("label", "x")));
     // capture reaches the new table (at once with the event trigger, or at the next reconcile): then its rows can be planned
     Await.that("the new table to be captured", Duration.ofSeconds(30), () -> {
-      JsonObject result = client.callTool("insert_rows", insert);
-      return result.getValue("isError") == null;
+      return harness.call(ServiceHarness.WRITER, "insert_rows", insert).error() == null;
     });
-    JsonObject described = ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item"));
+    JsonObject described = harness.ok(ServiceHarness.WRITER, "describe_table", new JsonObject().put("table", "item"));
     commit(migration("ALTER TABLE public.item ADD COLUMN color text"));
     Await.that("describe_table to show the new column", Duration.ofSeconds(30), () ->
-        ToolResults.ok(client, "describe_table", new JsonObject().put("table", "item")).encode().contains("\"color\""));
+        harness.ok(ServiceHarness.WRITER, "describe_table", new JsonObject().put("table", "item")).encode().contains("\"color\""));
     assertFalse(described.encode().contains("\"color\""));
   }
 
@@ -235,16 +218,12 @@ class MigrateIT {
   }
 
   @Test
-  void onlyTheConfiguredRolesSeeMigrate() {
-    JsonArray writerTools = client.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
-    assertTrue(writerTools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
-    try (McpHttpClient reader = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
-      JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
-      assertFalse(tools.stream().anyMatch(t -> "migrate".equals(((JsonObject) t).getString("name"))));
-      JsonObject response = reader.rpc("tools/call", new JsonObject().put("name", "migrate")
-          .put("arguments", migration("DROP TABLE public.item")));
-      assertEquals(-32602, response.getJsonObject("error").getInteger("code"), response::encode);
-    }
+  void aCallerWhoseRoleIsNotConfiguredIsRefusedAndNothingChanges() {
+    // the gateway shows migrate only to the roles of command.migrate-roles; the role refuses the others itself, read-write or not
+    Caller notNamed = new Caller("it-not-migrating", "a read-write caller whose role command.migrate-roles does not name",
+        "tidemark_reader", Access.READ_WRITE, List.of("*"));
+    JsonObject refused = harness.error(notNamed, "migrate", migration("DROP TABLE public.item"), "PERMISSION_DENIED");
+    assertTrue(refused.getString("message").contains("command.migrate-roles"), refused::encode);
     assertEquals(List.of("3"), rows("SELECT count(*) FROM public.item"));
   }
 }

@@ -7,12 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.DocExamples;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
-import dev.tidemark.testsupport.NodeHarness;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
-import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -27,9 +24,11 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * restore_rows and undo_transaction over MCP, with every role behind the gateway, against a real PostgreSQL
- * and Kafka: rows written by plain SQL (as any application would), found with changes_since, and
- * put back through the plan and commit of the change tools.
+ * restore_rows and undo_transaction of the command role, called over the event bus as a gateway
+ * calls them, with the query and changelog roles beside it, against a real PostgreSQL and Kafka:
+ * rows written by plain SQL (as any application would), found with changes_since, and put back
+ * through the plan and commit of the change tools. That a read-only caller is not shown them is
+ * the gateway's, tested in {@code RoleToolsOverMcpIT} (module gateway).
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -38,8 +37,7 @@ class RestoreIT {
   static final String DB = "restore_it";
 
   private SharedInfra infra;
-  private NodeHarness node;
-  private McpHttpClient client;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) {
@@ -58,13 +56,12 @@ class RestoreIT {
         "REVOKE ALL ON public.rs_note FROM tidemark_writer",
         "GRANT SELECT (id), INSERT, UPDATE, DELETE ON public.rs_note TO tidemark_writer",
         "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    node = CommandRole.node(infra, DB, Map.of());
-    client = node.connect(NodeHarness.READ_WRITE_TOKEN);
+    harness = CommandRole.withQuery(infra, DB, Map.of());
   }
 
   @AfterAll
   void stop() {
-    ServiceHarness.closeAll(client, node);
+    ServiceHarness.closeAll(harness);
   }
 
   @BeforeEach
@@ -81,11 +78,11 @@ class RestoreIT {
   // ---- helpers ----
 
   private JsonObject ok(String tool, JsonObject args) {
-    return ToolResults.ok(client, tool, args);
+    return harness.ok(ServiceHarness.WRITER, tool, args);
   }
 
   private JsonObject error(String tool, JsonObject args, String code) {
-    return ToolResults.error(client, tool, args, code);
+    return harness.error(ServiceHarness.WRITER, tool, args, code);
   }
 
   /** The changes recorded since the head before {@code write} ran, once the relay has decoded them. */
@@ -130,7 +127,7 @@ class RestoreIT {
 
     JsonObject plan = ok("restore_rows", args);
     assertEquals("plan", plan.getString("mode"));
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
     assertEquals(new JsonArray(), plan.getJsonArray("changed_since"));
     assertFalse(plan.getBoolean("confirmation_required"));
     assertEquals(List.of(), rows("SELECT name FROM public.rs_customer WHERE id = 2"), "a plan writes nothing");
@@ -155,7 +152,7 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("table", "public.rs_customer").put("key", new JsonObject().put("id", 1)).put("before", position);
 
     JsonObject plan = ok("restore_rows", args);
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("updated"));
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.rs_customer").getInteger("updated"));
     JsonArray since = plan.getJsonArray("changed_since");
     assertEquals(1, since.size(), plan::encode);
     assertEquals(new JsonArray().add(1), since.getJsonObject(0).getJsonArray("key"));
@@ -196,7 +193,7 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("table", "rs_customer").put("key", new JsonArray().add(3))
         .put("before", only(changes, "rs_customer", "INSERT").getString("position"));
     JsonObject plan = ok("restore_rows", args);
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("deleted"));
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.rs_customer").getInteger("deleted"));
     assertTrue(plan.getBoolean("confirmation_required"));
     error("restore_rows", args.copy().put("plan_id", plan.getString("plan_id")).put("idempotency_key", UUID.randomUUID().toString()),
         "DECISION_REQUIRED");
@@ -214,8 +211,8 @@ class RestoreIT {
     JsonObject args = new JsonObject().put("transaction", transaction);
 
     JsonObject plan = ok("undo_transaction", args);
-    assertEquals(1, ToolResults.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
-    assertEquals(2, ToolResults.ofTable(plan, "changes", "public.rs_order").getInteger("inserted"), plan::encode);
+    assertEquals(1, ServiceHarness.ofTable(plan, "changes", "public.rs_customer").getInteger("inserted"), plan::encode);
+    assertEquals(2, ServiceHarness.ofTable(plan, "changes", "public.rs_order").getInteger("inserted"), plan::encode);
     assertEquals(new JsonObject().put("inserted", 3).put("updated", 0).put("deleted", 0), plan.getJsonObject("totals"));
     JsonObject documented = documentedUndoPlan();
     assertEquals(documented.getJsonArray("changes"), plan.getJsonArray("changes"), "docs/change-tools.md shows this plan");
@@ -294,19 +291,5 @@ class RestoreIT {
     error("restore_rows", new JsonObject().put("table", "rs_customer").put("key", 2).put("before", position), "CURSOR_EXPIRED");
     assertEquals(List.of("z"), rows("SELECT name FROM public.rs_customer WHERE id = 2"));
     assertEquals(List.of("0"), rows("SELECT count(*) FROM public.rs_order"));
-  }
-
-  @Test
-  void aReadOnlyCallerCannotRestore() {
-    List<JsonObject> changes = changesOf(() -> sql(infra, DB, "UPDATE public.rs_customer SET name = 'w' WHERE id = 2"));
-    try (McpHttpClient reader = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
-      JsonArray tools = reader.rpc("tools/list", new JsonObject()).getJsonObject("result").getJsonArray("tools");
-      assertFalse(tools.stream().anyMatch(t -> List.of("restore_rows", "undo_transaction").contains(((JsonObject) t).getString("name"))),
-          "a read-only caller is not shown the restore tools");
-      JsonObject response = reader.rpc("tools/call", new JsonObject().put("name", "undo_transaction").put("arguments", new JsonObject()
-          .put("transaction", only(changes, "rs_customer", "UPDATE").getString("transaction"))));
-      assertEquals(-32602, response.getJsonObject("error").getInteger("code"), response::encode);
-    }
-    assertEquals(List.of("w"), rows("SELECT name FROM public.rs_customer WHERE id = 2"));
   }
 }

@@ -107,9 +107,9 @@ class GatewayClusterIT {
         JsonObject missed2 = onB.await("notifications/resources/updated", 15_000);
         assertNotNull(missed1, "the first missed event is replayed on B");
         assertNotNull(missed2, "the second missed event is replayed on B");
-        assertEquals("g", TransportIT.streamOf(missed1.getString("_event_id")), "the GET stream's own events");
-        assertTrue(TransportIT.seqOf(missed1.getString("_event_id")) > TransportIT.seqOf(lastSeen));
-        assertTrue(TransportIT.seqOf(missed2.getString("_event_id")) > TransportIT.seqOf(missed1.getString("_event_id")));
+        assertEquals("g", SseStream.streamOf(missed1.getString("_event_id")), "the GET stream's own events");
+        assertTrue(SseStream.seqOf(missed1.getString("_event_id")) > SseStream.seqOf(lastSeen));
+        assertTrue(SseStream.seqOf(missed2.getString("_event_id")) > SseStream.seqOf(missed1.getString("_event_id")));
         assertNull(onB.await("notifications/resources/updated", 1_000), "each change is announced once, though both gateways hear it");
       }
     }

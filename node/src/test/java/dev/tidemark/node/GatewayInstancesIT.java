@@ -8,6 +8,7 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.RawHttp;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.MultiMap;

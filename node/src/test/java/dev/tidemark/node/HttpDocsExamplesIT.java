@@ -3,6 +3,7 @@ package dev.tidemark.node;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.RawHttp;
 import dev.tidemark.testsupport.SharedInfra;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

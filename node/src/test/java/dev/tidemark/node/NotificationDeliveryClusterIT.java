@@ -164,7 +164,7 @@ class NotificationDeliveryClusterIT {
         away.drain();
         return missed.stream().allMatch(uri -> away.heardSince(uri, resumed));
       });
-      assertEquals(TransportIT.seqOf(resumeFrom) + 1, TransportIT.seqOf(away.heard.get(before).eventId()),
+      assertEquals(SseStream.seqOf(resumeFrom) + 1, SseStream.seqOf(away.heard.get(before).eventId()),
           "the replay starts right after the last id the client saw");
 
       burning.set(true);
@@ -187,7 +187,7 @@ class NotificationDeliveryClusterIT {
         if (sub.session == null) {
           continue; // a listen stream's events carry no ids
         }
-        List<Long> seqs = sub.heard.stream().map(h -> TransportIT.seqOf(h.eventId())).toList();
+        List<Long> seqs = sub.heard.stream().map(h -> SseStream.seqOf(h.eventId())).toList();
         for (int i = 1; i < seqs.size(); i++) {
           assertEquals(seqs.get(i - 1) + 1, seqs.get(i), sub.name + ": event ids go up by one, without gaps: " + seqs);
         }

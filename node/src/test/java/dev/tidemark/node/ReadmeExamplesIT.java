@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.contract.ToolCatalog;
+import dev.tidemark.testsupport.RawHttp;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

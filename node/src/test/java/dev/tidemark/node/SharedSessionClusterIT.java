@@ -146,17 +146,17 @@ class SharedSessionClusterIT {
           }
         }
         assertEquals(2, heard.size(), "both missed notifications: " + heard);
-        long previous = TransportIT.seqOf(getSeen);
+        long previous = SseStream.seqOf(getSeen);
         for (McpHttpClient.SseEvent e : heard) {
-          assertEquals("g", TransportIT.streamOf(e.id()), "a GET-stream event: " + e);
+          assertEquals("g", SseStream.streamOf(e.id()), "a GET-stream event: " + e);
           assertEquals("notifications/resources/updated", e.data().getString("method"), "nothing of the calls' streams: " + e);
-          assertTrue(TransportIT.seqOf(e.id()) > previous, "in order, after the last one seen: " + heard);
-          previous = TransportIT.seqOf(e.id());
+          assertTrue(SseStream.seqOf(e.id()) > previous, "in order, after the last one seen: " + heard);
+          previous = SseStream.seqOf(e.id());
         }
       }
 
       // the POST stream resumed on B, once the call ended on A: the rest of its own events, its response last
-      String stream = TransportIT.streamOf(slowSeen);
+      String stream = SseStream.streamOf(slowSeen);
       MultiMap resume = GatewayClusterIT.streamHeaders(client, slowSeen);
       List<List<McpHttpClient.SseEvent>> replays = new ArrayList<>();
       assertTrue(Await.until(() -> {
@@ -170,11 +170,11 @@ class SharedSessionClusterIT {
       JsonObject response = replay.get(replay.size() - 1).data();
       assertEquals("slept", response.getJsonObject("result").getJsonObject("structuredContent").getJsonArray("columns")
           .getJsonObject(0).getString("name"), response.encode());
-      long previous = TransportIT.seqOf(slowSeen);
+      long previous = SseStream.seqOf(slowSeen);
       for (McpHttpClient.SseEvent e : replay) {
-        assertEquals(stream, TransportIT.streamOf(e.id()), "only the slow call's own stream: " + replay);
-        assertTrue(TransportIT.seqOf(e.id()) > previous, "only what came after the last event seen: " + replay);
-        previous = TransportIT.seqOf(e.id());
+        assertEquals(stream, SseStream.streamOf(e.id()), "only the slow call's own stream: " + replay);
+        assertTrue(SseStream.seqOf(e.id()) > previous, "only what came after the last event seen: " + replay);
+        previous = SseStream.seqOf(e.id());
         if (e.data().containsKey("method")) {
           assertEquals("slow-progress", e.data().getJsonObject("params").getValue("progressToken"), e.data().encode());
         }

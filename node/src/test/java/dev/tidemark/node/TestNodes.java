@@ -205,21 +205,12 @@ final class TestNodes {
 
   /** The headers of a 2026-07-28 {@code subscriptions/listen} POST as the caller of {@code token}. */
   static io.vertx.core.MultiMap listenHeaders(String token) {
-    return io.vertx.core.MultiMap.caseInsensitiveMultiMap()
-        .add("Authorization", "Bearer " + token)
-        .add("Content-Type", "application/json")
-        .add("Accept", "application/json, text/event-stream")
-        .add("MCP-Protocol-Version", "2026-07-28")
-        .add("Mcp-Method", "subscriptions/listen");
+    return dev.tidemark.testsupport.NodeHarness.listenHeaders(token);
   }
 
   /** A 2026-07-28 {@code subscriptions/listen} request with id {@code id} for the resources {@code uris}. */
   static io.vertx.core.json.JsonObject listenRequest(String id, java.util.List<String> uris) {
-    return new io.vertx.core.json.JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", "subscriptions/listen")
-        .put("params", new io.vertx.core.json.JsonObject()
-            .put("notifications", new io.vertx.core.json.JsonObject().put("resourceSubscriptions", new io.vertx.core.json.JsonArray(uris)))
-            .put("_meta", new io.vertx.core.json.JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
-                .put("io.modelcontextprotocol/clientCapabilities", new io.vertx.core.json.JsonObject())));
+    return dev.tidemark.testsupport.NodeHarness.listenRequest(id, uris);
   }
 
   static String mcpUrl(TidemarkNode node) {

@@ -5,11 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
-import dev.tidemark.testsupport.NodeHarness;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
-import dev.tidemark.testsupport.ToolResults;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +22,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Pages sized by bytes: query and list_rows over rows of several kilobytes, and rows too large for any page. */
+/**
+ * Pages sized by bytes, called over the event bus as a gateway calls the query role: query and
+ * list_rows over rows of several kilobytes, and rows too large for any page. The input schemas'
+ * bounds on max_bytes and limit are the gateway's, tested in {@code RoleToolsOverMcpIT} (module
+ * gateway).
+ */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PageBudgetIT {
@@ -33,8 +35,7 @@ class PageBudgetIT {
   private static final int DEFAULT_BUDGET = 100_000;
   private static final int ROWS = 60;
 
-  private NodeHarness node;
-  private McpHttpClient client;
+  private ServiceHarness harness;
 
   @BeforeAll
   void start(SharedInfra infra) throws Exception {
@@ -50,14 +51,12 @@ class PageBudgetIT {
       conn.createStatement().execute("INSERT INTO public.it_huge VALUES (1, 'small'), (2, repeat('x', 5000000)), (3, repeat('y', 200000)), (4, 'small')");
       conn.createStatement().execute("GRANT SELECT ON public.it_big, public.it_huge TO tidemark_reader, tidemark_writer");
     }
-    node = QueryRole.node(infra, Map.of());
-    client = new McpHttpClient(node.mcpUrl(), NodeHarness.READ_ONLY_TOKEN);
-    client.initialize();
+    harness = QueryRole.start(infra, Map.of());
   }
 
   @AfterAll
   void stop() {
-    ServiceHarness.closeAll(client, node);
+    ServiceHarness.closeAll(harness);
   }
 
   private static int bytes(JsonArray rows) {
@@ -73,7 +72,7 @@ class PageBudgetIT {
     List<Integer> ids = new ArrayList<>();
     String cursor = null;
     do {
-      JsonObject page = ToolResults.ok(client, tool, cursor == null ? args : args.copy().put("cursor", cursor));
+      JsonObject page = harness.ok(ServiceHarness.READER, tool, cursor == null ? args : args.copy().put("cursor", cursor));
       JsonArray rows = page.getJsonArray("rows");
       assertTrue(bytes(rows) <= budget, "a page of " + bytes(rows) + " bytes, over the budget of " + budget);
       assertTrue(!rows.isEmpty(), "every page carries a row");
@@ -111,7 +110,7 @@ class PageBudgetIT {
 
   @Test
   void maxBytesAsksForLargerPagesUpToTheMaximum() {
-    Function<String, JsonObject> big = tool -> ToolResults.ok(client, tool, (tool.equals("query")
+    Function<String, JsonObject> big = tool -> harness.ok(ServiceHarness.READER, tool, (tool.equals("query")
         ? new JsonObject().put("sql", "SELECT * FROM it_big ORDER BY id") : new JsonObject().put("table", "it_big"))
         .put("limit", 10_000).put("max_bytes", 1_000_000));
     for (String tool : List.of("query", "list_rows")) {
@@ -120,40 +119,36 @@ class PageBudgetIT {
       assertNull(page.getValue("truncated"), tool);
       assertNull(page.getValue("next_cursor"), tool);
     }
-    ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT 1").put("max_bytes", 4 * 1024 * 1024 + 1), "INVALID_ARGUMENTS");
-    // the input schemas bound limit too; the services trust what the gateway checked
-    ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT 1").put("limit", 10_001), "INVALID_ARGUMENTS");
-    ToolResults.error(client, "list_rows", new JsonObject().put("table", "orders").put("limit", 10_001), "INVALID_ARGUMENTS");
   }
 
   @Test
   void aRowOverMaxBytesIsLimitExceededNamingMaxBytesAndFitsWhenMaxBytesIsRaised() {
-    JsonObject q = ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT * FROM it_huge WHERE id = 3"), "LIMIT_EXCEEDED");
+    JsonObject q = harness.error(ServiceHarness.READER, "query", new JsonObject().put("sql", "SELECT * FROM it_huge WHERE id = 3"), "LIMIT_EXCEEDED");
     assertEquals("max_bytes", q.getString("argument"));
     assertTrue(q.getString("message").contains("pass max_bytes"), q.getString("message"));
-    JsonObject l = ToolResults.error(client, "list_rows", new JsonObject().put("table", "it_huge")
+    JsonObject l = harness.error(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_huge")
         .put("where", new JsonObject().put("column", "id").put("op", "eq").put("value", 3)), "LIMIT_EXCEEDED");
     assertEquals("max_bytes", l.getString("argument"));
-    assertEquals(1, ToolResults.ok(client, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 300_000)
+    assertEquals(1, harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 300_000)
         .put("where", new JsonObject().put("column", "id").put("op", "eq").put("value", 3))).getJsonArray("rows").size());
   }
 
   @Test
   void aRowLargerThanTheMaximumIsLimitExceededFromEveryReadToolAndThePageBeforeItEndsAtIt() {
     String advice = "select fewer or smaller columns";
-    JsonObject q = ToolResults.error(client, "query", new JsonObject().put("sql", "SELECT * FROM it_huge WHERE id = 2")
+    JsonObject q = harness.error(ServiceHarness.READER, "query", new JsonObject().put("sql", "SELECT * FROM it_huge WHERE id = 2")
         .put("max_bytes", 4 * 1024 * 1024), "LIMIT_EXCEEDED");
     assertTrue(q.getString("message").contains(advice), q.getString("message"));
-    JsonObject g = ToolResults.error(client, "get_row", new JsonObject().put("table", "it_huge").put("key", 2), "LIMIT_EXCEEDED");
+    JsonObject g = harness.error(ServiceHarness.READER, "get_row", new JsonObject().put("table", "it_huge").put("key", 2), "LIMIT_EXCEEDED");
     assertTrue(g.getString("message").contains(advice), g.getString("message"));
 
-    JsonObject first = ToolResults.ok(client, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 4 * 1024 * 1024));
+    JsonObject first = harness.ok(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 4 * 1024 * 1024));
     assertEquals(List.of(1), first.getJsonArray("rows").stream().map(r -> ((JsonObject) r).getInteger("id")).toList());
     assertEquals(true, first.getBoolean("truncated"));
-    JsonObject next = ToolResults.error(client, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 4 * 1024 * 1024)
+    JsonObject next = harness.error(ServiceHarness.READER, "list_rows", new JsonObject().put("table", "it_huge").put("max_bytes", 4 * 1024 * 1024)
         .put("cursor", first.getString("next_cursor")), "LIMIT_EXCEEDED");
     assertTrue(next.getString("message").contains(advice), next.getString("message"));
-    assertEquals(List.of(4), ToolResults.ok(client, "get_row", new JsonObject().put("table", "it_huge").put("key", 4))
+    assertEquals(List.of(4), harness.ok(ServiceHarness.READER, "get_row", new JsonObject().put("table", "it_huge").put("key", 4))
         .getJsonObject("row").stream().filter(e -> e.getKey().equals("id")).map(e -> (Integer) e.getValue()).toList(),
         "the node keeps serving");
   }

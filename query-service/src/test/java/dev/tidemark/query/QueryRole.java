@@ -4,10 +4,8 @@ import dev.tidemark.changelog.ChangelogRole;
 import dev.tidemark.changelog.FanOutVerticle;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
-import dev.tidemark.gateway.GatewayFront;
 import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.query.events.EventsVerticle;
-import dev.tidemark.testsupport.NodeHarness;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
@@ -32,12 +30,6 @@ final class QueryRole {
    */
   static ServiceHarness withFanOut(SharedInfra infra, Map<ConfigKey, String> overrides) {
     return ServiceHarness.start(infra, "query", (vertx, config, pool, node) -> fannedOut(config, pool, node), overrides);
-  }
-
-  /** The query role and its fan-out behind a gateway: what a node of the roles gateway and query runs for one database. */
-  static NodeHarness node(SharedInfra infra, Map<ConfigKey, String> overrides) {
-    return NodeHarness.start(infra, "gateway,query", GatewayFront::deploy,
-        (vertx, config, pool, node) -> fannedOut(config, pool, node), overrides);
   }
 
   private static List<Deployable> fannedOut(TidemarkConfig config, Pool pool, NodeInfo node) {

@@ -22,14 +22,14 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * A node as one module's integration tests need it: an MCP endpoint on a port of its own, in front
- * of the verticles of the roles under test, on one member of a cluster of its own, against the
+ * A node as the gateway's integration tests need it: an MCP endpoint on a port of its own, in front
+ * of the verticles of the roles behind it, on one member of a cluster of its own, against the
  * suite's shared PostgreSQL and Kafka, with the tokens of two callers (and OAuth access tokens when
- * the config turns OAuth on). The module supplies the front, {@code GatewayFront} of the gateway
- * module's test jar, and its roles' verticles, as for {@link ServiceHarness}. What a node adds
- * around them (the console, named tools, the operations endpoint, several databases) is tested in
- * module {@code node}, which starts real nodes, and so is the gateway's own behaviour: its tests
- * need the roles behind it, whose modules' tests depend on the gateway.
+ * the config turns OAuth on). The gateway module supplies the front ({@code GatewayFront}, in its
+ * test sources) and the roles' verticles, as for {@link ServiceHarness}; the roles' own modules test
+ * them over the event bus, without the gateway. What a node adds around them (the console, named
+ * tools, the operations endpoint, several databases) is tested in module {@code node}, which starts
+ * real nodes.
  *
  * <pre>{@code
  * harness = NodeHarness.start(infra, "gateway,query", GatewayFront::deploy, (vertx, config, pool, node) ->
@@ -54,10 +54,12 @@ public final class NodeHarness implements AutoCloseable {
 
   private final Vertx vertx;
   private final int port;
+  private final String nodeId;
 
-  private NodeHarness(Vertx vertx, int port) {
+  private NodeHarness(Vertx vertx, int port, String nodeId) {
     this.vertx = vertx;
     this.port = port;
+    this.nodeId = nodeId;
   }
 
   /**
@@ -91,7 +93,7 @@ public final class NodeHarness implements AutoCloseable {
       for (Deployable verticle : verticles.create(vertx, config, pool, node)) {
         chain = chain.compose(x -> vertx.deployVerticle(verticle));
       }
-      return new NodeHarness(vertx, ServiceHarness.await(chain.compose(x -> front.deploy(vertx, config, auth, node))));
+      return new NodeHarness(vertx, ServiceHarness.await(chain.compose(x -> front.deploy(vertx, config, auth, node))), node.nodeId());
     } catch (RuntimeException e) {
       ServiceHarness.await(vertx.close());
       throw e;
@@ -108,6 +110,16 @@ public final class NodeHarness implements AutoCloseable {
         .compose(x -> tokens.put("dev-read-only", READ_ONLY_TOKEN, DatabaseSetup.READER_ROLE, Access.READ_ONLY, List.of("*")))
         .onSuccess(x -> TOKENS_PUT.add(db))
         .mapEmpty();
+  }
+
+  /** The node id the roles report (in status, for one). */
+  public String nodeId() {
+    return nodeId;
+  }
+
+  /** The port the gateway listens on. */
+  public int port() {
+    return port;
   }
 
   /** The MCP endpoint's URL. */
@@ -133,6 +145,25 @@ public final class NodeHarness implements AutoCloseable {
       h.add("Last-Event-ID", lastEventId);
     }
     return h;
+  }
+
+  /** The headers of a 2026-07-28 {@code subscriptions/listen} POST as the caller of {@code token}. */
+  public static io.vertx.core.MultiMap listenHeaders(String token) {
+    return io.vertx.core.MultiMap.caseInsensitiveMultiMap()
+        .add("Authorization", "Bearer " + token)
+        .add("Content-Type", "application/json")
+        .add("Accept", "application/json, text/event-stream")
+        .add("MCP-Protocol-Version", "2026-07-28")
+        .add("Mcp-Method", "subscriptions/listen");
+  }
+
+  /** A 2026-07-28 {@code subscriptions/listen} request with id {@code id} for the resources {@code uris}. */
+  public static io.vertx.core.json.JsonObject listenRequest(String id, List<String> uris) {
+    return new io.vertx.core.json.JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", "subscriptions/listen")
+        .put("params", new io.vertx.core.json.JsonObject()
+            .put("notifications", new io.vertx.core.json.JsonObject().put("resourceSubscriptions", new io.vertx.core.json.JsonArray(uris)))
+            .put("_meta", new io.vertx.core.json.JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
+                .put("io.modelcontextprotocol/clientCapabilities", new io.vertx.core.json.JsonObject())));
   }
 
   /** Stops every verticle, closes the pool and leaves the cluster. */

@@ -240,7 +240,7 @@ public final class ServiceHarness implements AutoCloseable {
   /**
    * Calls {@code tool} as {@code who}, at the address of the service that runs it, and returns its
    * reply (a tool error is a reply too). The arguments go as sent: the schema checks a gateway makes
-   * first are the gateway's, tested in module node.
+   * first are the gateway's, tested in module gateway.
    */
   public ToolReply call(Caller who, String tool, JsonObject arguments) {
     ToolDescriptor descriptor = ToolCatalog.find(tool).orElseThrow(() -> new IllegalArgumentException("no tool " + tool));

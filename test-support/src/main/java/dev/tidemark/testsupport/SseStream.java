@@ -29,6 +29,16 @@ public final class SseStream implements AutoCloseable {
 
   private SseStream() {}
 
+  /** The stream an event id names: {@code <stream>-<seq>}. */
+  public static String streamOf(String eventId) {
+    return eventId.substring(0, eventId.lastIndexOf('-'));
+  }
+
+  /** The sequence number within its stream an event id names: {@code <stream>-<seq>}. */
+  public static long seqOf(String eventId) {
+    return Long.parseLong(eventId.substring(eventId.lastIndexOf('-') + 1));
+  }
+
   /** Opens the stream; returns once the status and headers arrived. */
   public static SseStream open(HttpMethod method, String url, MultiMap headers, Buffer body) {
     SseStream s = new SseStream();

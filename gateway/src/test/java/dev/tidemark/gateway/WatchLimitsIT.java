@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,6 +8,8 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -34,12 +36,11 @@ class WatchLimitsIT {
 
   @Test
   void aSessionPastItsWaitingWatchesIsRefusedAndAnotherSessionOfTheSameTokenIsNot(SharedInfra infra) throws Exception {
-    TestNodes.prepareDatabase(infra);
-    TidemarkNode node = TestNodes.startAlone(infra, "gateway,query",
+    NodeHarness node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query",
         Map.of(ConfigKey.WATCH_MAX_WAITING_PER_SESSION, String.valueOf(PER_SESSION)));
     ExecutorService threads = Executors.newFixedThreadPool(PER_SESSION + 1);
-    try (McpHttpClient first = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN);
-         McpHttpClient second = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient first = node.connect(NodeHarness.READ_ONLY_TOKEN);
+         McpHttpClient second = node.connect(NodeHarness.READ_ONLY_TOKEN)) {
       JsonObject args = new JsonObject().put("table", "customers");
       JsonObject snapshot = first.callTool("watch", args);
       assertFalse(snapshot.getBoolean("isError", false), snapshot.encode());
@@ -73,7 +74,7 @@ class WatchLimitsIT {
       assertFalse(again.getBoolean("isError", false), again.encode());
     } finally {
       threads.shutdownNow();
-      TestNodes.stop(node);
+      ServiceHarness.closeAll(node);
     }
   }
 }

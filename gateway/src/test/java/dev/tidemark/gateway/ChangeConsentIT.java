@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.MultiMap;
@@ -30,13 +32,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class ChangeConsentIT {
 
   private SharedInfra infra;
-  private TidemarkNode node;
+  private NodeHarness node;
   private String url;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
     // a table of its own, so that removals here never change what other tests count
     sql("CREATE TABLE IF NOT EXISTS consent_notes (id int PRIMARY KEY, body text NOT NULL)");
     sql("GRANT SELECT, INSERT, UPDATE, DELETE ON consent_notes TO tidemark_writer");
@@ -44,13 +45,13 @@ class ChangeConsentIT {
     sql("DELETE FROM consent_notes");
     sql("INSERT INTO consent_notes SELECT g, 'note ' || g FROM generate_series(1, 10) g");
     // the operator reviewed the trigger that fails every insert with a serialization failure
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog",
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog",
         Map.of(ConfigKey.DATABASE_REVIEWED_FUNCTIONS, "public.conflict_always_fail"));
-    url = TestNodes.mcpUrl(node);
+    url = node.mcpUrl();
   }
 
   private void sql(String statement) {
-    try (Connection conn = TestNodes.jdbc(infra)) {
+    try (Connection conn = ServiceHarness.jdbc(infra)) {
       conn.createStatement().execute(statement);
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(e);
@@ -59,11 +60,11 @@ class ChangeConsentIT {
 
   @AfterAll
   void stop() {
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private boolean ticketExists(int id) throws Exception {
-    try (Connection conn = TestNodes.jdbc(infra);
+    try (Connection conn = ServiceHarness.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM consent_notes WHERE id = " + id)) {
       rs.next();
       return rs.getInt(1) == 1;
@@ -81,7 +82,7 @@ class ChangeConsentIT {
   }
 
   private MultiMap streamHeaders(McpHttpClient c) {
-    return MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+    return MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
         .add("Content-Type", "application/json").add("Accept", "application/json, text/event-stream")
         .add("Mcp-Session-Id", c.sessionId()).add("MCP-Protocol-Version", "2025-11-25");
   }
@@ -105,7 +106,7 @@ class ChangeConsentIT {
 
   @Test
   void anElicitedYesCommitsTheRemovalAndANoWritesNothing() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize(new JsonObject().put("elicitation", new JsonObject()));
 
       JsonObject yes = commitAnswering(c, 1, plan(c, 1), new JsonObject().put("action", "accept").put("content", new JsonObject().put("confirm", true)));
@@ -128,7 +129,7 @@ class ChangeConsentIT {
         + "$$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'serialization_failure'; END $$");
     sql("DROP TRIGGER IF EXISTS conflict_always_fail ON conflict_always");
     sql("CREATE TRIGGER conflict_always_fail BEFORE INSERT ON conflict_always FOR EACH ROW EXECUTE FUNCTION conflict_always_fail()");
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       JsonObject result = c.callTool("insert_rows", new JsonObject().put("table", "conflict_always")
           .put("rows", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", 1))));
@@ -136,7 +137,7 @@ class ChangeConsentIT {
       assertEquals("CONFLICT", error.getString("code"), result.encode());
       assertEquals(true, error.getBoolean("retriable"));
     }
-    try (Connection conn = TestNodes.jdbc(infra);
+    try (Connection conn = ServiceHarness.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM conflict_always")) {
       rs.next();
       assertEquals(0, rs.getInt(1));
@@ -145,7 +146,7 @@ class ChangeConsentIT {
 
   @Test
   void aClientThatCannotBeAskedGetsDecisionRequiredUnlessItConfirms() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       String planId = plan(c, 3);
       JsonObject refused = c.callTool("delete_rows", deletion(3).put("plan_id", planId).put("idempotency_key", "consent-3"));
@@ -159,13 +160,13 @@ class ChangeConsentIT {
 
   @Test
   void onTheModernEraConsentIsAnInputRequiredResultAndTheRetryCarriesTheAnswer() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       String planId = plan(c, 4);
       JsonObject arguments = deletion(4).put("plan_id", planId).put("idempotency_key", "consent-4");
       JsonObject meta = new JsonObject().put("io.modelcontextprotocol/protocolVersion", "2026-07-28")
           .put("io.modelcontextprotocol/clientCapabilities", new JsonObject().put("elicitation", new JsonObject()));
-      MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+      MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
           .add("Content-Type", "application/json").add("Accept", "application/json").add("MCP-Protocol-Version", "2026-07-28")
           .add("Mcp-Method", "tools/call").add("Mcp-Name", "delete_rows");
       JsonObject params = new JsonObject().put("name", "delete_rows").put("arguments", arguments).put("_meta", meta);

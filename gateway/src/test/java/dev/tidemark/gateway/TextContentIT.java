@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -31,21 +33,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TextContentIT {
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private McpHttpClient client;
 
   @BeforeAll
   void start(SharedInfra infra) {
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of());
-    client = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN);
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog", Map.of());
+    client = new McpHttpClient(node.mcpUrl(), NodeHarness.READ_WRITE_TOKEN);
     client.initialize();
   }
 
   @AfterAll
   void stop() {
     client.close();
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private static String text(JsonObject result) {

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,8 +9,10 @@ import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.RawHttp;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
-import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -40,7 +42,7 @@ class HttpHardeningIT {
   private static final int FLOOD = 1_010;
   private static final String PING = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private String url;
   private final ExecutorService pool = Executors.newFixedThreadPool(24);
   private SharedInfra infra;
@@ -49,28 +51,27 @@ class HttpHardeningIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_POOL_SIZE, "16",
         // the gateway's cap per caller is tested here: one caller may take the whole pool (database.caller-share-percent)
         ConfigKey.DATABASE_CALLER_SHARE_PERCENT, "100",
         ConfigKey.AUTH_MAX_CONCURRENT_CALLS, "16",
         ConfigKey.AUTH_MAX_QUEUED_CALLS, "2",
         ConfigKey.AUTH_QUEUE_TIMEOUT_MS, "500"));
-    url = TestNodes.mcpUrl(node);
+    url = node.mcpUrl();
   }
 
   @AfterAll
   void stop() {
     pool.shutdownNow();
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private RawHttp.Response post(List<String[]> headers, String body) throws Exception {
     List<String[]> all = new ArrayList<>(headers);
     all.add(new String[] {"Content-Type", "application/json"});
     all.add(new String[] {"Accept", "application/json"});
-    return RawHttp.exchange(node.httpPort(), "POST", "/mcp", all, body.getBytes(StandardCharsets.UTF_8), false, -1, 10_000);
+    return RawHttp.exchange(node.port(), "POST", "/mcp", all, body.getBytes(StandardCharsets.UTF_8), false, -1, 10_000);
   }
 
   private static String[] bearer(String token) {
@@ -79,18 +80,11 @@ class HttpHardeningIT {
 
   /** The node still serves a caller end to end: a session, a ping and a query. */
   private void stillServes() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       assertEquals(200, c.post(c.request("ping", null)).status());
       JsonObject result = c.callTool("query", new JsonObject().put("sql", "SELECT 1 AS one"));
       assertNull(result.getValue("isError"), result.encode());
-    }
-  }
-
-  private String readiness() throws Exception {
-    try (McpHttpClient ops = new McpHttpClient("http://127.0.0.1:" + node.opsPort() + "/health/ready", null)) {
-      McpHttpClient.Reply reply = ops.send("GET", null, MultiMap.caseInsensitiveMultiMap());
-      return reply.status() + " " + reply.body();
     }
   }
 
@@ -99,19 +93,19 @@ class HttpHardeningIT {
   @Test
   void originsAndHostsThatOnlyStartLikeLoopbackAreRefused() throws Exception {
     for (String origin : List.of("http://127.0.0.1.evil.example", "http://127.0.0.1.nip.io:8080", "http://localhost.evil.example")) {
-      RawHttp.Response r = post(List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Origin", origin}), PING);
+      RawHttp.Response r = post(List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Origin", origin}), PING);
       assertEquals(403, r.status(), origin);
       assertTrue(r.bodyText().contains("Origin"), r.bodyText());
     }
-    for (String host : List.of("127.0.0.1.nip.io", "127.0.0.1.nip.io:" + node.httpPort(), "localhost.evil.example")) {
-      RawHttp.Response r = post(List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Host", host}), PING);
+    for (String host : List.of("127.0.0.1.nip.io", "127.0.0.1.nip.io:" + node.port(), "localhost.evil.example")) {
+      RawHttp.Response r = post(List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Host", host}), PING);
       assertEquals(403, r.status(), host);
       assertTrue(r.bodyText().contains("loopback host"), r.bodyText());
     }
     // not even a host name: the HTTP layer refuses it before Tidemark looks
-    assertEquals(400, post(List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Host", "[::1].evil.example"}), PING).status());
-    RawHttp.Response ok = post(List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Origin", "http://127.0.0.1:6274"},
-        new String[] {"Host", "localhost:" + node.httpPort()}), PING);
+    assertEquals(400, post(List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Host", "[::1].evil.example"}), PING).status());
+    RawHttp.Response ok = post(List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Origin", "http://127.0.0.1:6274"},
+        new String[] {"Host", "localhost:" + node.port()}), PING);
     assertEquals(400, ok.status(), "a loopback origin and host pass on to the session check: " + ok.bodyText());
     assertTrue(ok.bodyText().contains("Mcp-Session-Id"), ok.bodyText());
     stillServes();
@@ -122,11 +116,11 @@ class HttpHardeningIT {
   @Test
   void twoAuthorizationOrOriginHeadersAre400AndNeitherIsUsed() throws Exception {
     List<List<String[]>> doubled = List.of(
-        List.of(bearer(TestNodes.READ_WRITE_TOKEN), bearer("tmk_someoneElse0000000000000000000000000")),
-        List.of(bearer("tmk_someoneElse0000000000000000000000000"), bearer(TestNodes.READ_WRITE_TOKEN)),
-        List.of(bearer(TestNodes.READ_WRITE_TOKEN), bearer(TestNodes.READ_WRITE_TOKEN)),
-        List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Origin", "http://127.0.0.1"}, new String[] {"Origin", "http://evil.example"}),
-        List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Origin", "http://localhost"}, new String[] {"Origin", "http://localhost"}));
+        List.of(bearer(NodeHarness.READ_WRITE_TOKEN), bearer("tmk_someoneElse0000000000000000000000000")),
+        List.of(bearer("tmk_someoneElse0000000000000000000000000"), bearer(NodeHarness.READ_WRITE_TOKEN)),
+        List.of(bearer(NodeHarness.READ_WRITE_TOKEN), bearer(NodeHarness.READ_WRITE_TOKEN)),
+        List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Origin", "http://127.0.0.1"}, new String[] {"Origin", "http://evil.example"}),
+        List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Origin", "http://localhost"}, new String[] {"Origin", "http://localhost"}));
     for (List<String[]> headers : doubled) {
       RawHttp.Response r = post(headers, PING);
       assertEquals(400, r.status(), r.bodyText());
@@ -136,8 +130,8 @@ class HttpHardeningIT {
       assertFalse(r.bodyText().contains("tmk_"), "the refusal never echoes a token");
       assertEquals("close", r.header("Connection"));
     }
-    RawHttp.Response get = RawHttp.exchange(node.httpPort(), "GET", "/mcp",
-        List.of(bearer(TestNodes.READ_WRITE_TOKEN), bearer(TestNodes.READ_ONLY_TOKEN), new String[] {"Accept", "text/event-stream"}),
+    RawHttp.Response get = RawHttp.exchange(node.port(), "GET", "/mcp",
+        List.of(bearer(NodeHarness.READ_WRITE_TOKEN), bearer(NodeHarness.READ_ONLY_TOKEN), new String[] {"Accept", "text/event-stream"}),
         null, false, -1, 10_000);
     assertEquals(400, get.status(), get.bodyText());
     stillServes();
@@ -179,7 +173,6 @@ class HttpHardeningIT {
         s.close();
       }
     }
-    assertTrue(readiness().startsWith("200"), readiness());
     stillServes();
   }
 
@@ -188,7 +181,7 @@ class HttpHardeningIT {
     List<Socket> silent = new ArrayList<>();
     try {
       for (int i = 0; i < FLOOD; i++) {
-        silent.add(new Socket("127.0.0.1", node.httpPort()));
+        silent.add(new Socket("127.0.0.1", node.port()));
       }
       // every silent socket still open takes a place only among the unauthenticated
       stillServes();
@@ -198,12 +191,12 @@ class HttpHardeningIT {
         s.close();
       }
     }
-    assertTrue(readiness().startsWith("200"), readiness());
+    stillServes();
   }
 
   /** A socket that sent one keep-alive POST, with the given token or none. */
   private Socket keepAliveRequest(String token) throws IOException {
-    Socket s = new Socket("127.0.0.1", node.httpPort());
+    Socket s = new Socket("127.0.0.1", node.port());
     s.setSoTimeout(10_000);
     String request = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         + (token == null ? "" : "Authorization: Bearer " + token + "\r\n")
@@ -241,7 +234,7 @@ class HttpHardeningIT {
         // each call its own id: a session's in-flight calls are told apart by it
         JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "call-" + ids.incrementAndGet()).put("method", "tools/call")
             .put("params", new JsonObject().put("name", "query").put("arguments", new JsonObject().put("sql", sql)));
-        RawHttp.Response r = post(List.of(bearer(TestNodes.READ_WRITE_TOKEN), new String[] {"Mcp-Session-Id", sessionId},
+        RawHttp.Response r = post(List.of(bearer(NodeHarness.READ_WRITE_TOKEN), new String[] {"Mcp-Session-Id", sessionId},
             new String[] {"MCP-Protocol-Version", "2025-11-25"}), call.encode());
         assertEquals(200, r.status(), r.bodyText());
         return new JsonObject(r.bodyText()).getJsonObject("result");
@@ -253,7 +246,7 @@ class HttpHardeningIT {
 
   /** The caller statements of the cap test that PostgreSQL is running now. */
   private long runningSleeps() {
-    try (java.sql.Connection conn = TestNodes.jdbc(infra); java.sql.ResultSet rs = conn.createStatement().executeQuery(
+    try (java.sql.Connection conn = ServiceHarness.jdbc(infra); java.sql.ResultSet rs = conn.createStatement().executeQuery(
         "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(2), %'")) {
       rs.next();
       return rs.getLong(1);
@@ -269,7 +262,7 @@ class HttpHardeningIT {
 
   @Test
   void sixteenParallelCallsInOneSessionAllRun() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       List<CompletableFuture<JsonObject>> calls = new ArrayList<>();
       for (int i = 0; i < 16; i++) {
@@ -284,8 +277,8 @@ class HttpHardeningIT {
 
   @Test
   void callsPastTheCallerCapWaitThenEndRetriablyUnavailableAndOtherCallersAreServed() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN);
-         McpHttpClient other = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN);
+         McpHttpClient other = new McpHttpClient(url, NodeHarness.READ_ONLY_TOKEN)) {
       c.initialize();
       other.initialize();
       List<CompletableFuture<JsonObject>> running = new ArrayList<>();
@@ -339,7 +332,7 @@ class HttpHardeningIT {
 
   @Test
   void aNulInSqlOrAParameterIsInvalidArgumentsNamingThePointerAndNeverTheValue() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       JsonObject inSql = error(c.callTool("query", new JsonObject().put("sql", "SELECT 's3cr3t\u0000tail'")));
       assertEquals("INVALID_ARGUMENTS", inSql.getString("code"));

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.http.HttpMethod;
@@ -29,23 +31,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(InfraExtension.class)
 class SubscriptionLimitsIT {
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private String url;
   private SharedInfra infra;
 
   @BeforeEach
   void start(SharedInfra infra) {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,changelog", Map.of(
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,changelog", Map.of(
         ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_SESSION, "2",
         ConfigKey.RESOURCES_MAX_SUBSCRIPTIONS_PER_CALLER, "3"));
-    url = TestNodes.mcpUrl(node);
+    url = node.mcpUrl();
   }
 
   @AfterEach
   void stop() {
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private static JsonObject subscribe(McpHttpClient c, String uri) {
@@ -69,9 +70,9 @@ class SubscriptionLimitsIT {
 
   @Test
   void subscriptionsPastASessionsOrACallersLimitAreRefusedNamingItAndAnUnsubscribeOrASessionsEndMakesRoom() throws Exception {
-    try (McpHttpClient first = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN);
-        McpHttpClient second = TestNodes.connect(node, TestNodes.READ_ONLY_TOKEN);
-        McpHttpClient otherCaller = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient first = node.connect(NodeHarness.READ_ONLY_TOKEN);
+        McpHttpClient second = node.connect(NodeHarness.READ_ONLY_TOKEN);
+        McpHttpClient otherCaller = node.connect(NodeHarness.READ_WRITE_TOKEN)) {
       subscribed(first, "tidemark://table/customers");
       subscribed(first, "tidemark://row/customers/1");
       subscribed(first, "tidemark://row/customers/1"); // again: it holds it already, and counts once
@@ -82,9 +83,9 @@ class SubscriptionLimitsIT {
       subscribed(otherCaller, "tidemark://table/products"); // another caller is not held back by this one
 
       // the refused subscription changed nothing: a change to its row reaches the session through its table only
-      try (SseStream stream = SseStream.open(HttpMethod.GET, url, GatewayClusterIT.streamHeaders(first, null), null)) {
+      try (SseStream stream = SseStream.open(HttpMethod.GET, url, NodeHarness.streamHeaders(first, null), null)) {
         assertEquals(200, stream.status());
-        try (Connection c = TestNodes.jdbc(infra)) {
+        try (Connection c = ServiceHarness.jdbc(infra)) {
           c.createStatement().execute("UPDATE customers SET notes = 'limits " + System.nanoTime() + "' WHERE id = 2");
         }
         JsonObject heard = stream.await("notifications/resources/updated", 15_000);
@@ -102,8 +103,8 @@ class SubscriptionLimitsIT {
       refused(listen(List.of("tidemark://table/customers")), "resources.max-subscriptions-per-caller", 3);
 
       assertEquals(200, second.delete().status());
-      try (SseStream listening = SseStream.open(HttpMethod.POST, url, TestNodes.listenHeaders(TestNodes.READ_ONLY_TOKEN),
-          TestNodes.listenRequest("limits", List.of("tidemark://table/customers")).toBuffer())) {
+      try (SseStream listening = SseStream.open(HttpMethod.POST, url, NodeHarness.listenHeaders(NodeHarness.READ_ONLY_TOKEN),
+          NodeHarness.listenRequest("limits", List.of("tidemark://table/customers")).toBuffer())) {
         assertEquals("notifications/subscriptions/acknowledged", listening.next(15_000).data().getString("method"),
             "the ended session's subscriptions no longer count");
       }
@@ -112,8 +113,8 @@ class SubscriptionLimitsIT {
 
   private JsonObject listen(List<String> uris) {
     try (McpHttpClient raw = new McpHttpClient(url, null)) {
-      McpHttpClient.Reply reply = raw.post(TestNodes.listenRequest("limits", uris).toBuffer(),
-          TestNodes.listenHeaders(TestNodes.READ_ONLY_TOKEN));
+      McpHttpClient.Reply reply = raw.post(NodeHarness.listenRequest("limits", uris).toBuffer(),
+          NodeHarness.listenHeaders(NodeHarness.READ_ONLY_TOKEN));
       assertEquals(200, reply.status(), reply.body());
       return reply.json();
     }

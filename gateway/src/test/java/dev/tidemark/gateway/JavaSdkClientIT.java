@@ -1,10 +1,12 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -28,16 +30,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class JavaSdkClientIT {
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private McpSyncClient client;
 
   @BeforeAll
   void start(SharedInfra infra) {
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,command", Map.of());
-    HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder("http://127.0.0.1:" + node.httpPort())
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command", Map.of());
+    HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder("http://127.0.0.1:" + node.port())
         .endpoint("/mcp")
-        .customizeRequest(r -> r.header("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN))
+        .customizeRequest(r -> r.header("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN))
         .build();
     client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(30)).enableCallToolSchemaCaching(true).build();
     client.initialize();
@@ -50,7 +51,7 @@ class JavaSdkClientIT {
     if (client != null) {
       client.closeGracefully();
     }
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private Map<String, Object> error(String code, String tool, Map<String, Object> arguments) {

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.RawHttp;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
@@ -58,17 +61,16 @@ class EndpointFuzzIT {
   private static final String MODERN = "2026-07-28";
   private static final String META_VERSION = "io.modelcontextprotocol/protocolVersion";
 
-  private TidemarkNode node;
+  private NodeHarness node;
   private String sessionId;
   private String marker;
 
   @BeforeAll
   void start(SharedInfra infra) {
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog", Map.of(
         ConfigKey.HTTP_MAX_BODY_BYTES, String.valueOf(MAX_BODY),
         ConfigKey.HTTP_BODY_TIMEOUT_MS, String.valueOf(BODY_TIMEOUT_MS)));
-    try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(node.mcpUrl(), NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       sessionId = c.sessionId();
     }
@@ -76,7 +78,7 @@ class EndpointFuzzIT {
 
   @AfterAll
   void stop() {
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   // ---- the run ----
@@ -368,7 +370,7 @@ class EndpointFuzzIT {
     r.headers.forEach(h -> headers.add(new String[] {h.getKey(), h.getValue()}));
     byte[] body = r.stalled != null ? r.stalled.getBytes() : r.body == null ? null : r.body.getBytes();
     int stallAfter = r.stalled != null ? r.stalled.length() : -1;
-    RawHttp.Response response = RawHttp.exchange(node.httpPort(), r.method.name(), r.path, headers, body, r.chunked, stallAfter,
+    RawHttp.Response response = RawHttp.exchange(node.port(), r.method.name(), r.path, headers, body, r.chunked, stallAfter,
         PER_REQUEST_TIMEOUT_MS);
     MultiMap answerHeaders = MultiMap.caseInsensitiveMultiMap();
     response.headers().forEach(h -> answerHeaders.add(h[0], h[1]));
@@ -390,7 +392,7 @@ class EndpointFuzzIT {
     return MultiMap.caseInsensitiveMultiMap()
         .add("Content-Type", "application/json")
         .add("Accept", "application/json, text/event-stream")
-        .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+        .add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
         .add("Mcp-Session-Id", sessionId)
         .add("MCP-Protocol-Version", "2025-11-25");
   }
@@ -399,7 +401,7 @@ class EndpointFuzzIT {
     MultiMap h = MultiMap.caseInsensitiveMultiMap()
         .add("Content-Type", "application/json")
         .add("Accept", "application/json, text/event-stream")
-        .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+        .add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
         .add("MCP-Protocol-Version", MODERN)
         .add("Mcp-Method", method);
     if (name != null) {
@@ -725,10 +727,10 @@ class EndpointFuzzIT {
         case 8 -> {
           if (rnd.nextInt(3) == 0) { // failed checks are slowed down: keep them rare
             headers.set("Authorization", List.of("Bearer " + marker, "Basic " + marker, "", "Bearer", "bearer "
-                + TestNodes.READ_WRITE_TOKEN).get(rnd.nextInt(5)));
+                + NodeHarness.READ_WRITE_TOKEN).get(rnd.nextInt(5)));
           }
         }
-        case 9 -> headers.set("Host", List.of("evil.example.com", "localhost:1", "[::1]", "127.0.0.1:" + node.httpPort(),
+        case 9 -> headers.set("Host", List.of("evil.example.com", "localhost:1", "[::1]", "127.0.0.1:" + node.port(),
             marker).get(rnd.nextInt(5)));
         case 10 -> {
           if (rnd.nextInt(10) == 0) { // a body that never arrives: the body deadline answers

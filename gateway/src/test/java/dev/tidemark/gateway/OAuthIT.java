@@ -1,16 +1,17 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
+import dev.tidemark.database.schema.DatabaseSetup;
 import dev.tidemark.devstack.FreePorts;
-import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.LocalIssuer;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonArray;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The OAuth 2.1 resource server against a local authorization server (a Vert.x HTTP server serving
  * RFC 8414 metadata and a JWKS) with real RSA-signed access tokens, and the tool ceilings of
  * auth.role-tools: tidemark_reader may call only status, list_tables, describe_table and query.
+ * That a node with settings that cannot work does not start is tested in module node (OAuthStartIT).
  */
 @ExtendWith(InfraExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -42,30 +44,29 @@ class OAuthIT {
   private String issuer;
   private String endpoint;
   private String publicUrl;
-  private TidemarkNode node;
+  private NodeHarness node;
   private final List<McpHttpClient> clients = new ArrayList<>();
 
   @BeforeAll
   void start(SharedInfra infra) throws Exception {
-    TestNodes.prepareDatabase(infra);
     int[] ports = FreePorts.allocate(2);
     localIssuer = LocalIssuer.start("k1");
     issuer = localIssuer.url();
     publicUrl = "http://127.0.0.1:" + ports[1];
     endpoint = publicUrl + "/mcp";
-    node = TestNodes.startAlone(infra, "gateway,query", Map.of(
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query", Map.of(
         ConfigKey.HTTP_PORT, String.valueOf(ports[1]),
         ConfigKey.HTTP_PUBLIC_URL, publicUrl,
         ConfigKey.AUTH_OAUTH_ISSUER, issuer,
-        ConfigKey.AUTH_OAUTH_ROLES, DevSetup.READER_ROLE + "," + DevSetup.WRITER_ROLE,
+        ConfigKey.AUTH_OAUTH_ROLES, DatabaseSetup.READER_ROLE + "," + DatabaseSetup.WRITER_ROLE,
         ConfigKey.AUTH_OAUTH_JWKS_REFRESH_SECONDS, "600",
-        ConfigKey.AUTH_ROLE_TOOLS, DevSetup.READER_ROLE + ":" + String.join("|", READER_CEILING) + "," + DevSetup.WRITER_ROLE + ":*"));
+        ConfigKey.AUTH_ROLE_TOOLS, DatabaseSetup.READER_ROLE + ":" + String.join("|", READER_CEILING) + "," + DatabaseSetup.WRITER_ROLE + ":*"));
   }
 
   @AfterAll
   void stop() {
     clients.forEach(McpHttpClient::close);
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
     localIssuer.close();
   }
 
@@ -146,22 +147,22 @@ class OAuthIT {
 
   @Test
   void aValidTokenCallsAsItsRoleUnderItsOwnName() throws Exception {
-    McpHttpClient c = client(signed("k1", claims(DevSetup.WRITER_ROLE, "tidemark:read tidemark:write")));
+    McpHttpClient c = client(signed("k1", claims(DatabaseSetup.WRITER_ROLE, "tidemark:read tidemark:write")));
     c.initialize();
     JsonObject result = c.callTool("query", new JsonObject().put("sql", "SELECT current_user::text AS role, tidemark.caller() AS caller"));
     JsonObject row = result.getJsonObject("structuredContent").getJsonArray("rows").getJsonObject(0);
-    assertEquals(DevSetup.WRITER_ROLE, row.getString("role"), result.encode());
+    assertEquals(DatabaseSetup.WRITER_ROLE, row.getString("role"), result.encode());
     assertEquals("oauth:agent-7", row.getString("caller"), result.encode());
     assertTrue(toolNames(c).contains("insert_rows"));
     // a Tidemark token keeps working beside OAuth
-    McpHttpClient tmk = client(TestNodes.READ_WRITE_TOKEN);
+    McpHttpClient tmk = client(NodeHarness.READ_WRITE_TOKEN);
     tmk.initialize();
     assertTrue(toolNames(tmk).contains("insert_rows"));
   }
 
   @Test
   void aTokenForTheDatabaseEndpointIsRefusedOnTheDefaultOneAndAcceptedOnItsOwn() throws Exception {
-    String token = signed("k1", claims(DevSetup.WRITER_ROLE, "tidemark:read").put("aud", endpoint + "/main"));
+    String token = signed("k1", claims(DatabaseSetup.WRITER_ROLE, "tidemark:read").put("aud", endpoint + "/main"));
     McpHttpClient own = client(token).at(endpoint + "/main");
     own.initialize();
     assertRefused(ping(token), "another resource");
@@ -170,36 +171,36 @@ class OAuthIT {
   @Test
   void expiredForeignMisaddressedAndForgedTokensAre401() throws Exception {
     long now = System.currentTimeMillis() / 1000;
-    assertRefused(ping(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("exp", now - 120))), "expired");
-    assertRefused(ping(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("nbf", now + 600))), "not valid yet");
-    JsonObject noExpiry = claims(DevSetup.READER_ROLE, "tidemark:read");
+    assertRefused(ping(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("exp", now - 120))), "expired");
+    assertRefused(ping(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("nbf", now + 600))), "not valid yet");
+    JsonObject noExpiry = claims(DatabaseSetup.READER_ROLE, "tidemark:read");
     noExpiry.remove("exp");
     assertRefused(ping(signed("k1", noExpiry)), "no expiry");
-    assertRefused(ping(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("iss", "https://evil.example"))), "another authorization server");
-    assertRefused(ping(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("aud", "https://other.example/mcp"))), "another resource");
+    assertRefused(ping(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("iss", "https://evil.example"))), "another authorization server");
+    assertRefused(ping(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("aud", "https://other.example/mcp"))), "another resource");
     // alg none: no signature at all
-    String unsigned = b64(new JsonObject().put("alg", "none").put("typ", "JWT")) + "." + b64(claims(DevSetup.WRITER_ROLE, "tidemark:write")) + ".";
+    String unsigned = b64(new JsonObject().put("alg", "none").put("typ", "JWT")) + "." + b64(claims(DatabaseSetup.WRITER_ROLE, "tidemark:write")) + ".";
     assertRefused(ping(unsigned), "signature does not verify");
     // HS256 keyed with the issuer's public key, which anyone can read: the key confusion attack
-    String input = b64(new JsonObject().put("alg", "HS256").put("typ", "JWT").put("kid", "k1")) + "." + b64(claims(DevSetup.WRITER_ROLE, "tidemark:write"));
+    String input = b64(new JsonObject().put("alg", "HS256").put("typ", "JWT").put("kid", "k1")) + "." + b64(claims(DatabaseSetup.WRITER_ROLE, "tidemark:write"));
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec(localIssuer.jwk("k1").encode().getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
     assertRefused(ping(input + "." + b64(mac.doFinal(input.getBytes(StandardCharsets.US_ASCII)))), "no key of the issuer's");
     // a valid signature over other claims
-    String good = signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read"));
+    String good = signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read"));
     String[] parts = good.split("\\.");
-    assertRefused(ping(parts[0] + "." + b64(claims(DevSetup.WRITER_ROLE, "tidemark:write")) + "." + parts[2]), "signature does not verify");
+    assertRefused(ping(parts[0] + "." + b64(claims(DatabaseSetup.WRITER_ROLE, "tidemark:write")) + "." + parts[2]), "signature does not verify");
     assertRefused(ping("not.a.jwt"), "malformed");
   }
 
   @Test
   void aTokenNamingARoleOutsideTheAllowedRolesIsRefused() throws Exception {
     assertRefused(ping(signed("k1", claims("it_nobody", "tidemark:read"))), "names no PostgreSQL role");
-    assertRefused(ping(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("pg_role", new JsonArray()
-        .add(DevSetup.READER_ROLE).add(DevSetup.WRITER_ROLE)))), "names no PostgreSQL role");
+    assertRefused(ping(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("pg_role", new JsonArray()
+        .add(DatabaseSetup.READER_ROLE).add(DatabaseSetup.WRITER_ROLE)))), "names no PostgreSQL role");
     // an array naming exactly one allowed role is that role
-    client(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read").put("pg_role", new JsonArray()
-        .add("offline_access").add(DevSetup.READER_ROLE)))).initialize();
+    client(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read").put("pg_role", new JsonArray()
+        .add("offline_access").add(DatabaseSetup.READER_ROLE)))).initialize();
   }
 
   @Test
@@ -207,18 +208,18 @@ class OAuthIT {
     synchronized (this) {
       int before = localIssuer.jwksFetches();
       publish("k2"); // the issuer rotates: a new key the node has not seen
-      client(signed("k2", claims(DevSetup.READER_ROLE, "tidemark:read"))).initialize();
+      client(signed("k2", claims(DatabaseSetup.READER_ROLE, "tidemark:read"))).initialize();
       assertEquals(before + 1, localIssuer.jwksFetches());
       publish("k3"); // within the interval: not fetched again, so refused
-      assertRefused(ping(signed("k3", claims(DevSetup.READER_ROLE, "tidemark:read"))), "no key of the issuer's");
+      assertRefused(ping(signed("k3", claims(DatabaseSetup.READER_ROLE, "tidemark:read"))), "no key of the issuer's");
       assertEquals(before + 1, localIssuer.jwksFetches());
-      client(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read"))).initialize();
+      client(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read"))).initialize();
     }
   }
 
   @Test
   void aToolTheScopesDoNotCoverIs403InsufficientScopeAndAbsentFromTheList() throws Exception {
-    McpHttpClient c = client(signed("k1", claims(DevSetup.WRITER_ROLE, "tidemark:read")));
+    McpHttpClient c = client(signed("k1", claims(DatabaseSetup.WRITER_ROLE, "tidemark:read")));
     c.initialize();
     List<String> names = toolNames(c);
     assertTrue(names.contains("query"));
@@ -231,7 +232,7 @@ class OAuthIT {
         + publicUrl + "/.well-known/oauth-protected-resource/mcp\""), challenge);
     assertTrue(new JsonObject(reply.body()).getJsonObject("error").getString("message").contains("tidemark:write"));
 
-    McpHttpClient none = client(signed("k1", claims(DevSetup.WRITER_ROLE, "openid")));
+    McpHttpClient none = client(signed("k1", claims(DatabaseSetup.WRITER_ROLE, "openid")));
     none.initialize();
     assertEquals(List.of(), toolNames(none));
     McpHttpClient.Reply read = none.post(none.request("resources/read", new JsonObject().put("uri", "tidemark://schema")));
@@ -241,9 +242,9 @@ class OAuthIT {
 
   @Test
   void aToolOutsideTheRolesCeilingIsUnknownWhateverTheTokenOrScopes() throws Exception {
-    McpHttpClient oauth = client(signed("k1", claims(DevSetup.READER_ROLE, "tidemark:read tidemark:write")));
+    McpHttpClient oauth = client(signed("k1", claims(DatabaseSetup.READER_ROLE, "tidemark:read tidemark:write")));
     oauth.initialize();
-    McpHttpClient tmk = client(TestNodes.READ_ONLY_TOKEN);
+    McpHttpClient tmk = client(NodeHarness.READ_ONLY_TOKEN);
     tmk.initialize();
     for (McpHttpClient c : List.of(oauth, tmk)) {
       assertEquals(READER_CEILING, toolNames(c));
@@ -256,21 +257,5 @@ class OAuthIT {
       JsonObject row = c.rpc("resources/read", new JsonObject().put("uri", "tidemark://row/products/1"));
       assertEquals(-32002, row.getJsonObject("error").getInteger("code"), row.encode());
     }
-  }
-
-  @Test
-  void aCeilingNamingAToolThatDoesNotExistStopsTheStart(SharedInfra infra) {
-    assertThrows(IllegalStateException.class, () -> TestNodes.startAlone(infra, "gateway", Map.of(
-        ConfigKey.AUTH_ROLE_TOOLS, DevSetup.READER_ROLE + ":status|qurey")));
-  }
-
-  @Test
-  void anUnreachableIssuerStopsTheStartWithAClearMessage(SharedInfra infra) {
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> TestNodes.startAlone(infra, "gateway", Map.of(
-        ConfigKey.HTTP_PUBLIC_URL, "http://127.0.0.1:1",
-        ConfigKey.AUTH_OAUTH_ISSUER, "http://127.0.0.1:" + FreePorts.allocate(),
-        ConfigKey.AUTH_OAUTH_ROLES, DevSetup.READER_ROLE)));
-    String message = String.valueOf(e.getCause());
-    assertTrue(message.contains("auth.oauth.issuer") && message.contains("metadata"), message);
   }
 }

@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
-import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.McpHttpClient.Reply;
+import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.NodeHarness;
+import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.MultiMap;
@@ -40,28 +42,29 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class TransportIT {
 
   private SharedInfra infra;
-  private TidemarkNode node;
+  private NodeHarness node;
   private String url;
 
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
-    TestNodes.prepareDatabase(infra);
-    node = TestNodes.startAlone(infra, "gateway,query,command,changelog", Map.of(
+    node = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,query,command,changelog", Map.of(
         ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "60000",
         ConfigKey.HTTP_BODY_TIMEOUT_MS, "1000",
-        ConfigKey.HTTP_MAX_CONNECTIONS, "40"));
-    url = TestNodes.mcpUrl(node);
+        ConfigKey.HTTP_MAX_CONNECTIONS, "40",
+        // a role without grants, whose subscriptions are refused
+        ConfigKey.DATABASE_CALLER_PASSWORDS, GatewayFront.callerPasswordsWithNobody()));
+    url = node.mcpUrl();
   }
 
   @AfterAll
   void stop() {
-    TestNodes.stop(node);
+    ServiceHarness.closeAll(node);
   }
 
   private MultiMap legacyHeaders(McpHttpClient c) {
     return MultiMap.caseInsensitiveMultiMap()
-        .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+        .add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
         .add("Content-Type", "application/json")
         .add("Accept", "application/json, text/event-stream")
         .add("Mcp-Session-Id", c.sessionId())
@@ -77,7 +80,7 @@ class TransportIT {
 
   private static MultiMap modernHeaders(String method, String name) {
     MultiMap h = MultiMap.caseInsensitiveMultiMap()
-        .add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+        .add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
         .add("Content-Type", "application/json")
         .add("Accept", "application/json, text/event-stream")
         .add("MCP-Protocol-Version", "2026-07-28")
@@ -97,7 +100,7 @@ class TransportIT {
   }
 
   private long activeSleeps() {
-    try (Connection conn = TestNodes.jdbc(infra);
+    try (Connection conn = ServiceHarness.jdbc(infra);
          ResultSet rs = conn.createStatement().executeQuery(
              "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()")) {
       rs.next();
@@ -120,7 +123,7 @@ class TransportIT {
 
   @Test
   void aToolCallThatMayHearProgressStreamsAPrimingEventThenItsResponseWithIncreasingIds() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       Reply reply = c.post(c.request("tools/call", new JsonObject().put("name", "status").put("arguments", new JsonObject())
           .put("_meta", new JsonObject().put("progressToken", "tok-prime"))));
@@ -129,12 +132,12 @@ class TransportIT {
       List<McpHttpClient.SseEvent> events = reply.events();
       assertNull(events.get(0).data(), "the first event primes: an id and no data");
       assertNotNull(events.get(0).id());
-      String stream = streamOf(events.get(0).id());
+      String stream = SseStream.streamOf(events.get(0).id());
       assertTrue(stream.matches("p[0-9a-f]{16}"), events.get(0).id());
       long previous = -1;
       for (McpHttpClient.SseEvent e : events) {
-        assertEquals(stream, streamOf(e.id()), "every event names the call's own stream");
-        long seq = seqOf(e.id());
+        assertEquals(stream, SseStream.streamOf(e.id()), "every event names the call's own stream");
+        long seq = SseStream.seqOf(e.id());
         assertTrue(seq > previous, "event ids increase");
         previous = seq;
       }
@@ -147,7 +150,7 @@ class TransportIT {
 
   @Test
   void aToolCallThatNothingCanPrecedeIsAnsweredAsJsonUntilTheSessionSetsALogLevel() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       JsonObject call = c.request("tools/call", new JsonObject().put("name", "status"));
       Reply quiet = c.post(call);
@@ -160,7 +163,7 @@ class TransportIT {
       c.rpc("logging/setLevel", new JsonObject().put("level", "warning"));
       assertTrue(c.post(c.request("tools/call", new JsonObject().put("name", "status"))).isStream(), "log messages may now come first");
     }
-    try (McpHttpClient asking = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient asking = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       asking.initialize(new JsonObject().put("elicitation", new JsonObject()).put("sampling", new JsonObject()).put("roots", new JsonObject()));
       assertFalse(asking.post(asking.request("tools/call", new JsonObject().put("name", "status"))).isStream(),
           "a read never asks the client anything, so it answers with JSON though the client could be asked");
@@ -170,18 +173,9 @@ class TransportIT {
     }
   }
 
-  /** The stream an event id names: {@code <stream>-<seq>}. */
-  static String streamOf(String eventId) {
-    return eventId.substring(0, eventId.lastIndexOf('-'));
-  }
-
-  static long seqOf(String eventId) {
-    return Long.parseLong(eventId.substring(eventId.lastIndexOf('-') + 1));
-  }
-
   @Test
   void notificationsCancelledStopsTheRunningStatementWithinASecond() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       // the progress token makes the answer a stream, whose headers come before the statement ends
       JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "sleepy-1").put("method", "tools/call")
@@ -206,9 +200,10 @@ class TransportIT {
   @Test
   void notificationsCancelledStopsTheStatementOfAChangeToo() throws Exception {
     // a node without the query role: the command role itself must hear the cancellation
-    TidemarkNode commandOnly = TestNodes.startAlone(infra, "gateway,command", Map.of(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "60000"));
-    String commandUrl = TestNodes.mcpUrl(commandOnly);
-    try (McpHttpClient c = new McpHttpClient(commandUrl, TestNodes.READ_WRITE_TOKEN)) {
+    NodeHarness commandOnly = GatewayFront.start(infra, ServiceHarness.DATABASE, "gateway,command",
+        Map.of(ConfigKey.DATABASE_STATEMENT_TIMEOUT_MS, "60000"));
+    String commandUrl = commandOnly.mcpUrl();
+    try (McpHttpClient c = new McpHttpClient(commandUrl, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       // a change's plan runs its statement (and rolls it back), so the sleep runs on the command role's connection
       JsonObject call = new JsonObject().put("jsonrpc", "2.0").put("id", "sleepy-change").put("method", "tools/call")
@@ -227,7 +222,7 @@ class TransportIT {
         assertNull(stream.await("response", 2_000), "a cancelled request gets no response");
       }
     } finally {
-      TestNodes.stop(commandOnly);
+      ServiceHarness.closeAll(commandOnly);
     }
   }
 
@@ -248,7 +243,7 @@ class TransportIT {
 
   @Test
   void aCallWithAProgressTokenHearsIncreasingProgress() throws Exception {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       JsonObject call = c.request("tools/call", new JsonObject().put("name", "query")
           .put("arguments", new JsonObject().put("sql", "SELECT pg_sleep(2.5) AS slept"))
@@ -271,7 +266,7 @@ class TransportIT {
 
   @Test
   void logMessagesFollowTheLevelTheClientSet() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       JsonObject call = c.request("tools/call", new JsonObject().put("name", "status"));
       assertTrue(c.post(call).events().stream().noneMatch(e -> e.data() != null && "notifications/message".equals(e.data().getString("method"))),
@@ -287,7 +282,7 @@ class TransportIT {
 
   @Test
   void completionOffersTableNamesTheCallerCanRead() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_ONLY_TOKEN)) {
       c.initialize();
       JsonObject result = c.rpc("completion/complete", new JsonObject()
           .put("ref", new JsonObject().put("type", "ref/resource").put("uri", "tidemark://table/{table}"))
@@ -314,7 +309,7 @@ class TransportIT {
 
   @Test
   void theExploreDatabasePromptGuidesAReadOnlySurvey() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_ONLY_TOKEN)) {
       c.initialize();
       JsonArray prompts = c.rpc("prompts/list", null).getJsonObject("result").getJsonArray("prompts");
       assertTrue(prompts.stream().anyMatch(p -> "explore-database".equals(((JsonObject) p).getString("name"))));
@@ -336,7 +331,7 @@ class TransportIT {
 
   @Test
   void resourcesAreReadableOnBothErasAndAMissingOneIsNotFound() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_ONLY_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_ONLY_TOKEN)) {
       c.initialize();
       JsonObject row = c.rpc("resources/read", new JsonObject().put("uri", "tidemark://row/order_items/1,1")).getJsonObject("result");
       JsonObject content = new JsonObject(row.getJsonArray("contents").getJsonObject(0).getString("text"));
@@ -357,14 +352,7 @@ class TransportIT {
 
   @Test
   void aSubscriptionToATableTheCallerCannotReadIsRefused() throws Exception {
-    try (Connection conn = TestNodes.jdbc(infra)) {
-      conn.createStatement().execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'it_nobody') "
-          + "THEN CREATE ROLE it_nobody LOGIN; END IF; END $$");
-      conn.createStatement().execute("INSERT INTO tidemark.api_token(name, token_hash, pg_role, access) VALUES "
-          + "('it-nobody', encode(sha256('tmk_itNobodyToken000000000000000000'::bytea), 'hex'), 'it_nobody', 'read-only') "
-          + "ON CONFLICT (name) DO NOTHING");
-    }
-    try (McpHttpClient c = new McpHttpClient(url, "tmk_itNobodyToken000000000000000000")) {
+    try (McpHttpClient c = new McpHttpClient(url, GatewayFront.nobody(infra))) {
       c.initialize();
       JsonObject refused = c.rpc("resources/subscribe", new JsonObject().put("uri", "tidemark://table/customers"));
       assertEquals(-32002, refused.getJsonObject("error").getInteger("code"), refused.encode());
@@ -375,7 +363,7 @@ class TransportIT {
 
   @Test
   void theModernEraIsStatelessAndChecksItsHeaders() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       Reply discover = modern(c, "server/discover", null, new JsonObject(), null);
       assertEquals(200, discover.status());
       JsonObject result = discover.json().getJsonObject("result");
@@ -421,7 +409,7 @@ class TransportIT {
 
   @Test
   void onTheModernEraLogMessagesComeOnlyForARequestThatAskedForThem() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       Reply quiet = modern(c, "tools/call", "status", new JsonObject().put("name", "status"), null);
       assertFalse(quiet.isStream(), "without a log level or progress token the answer is plain JSON");
       Reply chatty = modern(c, "tools/call", "status", new JsonObject().put("name", "status")
@@ -449,7 +437,7 @@ class TransportIT {
       assertEquals("sub-7", params.getJsonObject("_meta").getString("io.modelcontextprotocol/subscriptionId"));
       assertEquals(new JsonArray().add("tidemark://table/customers"), params.getJsonObject("notifications").getJsonArray("resourceSubscriptions"),
           "only what the server honours is acknowledged");
-      try (Connection conn = TestNodes.jdbc(infra)) {
+      try (Connection conn = ServiceHarness.jdbc(infra)) {
         conn.createStatement().execute("UPDATE customers SET notes = 'listen test' WHERE id = 2");
       }
       JsonObject updated = stream.await("notifications/resources/updated", 15_000);
@@ -461,7 +449,7 @@ class TransportIT {
 
   @Test
   void aBurstOfChangesIsFollowedByANotificationAndNotifiedAtMostOncePerIntervalPerResource() throws Exception {
-    try (Connection conn = TestNodes.jdbc(infra)) {
+    try (Connection conn = ServiceHarness.jdbc(infra)) {
       conn.createStatement().execute("DROP TABLE IF EXISTS public.it_burst");
       conn.createStatement().execute("CREATE TABLE public.it_burst (id int PRIMARY KEY, v int)");
       conn.createStatement().execute("INSERT INTO public.it_burst VALUES (1, 0)");
@@ -475,7 +463,7 @@ class TransportIT {
       int changes = 60;
       long firstCommit;
       long lastCommit;
-      try (Connection conn = TestNodes.jdbc(infra); var update = conn.prepareStatement("UPDATE public.it_burst SET v = ? WHERE id = 1")) {
+      try (Connection conn = ServiceHarness.jdbc(infra); var update = conn.prepareStatement("UPDATE public.it_burst SET v = ? WHERE id = 1")) {
         firstCommit = System.nanoTime();
         for (int i = 1; i <= changes; i++) {
           update.setInt(1, i);
@@ -500,10 +488,10 @@ class TransportIT {
 
   @Test
   void aSlowBodyGets408AndTheConnectionCapRefusesExtraConnections() throws Exception {
-    try (Socket s = new Socket("127.0.0.1", node.httpPort())) {
+    try (Socket s = new Socket("127.0.0.1", node.port())) {
       OutputStream out = s.getOutputStream();
       out.write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer "
-          + TestNodes.READ_WRITE_TOKEN + "\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":").getBytes(StandardCharsets.US_ASCII));
+          + NodeHarness.READ_WRITE_TOKEN + "\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":").getBytes(StandardCharsets.US_ASCII));
       out.flush();
       s.setSoTimeout(10_000);
       String status = new String(s.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
@@ -514,10 +502,10 @@ class TransportIT {
       // a connection counts once a request of it authenticated; those past the cap get 503 and are closed
       String ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
       for (int i = 0; i < 45; i++) {
-        Socket s = new Socket("127.0.0.1", node.httpPort());
+        Socket s = new Socket("127.0.0.1", node.port());
         s.setSoTimeout(5_000);
         s.getOutputStream().write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer "
-            + TestNodes.READ_WRITE_TOKEN + "\r\nContent-Length: " + ping.length() + "\r\n\r\n" + ping).getBytes(StandardCharsets.US_ASCII));
+            + NodeHarness.READ_WRITE_TOKEN + "\r\nContent-Length: " + ping.length() + "\r\n\r\n" + ping).getBytes(StandardCharsets.US_ASCII));
         sockets.add(s);
       }
       int refused = 0;
@@ -538,11 +526,11 @@ class TransportIT {
     // the gateway counts a connection out once it has seen it close, a moment after this side closed it
     Await.that("the gateway to take a connection again once the extra ones are closed",
         java.time.Duration.ofSeconds(10), () -> {
-          try (McpHttpClient probe = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+          try (McpHttpClient probe = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
             return probe.post(probe.request("ping", null)).status() != 503;
           }
         });
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
       c.initialize();
       assertEquals(200, c.post(c.request("ping", null)).status(), "the node keeps serving once the extra connections are gone");
     }
@@ -550,12 +538,12 @@ class TransportIT {
 
   @Test
   void getNeedsASessionAndAcceptsOnlyStreams() {
-    try (McpHttpClient c = new McpHttpClient(url, TestNodes.READ_WRITE_TOKEN)) {
-      Reply noSession = c.send("GET", null, MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+    try (McpHttpClient c = new McpHttpClient(url, NodeHarness.READ_WRITE_TOKEN)) {
+      Reply noSession = c.send("GET", null, MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
           .add("Accept", "text/event-stream"));
       assertEquals(405, noSession.status());
       c.initialize();
-      Reply json = c.send("GET", null, MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + TestNodes.READ_WRITE_TOKEN)
+      Reply json = c.send("GET", null, MultiMap.caseInsensitiveMultiMap().add("Authorization", "Bearer " + NodeHarness.READ_WRITE_TOKEN)
           .add("Mcp-Session-Id", c.sessionId()).add("Accept", "application/json"));
       assertEquals(406, json.status());
     }

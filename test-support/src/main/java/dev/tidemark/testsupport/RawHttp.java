@@ -1,4 +1,4 @@
-package dev.tidemark.node;
+package dev.tidemark.testsupport;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,17 +18,17 @@ import java.util.concurrent.TimeoutException;
  * control every byte: any header (Host, Content-Length, Transfer-Encoding), bodies that stall, and
  * the exact status line. An event stream is read for a short while and then the connection is closed.
  */
-final class RawHttp {
+public final class RawHttp {
 
   /** How long an event stream is read before the client hangs up. */
-  static final long STREAM_READ_MILLIS = 150;
+  public static final long STREAM_READ_MILLIS = 150;
 
   private RawHttp() {}
 
   /** One answer: status line parts, headers in order, body (de-chunked). */
-  record Response(int status, String reason, List<String[]> headers, byte[] body, boolean streamCut) {
+  public record Response(int status, String reason, List<String[]> headers, byte[] body, boolean streamCut) {
 
-    String header(String name) {
+    public String header(String name) {
       for (String[] h : headers) {
         if (h[0].equalsIgnoreCase(name)) {
           return h[1];
@@ -37,20 +37,20 @@ final class RawHttp {
       return null;
     }
 
-    String bodyText() {
+    public String bodyText() {
       return new String(body, StandardCharsets.UTF_8);
     }
   }
 
   /** The request could not be written in full and no answer came: the server closed the connection first. */
-  static final class Refused extends IOException {
+  public static final class Refused extends IOException {
     Refused(String message) {
       super(message);
     }
   }
 
   /** The status line and headers, or empty when the server closed the socket unanswered. */
-  static String readHead(Socket s) throws IOException {
+  public static String readHead(Socket s) throws IOException {
     StringBuilder head = new StringBuilder();
     try {
       InputStream in = s.getInputStream();
@@ -73,7 +73,7 @@ final class RawHttp {
    * body goes out in chunks. With {@code stallAfter} &gt;= 0 only that many bytes of the body are sent
    * and the connection is held open.
    */
-  static Response exchange(int port, String method, String path, List<String[]> headers, byte[] body, boolean chunked,
+  public static Response exchange(int port, String method, String path, List<String[]> headers, byte[] body, boolean chunked,
       int stallAfter, long timeoutMs) throws IOException, TimeoutException {
     long deadline = System.currentTimeMillis() + timeoutMs;
     try (Socket socket = new Socket("127.0.0.1", port)) {
