@@ -38,6 +38,8 @@ class ChangeConsentIT {
   @BeforeAll
   void start(SharedInfra infra) {
     this.infra = infra;
+    // its fixtures go in before the roles start: the shared database must exist first, whichever class of this JVM runs first
+    ServiceHarness.prepareDatabase(infra);
     // a table of its own, so that removals here never change what other tests count
     sql("CREATE TABLE IF NOT EXISTS consent_notes (id int PRIMARY KEY, body text NOT NULL)");
     sql("GRANT SELECT, INSERT, UPDATE, DELETE ON consent_notes TO tidemark_writer");
