@@ -10,6 +10,7 @@ import dev.tidemark.gateway.impl.spec.McpHeaders;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import java.util.List;
@@ -61,7 +62,10 @@ public final class Authentication {
     String challenge = challenges.unauthorized(authorization != null, databaseInPath);
     // heard on the request's own loop: the authenticator is the node's, and a lookup that several
     // requests share (an issuer's keys fetched once) completes on the loop of the one that began it
+    HttpConnection connection = request.connection();
+    slots.checking(connection);
     return OwnContext.of(authenticator.authenticate(authorization, challenges.resource(databaseInPath)))
+        .andThen(checked -> slots.checked(connection))
         .compose(caller -> revocations.heardSince(caller.id(), started)
             ? Future.failedFuture(new AuthenticationException(REVOKED_MESSAGE)) // checked against a row read before the revocation
             : Future.succeededFuture(caller))

@@ -12,7 +12,10 @@ import java.util.Set;
  * pool (capped by {@code http.max-connections}) when a request of it passes the credential check.
  * Unauthenticated connections are capped apart ({@code http.max-unauthenticated-connections}):
  * past that cap the one that has waited longest is closed, so a flood of refused or stalled
- * sockets costs a new client at most a retry, never a refusal while the flood lasts. Vert.x hands a
+ * sockets costs a new client at most a retry, never a refusal while the flood lasts. A connection
+ * whose credentials are being checked right now is passed over: the check ends in a moment, either
+ * way, and a caller whose check waits on a lookup must not lose its socket to the flood's newer
+ * ones (a failed check's answer is delayed after the check, and that wait is not protected). Vert.x hands a
  * connection to {@link #opened} with its first request head, not when it is accepted: a socket
  * that never sends a whole head is not counted here, and {@code http.idle-timeout-seconds} (the
  * deadline for a request's headers) closes it.
@@ -29,6 +32,8 @@ public final class ConnectionSlots {
   /** In the order they opened: the first is the one to close when the pool is full. */
   private final LinkedHashSet<HttpConnection> unauthenticated = new LinkedHashSet<>();
   private final Set<HttpConnection> authenticated = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** Unauthenticated connections whose credential check has begun and not ended. */
+  private final Set<HttpConnection> checking = Collections.newSetFromMap(new IdentityHashMap<>());
 
   public ConnectionSlots(int maxAuthenticated, int maxUnauthenticated) {
     this.maxAuthenticated = maxAuthenticated;
@@ -41,7 +46,13 @@ public final class ConnectionSlots {
     synchronized (this) {
       unauthenticated.add(connection);
       if (unauthenticated.size() > maxUnauthenticated) {
-        evicted = unauthenticated.iterator().next();
+        // the new connection is never being checked yet, so one is always found
+        for (HttpConnection candidate : unauthenticated) {
+          if (!checking.contains(candidate)) {
+            evicted = candidate;
+            break;
+          }
+        }
         unauthenticated.remove(evicted);
       }
     }
@@ -54,6 +65,19 @@ public final class ConnectionSlots {
   private synchronized void closed(HttpConnection connection) {
     unauthenticated.remove(connection);
     authenticated.remove(connection);
+    checking.remove(connection);
+  }
+
+  /** A request of the connection has begun its credential check: the connection is not evicted until {@link #checked}. */
+  public synchronized void checking(HttpConnection connection) {
+    if (unauthenticated.contains(connection)) {
+      checking.add(connection);
+    }
+  }
+
+  /** The credential check of {@link #checking} ended, passed or not. */
+  public synchronized void checked(HttpConnection connection) {
+    checking.remove(connection);
   }
 
   /**
@@ -69,6 +93,7 @@ public final class ConnectionSlots {
       return false;
     }
     authenticated.add(connection);
+    checking.remove(connection);
     return true;
   }
 

@@ -109,6 +109,26 @@ class ConnectionSlotsTest {
   }
 
   @Test
+  void aConnectionWhoseCredentialsAreBeingCheckedIsPassedOverAndTheNextOldestGoes() throws Exception {
+    List<HttpConnection> conns = new ArrayList<>();
+    for (int i = 0; i < MAX_UNAUTHENTICATED; i++) {
+      conns.add(open());
+    }
+    slots.checking(conns.get(0));
+    conns.add(open());
+    assertTrue(closedByServer(1), "the oldest connection not being checked is closed");
+    assertTrue(stillOpen(0), "the one being checked stays");
+    assertTrue(slots.authenticate(conns.get(0)), "and may still authenticate when its check passes");
+
+    slots.checking(conns.get(2));
+    slots.checked(conns.get(2));
+    open();  // the pool holds 2, 3, 4 and this one: full, no one goes
+    assertTrue(stillOpen(2));
+    open();
+    assertTrue(closedByServer(2), "a connection whose check ended (and failed) is evicted as any other");
+  }
+
+  @Test
   void authenticatedConnectionsAreCappedApartAndARefusedOneKeepsNoPlace() throws Exception {
     List<HttpConnection> conns = new ArrayList<>();
     for (int i = 0; i < MAX_AUTHENTICATED + 1; i++) {
