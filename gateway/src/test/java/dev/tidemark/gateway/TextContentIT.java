@@ -113,6 +113,16 @@ class TextContentIT {
   }
 
   @Test
+  void aQuerysTextNamesItsColumnsWithTheirTypesAlsoOnAPageWithoutRows() {
+    JsonObject some = client.callTool("query", new JsonObject().put("sql", "SELECT id, name FROM customers ORDER BY id LIMIT 2"));
+    assertEquals(null, some.getValue("isError"), some.encode());
+    String line = text(some).split("\n", 2)[0];
+    assertTrue(line.endsWith("; columns: id int8, name text"), line);
+    JsonObject none = client.callTool("query", new JsonObject().put("sql", "SELECT id, name FROM customers WHERE id < 0"));
+    assertEquals("query: 0 rows; last page; columns: id int8, name text", text(none), "no fence, and the columns still named");
+  }
+
+  @Test
   void statusAndChangesSinceCarryTheirCursorsInTheText() {
     JsonObject status = client.callTool("status", new JsonObject());
     String head = found(text(status), "; changelog_head ([A-Za-z0-9_-]+)");

@@ -98,9 +98,13 @@ class EventsIT {
   private JsonObject await(Caller who, JsonObject args, int id, Predicate<JsonObject> wanted) {
     AtomicReference<JsonObject> found = new AtomicReference<>();
     Await.that("an event of row " + id, WAIT, () -> {
-      JsonObject out = server.ok(who, "events_next", args);
+      dev.tidemark.contract.ToolReply reply = server.call(who, "events_next", args);
+      assertFalse(reply.isError(), () -> reply.error().encode());
+      JsonObject out = reply.structured();
       for (Object o : out.getJsonArray("events")) {
         JsonObject e = (JsonObject) o;
+        // a host may show the model only the text: its first line carries the batch's lease token
+        assertTrue(reply.summary().contains("; lease_token " + e.getString("lease_token") + ", held until "), reply.summary());
         if (keyOf(e) == id && wanted.test(e) && found.get() == null) {
           found.set(e);
         } else {

@@ -116,8 +116,13 @@ public final class QueryTool implements ReadTool {
               throw ReadGuard.refuse("The statement returns no rows, so it is not a plain read.");
             }
             JsonArray columns = new JsonArray();
+            // the text names each column with its type too: a host may show the model only the text,
+            // and a page without rows has no names line at all
+            StringBuilder typed = new StringBuilder("; columns:");
             for (ColumnDescriptor c : descriptors) {
-              columns.add(new JsonObject().put("name", c.name()).put("type", c.typeName() == null ? "unknown" : c.typeName().toLowerCase()));
+              String type = c.typeName() == null ? "unknown" : c.typeName().toLowerCase();
+              columns.add(new JsonObject().put("name", c.name()).put("type", type));
+              typed.append(columns.size() == 1 ? " " : ", ").append(c.name()).append(' ').append(type);
             }
             Page page = builder.build();
             String next = page.more() ? cursors.encode(new JsonObject()
@@ -127,7 +132,7 @@ public final class QueryTool implements ReadTool {
                 .put("pos", pos)
                 .put("iat", cursor == null ? System.currentTimeMillis() : cursor.getLong("iat")), request.caller().id()) : null;
             JsonObject out = page.into(new JsonObject().put("columns", columns), next);
-            return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : "", next), out, page.rows());
+            return ToolReply.ok("query: " + page.describe(offset > 0 ? " after the first " + offset : "", next) + typed, out, page.rows());
           });
         }));
   }
