@@ -128,6 +128,10 @@ public final class ClusterSetup {
     hz.setProperty("hazelcast.graceful.shutdown.max.wait", "10");
     NetworkConfig net = hz.getNetworkConfig();
     net.setPort(cluster.port()).setPortAutoIncrement(true).setPortCount(20);
+    // a node restarted in place binds its own port again while the old socket is in TIME_WAIT
+    // (Hazelcast's default is not to); on the next port instead, it met the address it had been
+    // given as a member and took it for another ("Connecting to self!")
+    net.setReuseAddress(true);
     net.getInterfaces().setEnabled(false);
     JoinConfig join = net.getJoin();
     join.getMulticastConfig().setEnabled(false);
