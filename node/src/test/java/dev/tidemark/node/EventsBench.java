@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,7 +28,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Not a test (its name matches no test pattern; bench/events.sh runs it): events delivered and
  * acknowledged per second by 1 and by 4 workers of one consumer, each worker a loop of
  * events_next (max 100, or -Dbench.max) and events_ack over HTTP, draining changes committed before it starts;
- * and the lease round trip (events_next that returns events, then its events_ack) p50 and p99.
+ * the lease round trip (events_next that returns events, then its events_ack and events_nack) p50
+ * and p99; and each worker's first lease, from the start to its first events_next that returned
+ * events. With -Dbench.nack-every=N, the first delivery of every Nth change is handed back with
+ * events_nack, so that it comes again, and acknowledged on its next delivery.
  */
 @ExtendWith(InfraExtension.class)
 class EventsBench {
@@ -38,6 +42,7 @@ class EventsBench {
   @Test
   void measure(SharedInfra infra) throws Exception {
     int changes = Integer.getInteger("bench.changes", 20_000);
+    int nackEvery = Integer.getInteger("bench.nack-every", 0);
     ChangelogFixtures.prepare(infra, DB);
     sql(infra, DB, "DROP TABLE IF EXISTS public.bench_events", "CREATE TABLE public.bench_events (id int PRIMARY KEY, v int)",
         "GRANT SELECT ON public.bench_events TO tidemark_reader");
@@ -59,22 +64,25 @@ class EventsBench {
         // the relay's own rate is bench/capture-bench.sh's drain; here the backlog is on the topic before the clock starts
         System.out.printf("[bench] relay: %d changes decoded, stored and published in %.1f s%n", changes,
             (System.nanoTime() - writing) / 1e9);
-        Set<String> acked = ConcurrentHashMap.newKeySet();
-        ConcurrentLinkedQueue<Long> rounds = new ConcurrentLinkedQueue<>();
-        long started = System.nanoTime();
+        Run run = new Run(changes, nackEvery);
         List<CompletableFuture<Void>> loops = new ArrayList<>();
         // a thread per worker: the common pool runs only as many blocking loops at once as the machine has cores
         ExecutorService threads = Executors.newFixedThreadPool(workers);
         for (int w = 0; w < workers; w++) {
-          loops.add(CompletableFuture.runAsync(() -> work(node, consumer, changes, acked, rounds), threads));
+          loops.add(CompletableFuture.runAsync(() -> work(node, consumer, run), threads));
         }
         CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
         threads.shutdown();
-        double seconds = (System.nanoTime() - started) / 1e9;
-        long[] ms = rounds.stream().mapToLong(Long::longValue).sorted().toArray();
-        System.out.printf("[bench] events, %d worker(s), %d changes: %.0f events/s delivered and acked in %.1f s; lease round trip"
-            + " (next with events, then ack) p50 %.1f ms, p99 %.1f ms over %d leases%n", workers, acked.size(), acked.size() / seconds,
-            seconds, ms[ms.length / 2] / 1e6, ms[(int) Math.ceil(ms.length * 0.99) - 1] / 1e6, ms.length);
+        // the clock stops at the ack that finished the backlog, not when the other workers' waits ran out
+        double seconds = (run.finished - run.started) / 1e9;
+        long[] ms = run.rounds.stream().mapToLong(Long::longValue).sorted().toArray();
+        long[] first = run.firstLeases.stream().mapToLong(Long::longValue).sorted().toArray();
+        System.out.printf("[bench] events, %d worker(s), %d changes, max %d, %s: %.0f events/s delivered and acked in %.2f s;"
+            + " first lease after %.1f ms (the last of the %d workers that had one, after %.1f ms); lease round trip (next with events, then ack%s)"
+            + " p50 %.1f ms, p99 %.1f ms over %d leases; %d redeliveries%n", workers, run.acked.size(), max(),
+            nackEvery == 0 ? "no nacks" : "one in " + nackEvery + " nacked once", run.acked.size() / seconds, seconds,
+            first[0] / 1e6, first.length, first[first.length - 1] / 1e6, nackEvery == 0 ? "" : " and nack", ms[ms.length / 2] / 1e6,
+            ms[(int) Math.ceil(ms.length * 0.99) - 1] / 1e6, ms.length, run.redelivered.get());
       }
     } finally {
       TestNodes.stop(node);
@@ -89,27 +97,78 @@ class EventsBench {
             + " LIMIT 1), (0, 0)) FROM tidemark.changelog_state s").get(0)));
   }
 
-  private static JsonObject args(String consumer) {
-    return new JsonObject().put("consumer", consumer).put("tables", new JsonArray().add("bench_events")).put("max", Integer.getInteger("bench.max", 100));
+  private static int max() {
+    return Integer.getInteger("bench.max", 100);
   }
 
-  private static void work(TidemarkNode node, String consumer, int changes, Set<String> acked, ConcurrentLinkedQueue<Long> rounds) {
+  private static JsonObject args(String consumer) {
+    return new JsonObject().put("consumer", consumer).put("tables", new JsonArray().add("bench_events")).put("max", max());
+  }
+
+  /** What the workers of one run share. */
+  private static final class Run {
+    final int changes;
+    final int nackEvery;
+    final Set<String> acked = ConcurrentHashMap.newKeySet();
+    final ConcurrentLinkedQueue<Long> rounds = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<Long> firstLeases = new ConcurrentLinkedQueue<>();
+    final AtomicInteger redelivered = new AtomicInteger();
+    final long started = System.nanoTime();
+    volatile long finished;
+
+    Run(int changes, int nackEvery) {
+      this.changes = changes;
+      this.nackEvery = nackEvery;
+    }
+
+    /** Whether this delivery is handed back: the first of every nackEvery-th change (by its position). */
+    boolean nacks(JsonObject event) {
+      String id = event.getString("event_id");
+      return nackEvery > 0 && event.getInteger("delivery_count") == 1
+          && Long.parseLong(id.substring(id.indexOf('-') + 1)) % nackEvery == 0;
+    }
+
+    synchronized void acked(JsonArray ids) {
+      ids.forEach(id -> acked.add((String) id));
+      if (finished == 0 && acked.size() >= changes) {
+        finished = System.nanoTime();
+      }
+    }
+  }
+
+  private static void work(TidemarkNode node, String consumer, Run run) {
     try (McpHttpClient c = new McpHttpClient(TestNodes.mcpUrl(node), TestNodes.READ_ONLY_TOKEN)) {
       c.initialize();
-      while (acked.size() < changes) {
+      boolean first = true;
+      while (run.acked.size() < run.changes) {
         long began = System.nanoTime();
         JsonObject leased = c.callTool("events_next", args(consumer).put("wait_ms", 500)).getJsonObject("structuredContent");
         JsonArray events = leased.getJsonArray("events");
         if (events == null || events.isEmpty()) {
           continue;
         }
+        if (first) {
+          run.firstLeases.add(System.nanoTime() - run.started);
+          first = false;
+        }
+        String token = events.getJsonObject(0).getString("lease_token");
         JsonArray ids = new JsonArray();
-        events.forEach(e -> ids.add(((JsonObject) e).getString("event_id")));
-        JsonObject ack = c.callTool("events_ack", new JsonObject().put("consumer", consumer).put("event_ids", ids)
-            .put("lease_token", events.getJsonObject(0).getString("lease_token")));
-        rounds.add(System.nanoTime() - began);
-        if (!Boolean.TRUE.equals(ack.getBoolean("isError"))) {
-          ids.forEach(id -> acked.add((String) id));
+        JsonArray nacked = new JsonArray();
+        for (Object o : events) {
+          JsonObject e = (JsonObject) o;
+          (run.nacks(e) ? nacked : ids).add(e.getString("event_id"));
+          if (e.getInteger("delivery_count") > 1) {
+            run.redelivered.incrementAndGet();
+          }
+        }
+        JsonObject ack = ids.isEmpty() ? new JsonObject() : c.callTool("events_ack",
+            new JsonObject().put("consumer", consumer).put("event_ids", ids).put("lease_token", token));
+        if (!nacked.isEmpty()) {
+          ToolResults.ok(c, "events_nack", new JsonObject().put("consumer", consumer).put("event_ids", nacked).put("lease_token", token));
+        }
+        run.rounds.add(System.nanoTime() - began);
+        if (!ids.isEmpty() && !Boolean.TRUE.equals(ack.getBoolean("isError"))) {
+          run.acked(ids);
         }
       }
     }

@@ -23,9 +23,13 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -429,6 +433,31 @@ class EventsIT {
       return true;
     });
     return status.get();
+  }
+
+  /**
+   * A worker that calls while another holds a lease gets a share consumer of its own, which joins
+   * the group; the group is configured so that the coordinator assigns a joining share consumer its
+   * partitions in the answer to its first heartbeat (read back from the broker), so that first
+   * lease does not wait a heartbeat interval.
+   */
+  @Test
+  void aSecondWorkerLeasesWhileTheFirstHoldsItsLeaseOnAShareConsumerAssignedAtOnce() throws Exception {
+    Leased first = leaseNew(WRITER, "joiner", 10);
+    int id = insert("ev_orders");
+    JsonObject second = await(WRITER, first.args(), id, e -> true);
+    assertFalse(first.event().getString("lease_token").equals(second.getString("lease_token")), "another share consumer's lease");
+    server.ok(WRITER, "events_ack", ackArgs("joiner", first.event()));
+    server.ok(WRITER, "events_ack", ackArgs("joiner", second));
+    String group = TestDatabases.strings(infra, DB, "SELECT group_id FROM tidemark.event_consumer WHERE name = 'joiner'").get(0);
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", infra.kafkaBootstrapServers()))) {
+      Map<String, String> configs = new java.util.HashMap<>();
+      admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource).entries().stream()
+          .filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG).forEach(e -> configs.put(e.name(), e.value()));
+      assertEquals("0", configs.get("share.assignment.interval.ms"), configs::toString);
+      assertEquals("false", configs.get("share.assignor.offload.enable"), configs::toString);
+    }
   }
 
   /** The bounds of the input schema are the gateway's (tested in module node); these are the role's own. */

@@ -31,6 +31,8 @@ import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node's Kafka {@link Admin} for the events tools: share-group configs, the changelog topic's
@@ -38,6 +40,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * touch the verticle's state.
  */
 public final class GroupAdmin {
+
+  private static final Logger LOG = LoggerFactory.getLogger(GroupAdmin.class);
 
   private final Context context;
   private final TidemarkConfig config;
@@ -83,12 +87,33 @@ public final class GroupAdmin {
       ops.add(new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.topic.name", c.deadLetterTopic()), AlterConfigOp.OpType.SET));
       ops.add(new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.copy.record.enable", "true"), AlterConfigOp.OpType.SET));
     }
-    return kafka(admin.incrementalAlterConfigs(Map.of(resource, ops), new AlterConfigsOptions().validateOnly(validateOnly)).all())
+    Future<Void> set = kafka(admin.incrementalAlterConfigs(Map.of(resource, ops), new AlterConfigsOptions().validateOnly(validateOnly)).all());
+    return (validateOnly ? set : set.compose(x -> assignPromptly(resource)))
         .recover(err -> Future.failedFuture(err instanceof InvalidConfigurationException || err instanceof InvalidRequestException
             ? new ToolException(ErrorCode.INVALID_ARGUMENTS, "The broker refuses lease_seconds " + c.leaseSeconds() + ": " + err.getMessage()
                 + " Use a lease within the broker's group.share.min.record.lock.duration.ms and group.share.max.record.lock.duration.ms"
                 + " (15 to 60 seconds unless the operator changed them).", new JsonObject().put("argument", "lease_seconds"))
             : unavailable("Kafka did not take the consumer's settings: " + err.getMessage())));
+  }
+
+  /**
+   * Asks the group coordinator to assign a joining share consumer its partitions in the answer to
+   * its first heartbeat: computed at once on the coordinator's thread, not batched every
+   * {@code share.assignment.interval.ms} (a second by default) nor left to a background thread,
+   * which would leave the member without partitions until its next heartbeat
+   * ({@code group.share.heartbeat.interval.ms}, five seconds by default). A share consumer's first
+   * poll waits for that, so it is the first lease's latency on every new share consumer. A broker
+   * that does not know these group configs, or whose operator bounds them, keeps its own:
+   * that costs latency only, so the refusal is logged and the consumer served all the same.
+   */
+  private Future<Void> assignPromptly(ConfigResource resource) {
+    List<AlterConfigOp> ops = List.of(
+        new AlterConfigOp(new ConfigEntry("share.assignment.interval.ms", "0"), AlterConfigOp.OpType.SET),
+        new AlterConfigOp(new ConfigEntry("share.assignor.offload.enable", "false"), AlterConfigOp.OpType.SET));
+    return kafka(admin.incrementalAlterConfigs(Map.of(resource, ops)).all()).otherwise(err -> {
+      LOG.info("events: the broker keeps its own assignment interval for share group {}: {}", resource.name(), err.toString());
+      return null;
+    });
   }
 
   /** Completes with true once the share group has no members (or does not exist), with false at {@code deadlineMs}. */

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +90,8 @@ public final class Leases {
     String token = n == 0 ? null : events.getJsonObject(0).getString("lease_token");
     JsonArray rows = new JsonArray();
     for (Object e : events) {
-      JsonObject row = ((JsonObject) e).copy();
+      // a shallow copy: only the row's own lease_token goes, the change it shares with the event is not changed
+      JsonObject row = new JsonObject(new LinkedHashMap<>(((JsonObject) e).getMap()));
       if (java.util.Objects.equals(token, row.getString("lease_token"))) {
         row.remove("lease_token");
       }
@@ -116,7 +118,10 @@ public final class Leases {
     }
     slot.busy = true;
     int maxDeliveries = config.events().maxDeliveries();
-    return slot.poll(Math.max(0, deadline - now), r -> skipped(group, r)).compose(records -> {
+    // each record's body is parsed once, by the skip test on the share consumer's thread; the
+    // future's completion publishes the map to the verticle's context
+    Map<ConsumerRecord<String, String>, JsonObject> parsed = new IdentityHashMap<>();
+    return slot.poll(Math.max(0, deadline - now), r -> skipped(group, r, parsed)).compose(records -> {
       long polledAt = System.currentTimeMillis();
       if (slot.closed()) {
         return Future.succeededFuture(new JsonObject().put("events", new JsonArray()));
@@ -126,7 +131,7 @@ public final class Leases {
       List<ConsumerRecord<String, String>> accept = new ArrayList<>();
       JsonArray dead = new JsonArray();
       for (ConsumerRecord<String, String> r : records) {
-        JsonObject body = new JsonObject(r.value());
+        JsonObject body = parsed.get(r);
         String id = eventId(body);
         int count = r.deliveryCount().map(Short::intValue).orElse(1);
         if (count > maxDeliveries) {
@@ -172,9 +177,10 @@ public final class Leases {
   }
 
   /** Records that no caller of this consumer gets: another table's, a schema change, one from before its start, or unreadable. */
-  private static boolean skipped(Group group, ConsumerRecord<String, String> r) {
+  private static boolean skipped(Group group, ConsumerRecord<String, String> r, Map<ConsumerRecord<String, String>, JsonObject> parsed) {
     try {
       JsonObject body = new JsonObject(r.value());
+      parsed.put(r, body);
       if ("DDL".equals(body.getString("op")) || !group.consumer.wants(body.getString("schema"), body.getString("table"))) {
         return true;
       }
