@@ -518,7 +518,7 @@ public final class WatchTool implements ReadTool {
    * caller was shown it.
    */
   private Future<ToolReply> patch(CallerDb db, ToolRequest request, String shape, Watch w, Cut cut, ChangePosition to) {
-    List<Net> nets = WatchPatch.net(cut.taken());
+    List<Net> nets = WatchPatch.net(cut.taken(), w.keyColumns());
     JsonObject where = request.arguments().getJsonObject("where");
     return catalog.use(w.table(), table -> {
       if (table.oid() != w.oid()) {
@@ -536,7 +536,8 @@ public final class WatchTool implements ReadTool {
           List<String> finals = new ArrayList<>();
           int at = 0;
           for (Net n : nets) {
-            boolean ever = false;
+            // a row whose old state is not known may have been inside the filter: a delete of a key not held is harmless
+            boolean ever = n.beforeUnknown();
             boolean last = false;
             for (int i = 0; i < n.images().size(); i++) {
               boolean m = matched.get(at++);
