@@ -45,6 +45,19 @@ final class WatchPatch {
     return new Cut(page.subList(0, end), true, page.get(end).position());
   }
 
+  /**
+   * An UPDATE that changed the row's key ({@code oldKey}, from its before-image, differs from its
+   * key) as what a watcher sees: the old key deleted and the new one inserted, so that the row
+   * held under the old key goes.
+   */
+  static List<Change> split(Change c, String oldKey) {
+    if (oldKey == null || c.key() == null || oldKey.equals(c.key())) {
+      return List.of(c);
+    }
+    return List.of(new Change(c.position(), c.id(), c.xid(), "DELETE", oldKey, c.before(), null),
+        new Change(c.position(), c.id(), c.xid(), "INSERT", c.key(), null, c.after()));
+  }
+
   /** Whether the changes hold a truncation, which no per-key patch can express. */
   static boolean truncates(List<Change> changes) {
     return changes.stream().anyMatch(c -> "TRUNCATE".equals(c.op()));

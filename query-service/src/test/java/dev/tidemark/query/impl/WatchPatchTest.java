@@ -71,6 +71,15 @@ class WatchPatchTest {
   }
 
   @Test
+  void anUpdateThatChangedTheKeyDeletesTheOldKeyAndInsertsTheNew() {
+    Change moved = change(1, 1, "1", "UPDATE", "{\"id\": 60}", "{\"id\":6,\"v\":1}", "{\"id\":60,\"v\":1}");
+    assertEquals(List.of(change(1, 1, "1", "DELETE", "{\"id\": 6}", "{\"id\":6,\"v\":1}", null),
+        change(1, 1, "1", "INSERT", "{\"id\": 60}", null, "{\"id\":60,\"v\":1}")), WatchPatch.split(moved, "{\"id\": 6}"));
+    assertEquals(List.of(moved), WatchPatch.split(moved, "{\"id\": 60}"), "the same key: one change");
+    assertEquals(List.of(moved), WatchPatch.split(moved, null), "no old key known");
+  }
+
+  @Test
   void aTruncationIsSeen() {
     assertTrue(WatchPatch.truncates(List.of(change(1, 1, "1", "TRUNCATE", null, null, null))));
     assertFalse(WatchPatch.truncates(List.of(change(1, 1, "1", "INSERT", "a", null, "{}"))));
