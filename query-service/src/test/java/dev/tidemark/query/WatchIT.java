@@ -453,6 +453,11 @@ class WatchIT {
   @Order(9)
   void onATableWithTheKeyAloneARowThatLeftTheFilterOrWasDeletedIsDeletedFromTheWatch() throws Exception {
     assertEquals(List.of("d"), TestDatabases.strings(infra, DB, "SELECT relreplident::text FROM pg_class WHERE oid = 'public.w_keyed'::regclass"));
+    ToolReply status = server.call(ServiceHarness.READER, "status", new JsonObject());
+    JsonObject images = status.structured().getJsonObject("before_images");
+    assertEquals("key", images.getString("public.w_keyed"), status.toJson().encode());
+    assertEquals("full", images.getString("public.w_items"), status.toJson().encode());
+    assertTrue(status.summary().contains("before-images hold only the key on public.w_keyed"), status.summary());
     JsonObject args = new JsonObject().put("table", "w_keyed").put("where", open());
     Held held = new Held();
     held.apply(watch(server, args));
