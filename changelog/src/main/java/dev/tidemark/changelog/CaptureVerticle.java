@@ -6,15 +6,14 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps capture matched to the served tables: at start and every {@code changelog.reconcile-seconds}
  * it has {@code tidemark.capture_schemas} put every table of {@code database.schemas} in the
- * publication (with REPLICA IDENTITY FULL and a plan trigger), and logs each table it cannot
- * publish, with why.
+ * publication (with REPLICA IDENTITY FULL, or DEFAULT for a table of database.key-only-tables that
+ * has a primary key, and a plan trigger), and logs each table it cannot publish, with why.
  */
 public final class CaptureVerticle extends VerticleBase {
 
@@ -43,8 +42,8 @@ public final class CaptureVerticle extends VerticleBase {
   }
 
   private Future<Void> reconcile() {
-    return pool.preparedQuery("SELECT tidemark.capture_schemas($1)")
-        .execute(Tuple.of(config.database().schemas().toArray(new String[0])))
+    return pool.preparedQuery(CaptureSetup.RECONCILE_SQL)
+        .execute(CaptureSetup.reconcileArguments(config.database().schemas(), config.database().keyOnlyTables()))
         .compose(rows -> {
           int touched = rows.iterator().next().getInteger(0);
           if (touched > 0) {

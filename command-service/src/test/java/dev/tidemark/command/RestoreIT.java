@@ -43,20 +43,22 @@ class RestoreIT {
   void start(SharedInfra infra) {
     this.infra = infra;
     ServiceHarness.prepareDatabase(infra, DB,
-        "DROP TABLE IF EXISTS public.rs_order, public.rs_customer, public.rs_note CASCADE",
+        "DROP TABLE IF EXISTS public.rs_order, public.rs_customer, public.rs_note, public.rs_keyed CASCADE",
         "DROP VIEW IF EXISTS public.rs_view",
         "CREATE TABLE public.rs_customer (id int PRIMARY KEY, name text NOT NULL, tags text[], born date,"
             + " shout text GENERATED ALWAYS AS (upper(name)) STORED)",
         "CREATE TABLE public.rs_order (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
             + " customer_id int NOT NULL REFERENCES public.rs_customer ON DELETE CASCADE, total numeric(10,2) NOT NULL)",
         "CREATE TABLE public.rs_note (id int PRIMARY KEY, body text)",
+        "CREATE TABLE public.rs_keyed (id int PRIMARY KEY, body text NOT NULL)",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.rs_keyed TO tidemark_writer",
         "CREATE VIEW public.rs_view AS SELECT id, name FROM public.rs_customer",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.rs_customer, public.rs_order TO tidemark_writer",
         "GRANT SELECT ON public.rs_view TO tidemark_writer",
         "REVOKE ALL ON public.rs_note FROM tidemark_writer",
         "GRANT SELECT (id), INSERT, UPDATE, DELETE ON public.rs_note TO tidemark_writer",
-        "SELECT tidemark.capture_schemas(ARRAY['public'])");
-    harness = CommandRole.withQuery(infra, DB, Map.of());
+        "SELECT tidemark.capture_schemas(ARRAY['public'], ARRAY['rs_keyed'])");
+    harness = CommandRole.withQuery(infra, DB, Map.of(dev.tidemark.config.ConfigKey.DATABASE_KEY_ONLY_TABLES, "rs_keyed"));
   }
 
   @AfterAll
@@ -68,10 +70,11 @@ class RestoreIT {
   void seed() {
     sql(infra, DB,
         "UPDATE tidemark.changelog_state SET pruned_commit = 0, pruned_change = 0",
-        "TRUNCATE public.rs_customer, public.rs_order, public.rs_note RESTART IDENTITY CASCADE",
+        "TRUNCATE public.rs_customer, public.rs_order, public.rs_note, public.rs_keyed RESTART IDENTITY CASCADE",
         "INSERT INTO public.rs_customer (id, name, tags, born) VALUES (1, 'ada', '{x,y}', '1815-12-10'), (2, 'bob', NULL, NULL)",
         "INSERT INTO public.rs_order (customer_id, total) VALUES (1, 10.50), (1, 20.00), (2, 5.25)",
-        "INSERT INTO public.rs_note VALUES (1, 'secret')");
+        "INSERT INTO public.rs_note VALUES (1, 'secret')",
+        "INSERT INTO public.rs_keyed VALUES (1, 'one'), (2, 'two'), (3, 'three')");
     TestDatabases.awaitDecoded(infra, DB);
   }
 
@@ -291,5 +294,32 @@ class RestoreIT {
     error("restore_rows", new JsonObject().put("table", "rs_customer").put("key", 2).put("before", position), "CURSOR_EXPIRED");
     assertEquals(List.of("z"), rows("SELECT name FROM public.rs_customer WHERE id = 2"));
     assertEquals(List.of("0"), rows("SELECT count(*) FROM public.rs_order"));
+  }
+
+  // ---- a table of database.key-only-tables ----
+
+  @Test
+  void whatAKeyOnlyTableUpdatedOrDeletedIsRefusedAsMissingItsBeforeImageAndItsInsertsAreUndone() {
+    List<JsonObject> changes = changesOf(() -> sql(infra, DB, "UPDATE public.rs_keyed SET body = 'uno' WHERE id = 1",
+        "DELETE FROM public.rs_keyed WHERE id = 2", "INSERT INTO public.rs_keyed VALUES (4, 'four')"));
+    JsonObject update = only(changes, "rs_keyed", "UPDATE");
+    JsonObject delete = only(changes, "rs_keyed", "DELETE");
+    for (JsonObject change : List.of(update, delete)) {
+      JsonObject refused = error("restore_rows", new JsonObject().put("table", "rs_keyed").put("key", change.getJsonArray("key").getValue(0))
+          .put("before", change.getString("position")), "BEFORE_IMAGE_MISSING");
+      assertEquals("public.rs_keyed", refused.getString("table"), refused::encode);
+      assertTrue(refused.getString("message").contains("database.key-only-tables")
+          && refused.getString("message").contains("Nothing was written"), refused::encode);
+      JsonObject undo = error("undo_transaction", new JsonObject().put("transaction", change.getString("transaction")),
+          "BEFORE_IMAGE_MISSING");
+      assertTrue(undo.getString("message").contains("undo_transaction cannot put it back"), undo::encode);
+    }
+    assertEquals(List.of("1|uno", "3|three", "4|four"), rows("SELECT id || '|' || body FROM public.rs_keyed ORDER BY id"));
+
+    // an insert needs no old row: undoing it deletes the row
+    JsonObject insert = only(changes, "rs_keyed", "INSERT");
+    JsonObject args = new JsonObject().put("transaction", insert.getString("transaction"));
+    commit("undo_transaction", args.copy().put("confirm", true), ok("undo_transaction", args));
+    assertEquals(List.of("1|uno", "3|three"), rows("SELECT id || '|' || body FROM public.rs_keyed ORDER BY id"));
   }
 }

@@ -215,7 +215,8 @@ public final class ConfigLoader {
         v.list(ConfigKey.DATABASE_APPROVERS),
         v.tableApprovers(),
         v.namedTools(),
-        v.toolsFile());
+        v.toolsFile(),
+        v.keyOnlyTables());
   }
 
   /** database.caller-passwords, then the files of database.caller-password-dir over them. */

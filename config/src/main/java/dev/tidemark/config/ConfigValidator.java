@@ -218,6 +218,28 @@ final class ConfigValidator {
     return out;
   }
 
+  /**
+   * database.key-only-tables: schema.name, a name in any served schema, schema.* or *, unquoted as
+   * PostgreSQL stores the names; matched exactly by the capture's reconcile, so a quoted or
+   * wildcarded name that could never match is refused here rather than ignored there.
+   */
+  List<String> keyOnlyTables() {
+    ConfigKey k = ConfigKey.DATABASE_KEY_ONLY_TABLES;
+    List<String> out = list(k);
+    for (String t : out) {
+      int dot = t.indexOf('.');
+      String name = dot < 0 ? t : t.substring(dot + 1);
+      boolean ok = !t.contains("\"") && !t.contains(" ") && t.indexOf('.', dot + 1) < 0 && dot != 0 && !name.isEmpty()
+          && (!name.contains("*") || name.equals("*"))
+          && (dot < 0 || !t.substring(0, dot).contains("*"));
+      if (!ok) {
+        throw fail(k, "a comma-separated list of tables as schema.name, name (in any served schema), schema.* or *, unquoted and"
+            + " as PostgreSQL stores the names, such as public.audit_log,events.*; '" + t + "' is none of these");
+      }
+    }
+    return out;
+  }
+
   long nonNegativeLong(ConfigKey k) {
     try {
       long value = Long.parseLong(str(k));

@@ -206,7 +206,8 @@ public record TidemarkConfig(
       List<String> approvers,
       Map<String, List<String>> tableApprovers,
       io.vertx.core.json.JsonObject namedTools,
-      String toolsFile) {
+      String toolsFile,
+      List<String> keyOnlyTables) {
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -217,6 +218,7 @@ public record TidemarkConfig(
       reviewedFunctions = List.copyOf(reviewedFunctions);
       approvers = List.copyOf(approvers);
       tableApprovers = Map.copyOf(tableApprovers);
+      keyOnlyTables = List.copyOf(keyOnlyTables);
       namedTools = namedTools == null ? new io.vertx.core.json.JsonObject() : namedTools.copy();
     }
 
@@ -251,7 +253,8 @@ public record TidemarkConfig(
     /** The same database with pools of {@code size} connections. */
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
-          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile);
+          callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile,
+          keyOnlyTables);
     }
 
     /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */

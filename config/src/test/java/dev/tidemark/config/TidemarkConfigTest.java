@@ -128,6 +128,19 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void keyOnlyTablesAreTablesSchemasOrEverything() {
+    assertEquals(java.util.List.of(), TidemarkConfig.from(Map.of()).database().keyOnlyTables());
+    assertEquals(java.util.List.of("public.audit_log", "clicks", "events.*", "*"), TidemarkConfig.from(
+        Map.of(ConfigKey.DATABASE_KEY_ONLY_TABLES, " public.audit_log , clicks,events.*,* ")).database().keyOnlyTables());
+    for (String bad : new String[] {"public.", ".audit_log", "a.b.c", "public.audit*", "pub*.x", "\"Audit\"", "audit log"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> TidemarkConfig.from(Map.of(ConfigKey.DATABASE_KEY_ONLY_TABLES, bad)));
+      assertTrue(e.getMessage().contains("database.key-only-tables") && e.getMessage().contains("schema.*")
+          && e.getMessage().contains(bad), e.getMessage());
+    }
+  }
+
+  @Test
   void invalidValuesNameTheirKey() {
     for (var bad : Map.of(
         ConfigKey.HTTP_PORT, "70000",

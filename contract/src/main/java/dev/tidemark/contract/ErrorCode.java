@@ -31,7 +31,8 @@ public enum ErrorCode {
   PROPOSAL_VOID("PROPOSAL_VOID", false, "The proposer may no longer make this change, so its proposal is void; nothing was written."),
   PROPOSAL_REJECTED("PROPOSAL_REJECTED", false, "A person rejected the proposal and nothing was written; read the reason, and propose a different change only if one is still needed."),
   SIGN_IN_REQUIRED("SIGN_IN_REQUIRED", false, "Sign in to the console again: the sign-in expired, was ended, or its token was revoked."),
-  FORM_REFUSED("FORM_REFUSED", false, "Open the page again and send the form from there: a console form is sent once, by the sign-in that opened it, within an hour.");
+  FORM_REFUSED("FORM_REFUSED", false, "Open the page again and send the form from there: a console form is sent once, by the sign-in that opened it, within an hour."),
+  BEFORE_IMAGE_MISSING("BEFORE_IMAGE_MISSING", false, "The changelog holds only the key of the rows this would put back; restore them by hand, and remove their table from database.key-only-tables so that later changes keep whole rows.");
 
   private final String code;
   private final boolean retriable;

@@ -67,22 +67,24 @@ class WatchIT {
   void start(SharedInfra infra) {
     this.infra = infra;
     ServiceHarness.prepareDatabase(infra, DB,
-        "DROP TABLE IF EXISTS public.w_items, public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other",
+        "DROP TABLE IF EXISTS public.w_items, public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other, public.w_keyed",
         "CREATE TABLE public.w_items (id int PRIMARY KEY, status text NOT NULL, qty int NOT NULL, secret text)",
         "CREATE TABLE public.w_rls (id int PRIMARY KEY, owner text NOT NULL, v int NOT NULL)",
         "CREATE TABLE public.w_race (id int PRIMARY KEY, v int NOT NULL)",
         "CREATE TABLE public.w_drop (id int PRIMARY KEY)",
         "CREATE TABLE public.w_revoke (id int PRIMARY KEY)",
         "CREATE TABLE public.w_other (id int PRIMARY KEY)",
+        "CREATE TABLE public.w_keyed (id int PRIMARY KEY, status text NOT NULL)",
         "REVOKE ALL ON public.w_items FROM tidemark_reader",
         "GRANT SELECT (id, status, qty) ON public.w_items TO tidemark_reader",
-        "GRANT SELECT ON public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other TO tidemark_reader",
+        "GRANT SELECT ON public.w_rls, public.w_race, public.w_drop, public.w_revoke, public.w_other, public.w_keyed TO tidemark_reader",
         "ALTER TABLE public.w_rls ENABLE ROW LEVEL SECURITY",
         "CREATE POLICY w_rls_own ON public.w_rls USING (owner = current_user)",
         "INSERT INTO public.w_items SELECT g, CASE WHEN g % 2 = 0 THEN 'open' ELSE 'closed' END, g, 'secret-' || g FROM generate_series(1, 20) g",
-        "INSERT INTO public.w_race SELECT g, g FROM generate_series(1, 200) g");
+        "INSERT INTO public.w_race SELECT g, g FROM generate_series(1, 200) g",
+        "INSERT INTO public.w_keyed SELECT g, CASE WHEN g % 2 = 0 THEN 'open' ELSE 'closed' END FROM generate_series(1, 6) g");
     Map<ConfigKey, String> db = ChangelogRole.served(infra, DB, NAME, Map.of());
-    relay = ChangelogRole.start(infra, DB, NAME, Map.of());
+    relay = ChangelogRole.start(infra, DB, NAME, Map.of(ConfigKey.DATABASE_KEY_ONLY_TABLES, "w_keyed"));
     // two query roles, each in a cluster of its own, as two nodes that share nothing but the database
     server = QueryRole.withFanOut(infra, db);
     Map<ConfigKey, String> limited = new HashMap<>(db);
@@ -449,6 +451,30 @@ class WatchIT {
 
   @Test
   @Order(9)
+  void onATableWithTheKeyAloneARowThatLeftTheFilterOrWasDeletedIsDeletedFromTheWatch() throws Exception {
+    assertEquals(List.of("d"), TestDatabases.strings(infra, DB, "SELECT relreplident::text FROM pg_class WHERE oid = 'public.w_keyed'::regclass"));
+    ToolReply status = server.call(ServiceHarness.READER, "status", new JsonObject());
+    JsonObject images = status.structured().getJsonObject("before_images");
+    assertEquals("key", images.getString("public.w_keyed"), status.toJson().encode());
+    assertEquals("full", images.getString("public.w_items"), status.toJson().encode());
+    assertTrue(status.summary().contains("before-images hold only the key on public.w_keyed"), status.summary());
+    JsonObject args = new JsonObject().put("table", "w_keyed").put("where", open());
+    Held held = new Held();
+    held.apply(watch(server, args));
+    catchUp(server, args, held, infra);
+    assertEquals(java.util.Set.of("[2]", "[4]", "[6]"), held.rows.keySet());
+
+    sql(infra, DB, "UPDATE public.w_keyed SET status = 'closed' WHERE id = 2",  // leaves: no old row to tell it was inside
+        "DELETE FROM public.w_keyed WHERE id = 4",                              // deleted: its key alone
+        "UPDATE public.w_keyed SET id = 60 WHERE id = 6",                       // a new key: the old one's columns
+        "UPDATE public.w_keyed SET status = 'open' WHERE id = 1");              // enters
+    catchUp(server, args, held, infra);
+    assertSameRows(select("SELECT id, status FROM public.w_keyed WHERE status = 'open'"), held.rows);
+    assertEquals(java.util.Set.of("[1]", "[60]"), held.rows.keySet());
+  }
+
+  @Test
+  @Order(10)
   void aCursorOlderThanRetentionResetsWithAFreshSnapshot() {
     JsonObject args = new JsonObject().put("table", "w_items").put("where", open());
     Held held = new Held();
@@ -457,7 +483,8 @@ class WatchIT {
     String old = held.cursor;
     relay.close();
     relay = ChangelogRole.start(infra, DB, NAME,
-        Map.of(ConfigKey.CHANGELOG_RETENTION_SECONDS, "1", ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS, "1"));
+        Map.of(ConfigKey.CHANGELOG_RETENTION_SECONDS, "1", ConfigKey.CHANGELOG_PRUNE_INTERVAL_SECONDS, "1",
+            ConfigKey.DATABASE_KEY_ONLY_TABLES, "w_keyed"));
     sql(infra, DB, "UPDATE public.w_items SET qty = 77 WHERE id = 10");
     JsonObject[] last = new JsonObject[1];
     Await.that("the cursor to reset", WAIT, () -> {

@@ -359,11 +359,11 @@ public final class SlotReader implements Runnable {
     } else if (m instanceof PgOutput.Relation r) {
       relation(r);
     } else if (m instanceof PgOutput.Insert i) {
-      change(i.relid(), "INSERT", null, i.row());
+      change(i.relid(), "INSERT", null, false, i.row());
     } else if (m instanceof PgOutput.Update u) {
-      change(u.relid(), "UPDATE", u.old(), u.row());
+      change(u.relid(), "UPDATE", u.old(), u.oldIsKeyOnly(), u.row());
     } else if (m instanceof PgOutput.Delete d) {
-      change(d.relid(), "DELETE", d.old(), null);
+      change(d.relid(), "DELETE", d.old(), d.oldIsKeyOnly(), null);
     } else if (m instanceof PgOutput.Truncate t) {
       for (int relid : t.relids()) {
         Rel rel = relations.get(relid);
@@ -470,13 +470,18 @@ public final class SlotReader implements Runnable {
     relations.put(r.relid(), new Rel(r.relid(), r.schema(), r.name(), r.columns(), key));
   }
 
-  private void change(int relid, String op, PgOutput.Tuple old, PgOutput.Tuple row) throws SQLException {
+  /**
+   * {@code oldKeyOnly}: the old row holds only the replica identity's columns (a table of
+   * database.key-only-tables), and PostgreSQL sends the others as NULL: they are left out of the
+   * before-image rather than shown as NULLs the row never had.
+   */
+  private void change(int relid, String op, PgOutput.Tuple old, boolean oldKeyOnly, PgOutput.Tuple row) throws SQLException {
     Rel rel = relations.get(relid);
     if (rel == null) {
       throw new IllegalStateException("a change to relation " + relid + " came before its description");
     }
-    JsonObject before = old == null ? null : image(rel, old, null);
-    JsonObject after = row == null ? null : image(rel, row, old);
+    JsonObject before = old == null ? null : image(rel, old, null, oldKeyOnly);
+    JsonObject after = row == null ? null : image(rel, row, oldKeyOnly ? null : old, false);
     JsonObject img = after != null ? after : before;
     Object key;
     if (rel.key.isEmpty()) {
@@ -491,8 +496,11 @@ public final class SlotReader implements Runnable {
     add(relid, rel.schema, rel.name, op, key, before, after);
   }
 
-  /** A row's image; an unchanged TOASTed value comes from the old row (replica identity FULL), or is left out. */
-  private static JsonObject image(Rel rel, PgOutput.Tuple tuple, PgOutput.Tuple old) {
+  /**
+   * A row's image; an unchanged TOASTed value comes from the old row (replica identity FULL), or is
+   * left out. {@code identityOnly}: only the replica identity's columns.
+   */
+  private static JsonObject image(Rel rel, PgOutput.Tuple tuple, PgOutput.Tuple old, boolean identityOnly) {
     JsonObject out = new JsonObject();
     String[] values = tuple.values();
     for (int i = 0; i < values.length && i < rel.columns.size(); i++) {
@@ -504,6 +512,9 @@ public final class SlotReader implements Runnable {
         v = old.values()[i];
       }
       PgOutput.Column col = rel.columns.get(i);
+      if (identityOnly && !col.key()) {
+        continue;
+      }
       out.put(col.name(), TextValues.toJson(col.typeOid(), v));
     }
     return out;

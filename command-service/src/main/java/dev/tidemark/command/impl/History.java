@@ -27,13 +27,13 @@ final class History {
 
   /** A change of a row as the changelog holds it. */
   record Change(long position, long id, String xid, String op, JsonArray key, JsonObject before, JsonObject after, String committedAt,
-      String caller) {
+      String caller, boolean partial) {
 
     static Change of(JsonObject c) {
       Object key = c.getValue("key");
       return new Change(c.getLong("position", 0L), c.getLong("id"), c.getString("xid"), c.getString("op"),
           key instanceof JsonArray a ? a : null, c.getJsonObject("before"), c.getJsonObject("after"), c.getString("committed_at"),
-          c.getString("caller"));
+          c.getString("caller"), Boolean.TRUE.equals(c.getBoolean("partial")));
     }
 
     /** What changed_since shows of a later change. */
@@ -57,12 +57,24 @@ final class History {
    */
   record RowRestore(long relid, JsonArray key, JsonObject desired, JsonObject expected, List<Change> later) {}
 
+  /**
+   * Whether change {@code c} of a table {@code t} of captured_table updated or deleted a row while
+   * the table recorded only the key of its old rows (database.key-only-tables): no before-image, or
+   * one of key columns alone where the table has others.
+   */
+  private static final String PARTIAL = """
+      c.op IN ('UPDATE', 'DELETE') AND (c.before IS NULL
+        OR NOT EXISTS (SELECT 1 FROM jsonb_object_keys(c.before) b(col) WHERE b.col <> ALL (t.key_columns))
+           AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attnum > 0 AND NOT a.attisdropped
+                        AND a.attname::text <> ALL (t.key_columns)))""";
+
   /** The position and commit time a change is found at is kept with it; changes of one table share its key columns. */
   private static final String ROW_SQL = """
       SELECT s.pruned_commit, s.pruned_change, t.key_columns,
              (SELECT json_agg(json_build_object('position', k.position, 'id', c.id, 'xid', c.xid::text, 'op', c.op, 'key', c.key,
                        'before', c.before, 'after', c.after, 'committed_at', k.committed_at,
-                       'caller', coalesce(a.caller, c.caller)) ORDER BY k.position, c.id)
+                       'caller', coalesce(a.caller, c.caller), 'partial', """ + PARTIAL + """
+      ) ORDER BY k.position, c.id)
                 FROM tidemark.changelog c
                 JOIN tidemark.changelog_commit k ON k.xid = c.xid
                 LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
@@ -79,6 +91,8 @@ final class History {
              CASE WHEN n.rows < $2 THEN
                (SELECT json_agg(json_build_object('position', k.position, 'id', c.id, 'xid', c.xid::text, 'relid', c.relid::int8,
                          'op', c.op, 'key', c.key, 'before', c.before, 'after', c.after,
+                         'table', format('%I.%I', c.schema_name, c.table_name), 'partial', """ + PARTIAL + """
+      ,
                          'before_key', (SELECT jsonb_agg(c.before -> u.col ORDER BY u.n)
                                           FROM unnest(t.key_columns) WITH ORDINALITY u(col, n))) ORDER BY c.id)
                   FROM tidemark.changelog c LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
@@ -131,6 +145,9 @@ final class History {
           ErrorCode.NOT_FOUND, "The changelog holds no change of that row of " + table + " at or after that position: the row is as it"
               + " was then, or the key or the position is not the one you meant (changes_since shows both). Nothing was written.",
           new JsonObject().put("argument", "key")));
+      if (first.partial()) {
+        throw beforeImageMissing(table, "restore_rows");
+      }
       JsonObject last = first.before();
       List<Change> later = new ArrayList<>();
       for (Change c : changes) {
@@ -194,6 +211,10 @@ final class History {
         String to = rowId(relid, c.key());
         JsonObject[] chain = chains.remove(from);
         if (chain == null) {
+          if (c.partial()) {
+            return Future.succeededFuture(new Transaction(tables, beforeImageMissing(((JsonObject) o).getString("table"),
+                "undo_transaction"), null));
+          }
           chain = new JsonObject[] {"INSERT".equals(c.op()) ? null : c.before(), null};
         }
         chain[1] = "DELETE".equals(c.op()) ? null : c.after();
@@ -240,6 +261,14 @@ final class History {
 
   private static JsonArray keyOfRowId(String rowId) {
     return new JsonArray(rowId.substring(rowId.indexOf(':') + 1));
+  }
+
+  private static ToolException beforeImageMissing(String table, String tool) {
+    return new ToolException(ErrorCode.BEFORE_IMAGE_MISSING, "The changelog holds only the key of the row of " + table + " that this"
+        + " change updated or deleted, not the row as it was, because the table was named in database.key-only-tables when it"
+        + " changed (REPLICA IDENTITY DEFAULT): " + tool + " cannot put it back. Nothing was written. Restore the row by hand if you"
+        + " know it; an operator who wants later changes of " + table + " to be restorable removes it from database.key-only-tables.",
+        new JsonObject().put("table", table));
   }
 
   private static ToolException notRecorded(String xid, long prunedCommit, String status, boolean recordedLater, boolean beforeKept) {

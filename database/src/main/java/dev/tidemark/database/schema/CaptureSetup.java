@@ -43,6 +43,25 @@ public final class CaptureSetup {
         FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE t.problem IS NOT NULL ORDER BY 1""";
 
+  /**
+   * What the changelog keeps of an updated or deleted row of each published table ({@code relation}):
+   * {@code full}, {@code key} or {@code index} ({@code before_images}), from the table's replica
+   * identity as it is now.
+   */
+  public static final String BEFORE_IMAGES_SQL = """
+      SELECT format('%I.%I', n.nspname, c.relname) AS relation,
+             CASE c.relreplident WHEN 'f' THEN 'full' WHEN 'i' THEN 'index' ELSE 'key' END AS before_images
+        FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE t.published ORDER BY 1""";
+
+  /** Reconciles capture to the served schemas and the tables whose before-images are their key alone. */
+  public static final String RECONCILE_SQL = "SELECT tidemark.capture_schemas($1, $2)";
+
+  /** The arguments of {@link #RECONCILE_SQL}: database.schemas and database.key-only-tables. */
+  public static Tuple reconcileArguments(List<String> schemas, List<String> keyOnlyTables) {
+    return Tuple.tuple().addArrayOfString(schemas.toArray(new String[0])).addArrayOfString(keyOnlyTables.toArray(new String[0]));
+  }
+
   private CaptureSetup() {}
 
   /** What the server reports about the settings capture needs. */

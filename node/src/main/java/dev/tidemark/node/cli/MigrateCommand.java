@@ -51,9 +51,9 @@ final class MigrateCommand implements Callable<Integer> {
       int published;
       try {
         applied = session.await(Migrator.migrate(session.pool()));
-        // the served tables get REPLICA IDENTITY FULL and join the publication now, not at the first node's start
-        published = session.await(session.pool().preparedQuery("SELECT tidemark.capture_schemas($1)")
-            .execute(io.vertx.sqlclient.Tuple.of(db.schemas().toArray(new String[0])))
+        // the served tables get their replica identity (database.key-only-tables) and join the publication now, not at the first node's start
+        published = session.await(session.pool().preparedQuery(CaptureSetup.RECONCILE_SQL)
+            .execute(CaptureSetup.reconcileArguments(db.schemas(), db.keyOnlyTables()))
             .map(rows -> rows.iterator().next().getInteger(0)));
       } catch (IllegalStateException ise) {
         err.println("tidemark migrate: " + label + ise.getMessage());
@@ -70,6 +70,17 @@ final class MigrateCommand implements Callable<Integer> {
       if (unfollowed.size() > 0) {
         out.println(label + "capture cannot fully follow " + unfollowed.size() + " table(s):");
         unfollowed.forEach(r -> out.println(label + "  - " + r.getString("relation") + ": " + r.getString("problem")));
+      }
+      List<String> keyOnly = new java.util.ArrayList<>();
+      session.await(session.pool().query(CaptureSetup.BEFORE_IMAGES_SQL).execute())
+          .forEach(r -> {
+            if ("key".equals(r.getString("before_images"))) {
+              keyOnly.add(r.getString("relation"));
+            }
+          });
+      if (!keyOnly.isEmpty()) {
+        out.println(label + "changes keep only the key of updated and deleted rows (database.key-only-tables) on "
+            + keyOnly.size() + " table(s): " + String.join(", ", keyOnly));
       }
       return 0;
     }

@@ -17,6 +17,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.util.List;
 
 /** {@code status}: who answered, for whom, and whether the parts the node depends on are reachable. */
 public final class StatusTool implements ReadTool {
@@ -31,7 +32,7 @@ public final class StatusTool implements ReadTool {
   static final String LAG = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots"
       + " WHERE database = current_database() AND slot_name LIKE 'tidemark\\_%' AND confirmed_flush_lsn IS NOT NULL";
 
-  /** Served tables the changelog cannot fully follow (docs/changelog.md#before-images-toast-and-tables-without-a-primary-key). */
+  /** Served tables the changelog cannot fully follow (docs/changelog.md#tables-the-login-does-not-own-and-tables-without-a-primary-key). */
 
   /** @param admin Tidemark's login, which reads the changelog's head */
   public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
@@ -55,8 +56,13 @@ public final class StatusTool implements ReadTool {
       rows.forEach(r -> out.add(new JsonObject().put("table", r.getString(0)).put("problem", r.getString(1))));
       return out;
     }).otherwise(new io.vertx.core.json.JsonArray());
+    Future<JsonObject> images = admin.query(CaptureSetup.BEFORE_IMAGES_SQL).execute().map(rows -> {
+      JsonObject out = new JsonObject();
+      rows.forEach(r -> out.put(r.getString("relation"), r.getString("before_images")));
+      return out;
+    }).otherwise(new JsonObject());
     Future<JsonObject> proposal = proposal(request);
-    return Future.all(role, kafka, head, lag, problems, proposal).map(all -> {
+    return Future.all(List.of(role, kafka, head, lag, problems, images, proposal)).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
           .put("version", node.version())
@@ -77,6 +83,9 @@ public final class StatusTool implements ReadTool {
       if (!problems.result().isEmpty()) {
         out.put("capture_problems", problems.result());
       }
+      if (!images.result().isEmpty()) {
+        out.put("before_images", images.result());
+      }
       if (proposal.result() != null) {
         out.put("proposal", proposal.result());
       }
@@ -93,12 +102,19 @@ public final class StatusTool implements ReadTool {
           + (Boolean.TRUE.equals(k.getBoolean("reachable")) ? "reachable" : "unreachable")
           + (k.getString("detail") == null ? "" : " (" + k.getString("detail") + ")")
           + (head.result() == null ? "" : "; changelog_head " + head.result())
-          + (lag.result() == null ? "" : ", capture " + lag.result() + " bytes behind");
+          + (lag.result() == null ? "" : ", capture " + lag.result() + " bytes behind")
+          + keyOnly(images.result());
       JsonArray blocks = new JsonArray().add(problems.result())
           .add(proposal.result() == null ? new JsonArray() : new JsonArray().add(proposal.result()))
           .add(named.faults().isEmpty() ? new JsonArray() : new JsonArray().add(named.toJson()));
       return ToolReply.ok(summary, out, blocks);
     });
+  }
+
+  /** The tables whose changes keep only the key of updated and deleted rows, for the summary line. */
+  private static String keyOnly(JsonObject images) {
+    List<String> tables = images.fieldNames().stream().filter(t -> "key".equals(images.getString(t))).sorted().toList();
+    return tables.isEmpty() ? "" : "; before-images hold only the key on " + String.join(", ", tables);
   }
 
   /** The caller's proposal the call names, null when it names none; NOT_FOUND when it is not one of the caller's. */

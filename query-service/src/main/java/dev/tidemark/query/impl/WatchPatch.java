@@ -45,6 +45,19 @@ final class WatchPatch {
     return new Cut(page.subList(0, end), true, page.get(end).position());
   }
 
+  /**
+   * An UPDATE that changed the row's key ({@code oldKey}, from its before-image, differs from its
+   * key) as what a watcher sees: the old key deleted and the new one inserted, so that the row
+   * held under the old key goes.
+   */
+  static List<Change> split(Change c, String oldKey) {
+    if (oldKey == null || c.key() == null || oldKey.equals(c.key())) {
+      return List.of(c);
+    }
+    return List.of(new Change(c.position(), c.id(), c.xid(), "DELETE", oldKey, c.before(), null),
+        new Change(c.position(), c.id(), c.xid(), "INSERT", c.key(), null, c.after()));
+  }
+
   /** Whether the changes hold a truncation, which no per-key patch can express. */
   static boolean truncates(List<Change> changes) {
     return changes.stream().anyMatch(c -> "TRUNCATE".equals(c.op()));
@@ -53,18 +66,21 @@ final class WatchPatch {
   /**
    * What the changes left of one key: its final image ({@code null} once deleted), and every image
    * it had in the range (the first before-image and each after-image), to learn whether the row was
-   * ever inside the filter. {@code order} is the position of its last change.
+   * ever inside the filter. {@code order} is the position of its last change. {@code beforeUnknown}:
+   * its first change updated or deleted it while its table recorded only the key of old rows
+   * (database.key-only-tables), so whether it was inside the filter before the range is not known.
    */
-  record Net(String key, String finalImage, List<String> images, int order) {
+  record Net(String key, String finalImage, List<String> images, int order, boolean beforeUnknown) {
 
     boolean deleted() {
       return finalImage == null;
     }
   }
 
-  /** The net effect per key, ordered by each key's last change. */
-  static List<Net> net(List<Change> changes) {
+  /** The net effect per key, ordered by each key's last change; {@code keyColumns} are the table's primary key. */
+  static List<Net> net(List<Change> changes, List<String> keyColumns) {
     Map<String, List<String>> images = new LinkedHashMap<>();
+    java.util.Set<String> unknown = new java.util.HashSet<>();
     Map<String, String> last = new LinkedHashMap<>();
     Map<String, Integer> order = new LinkedHashMap<>();
     for (int i = 0; i < changes.size(); i++) {
@@ -72,8 +88,11 @@ final class WatchPatch {
       if (c.key() == null) {
         continue;
       }
+      boolean first = !images.containsKey(c.key());
       List<String> seen = images.computeIfAbsent(c.key(), k -> new ArrayList<>());
-      if (seen.isEmpty() && c.before() != null) {
+      if (first && keyOnly(c, keyColumns)) {
+        unknown.add(c.key());
+      } else if (first && c.before() != null) {
         seen.add(c.before());
       }
       if (c.after() != null) {
@@ -84,10 +103,22 @@ final class WatchPatch {
     }
     List<Net> out = new ArrayList<>();
     for (Map.Entry<String, List<String>> e : images.entrySet()) {
-      out.add(new Net(e.getKey(), last.get(e.getKey()), List.copyOf(e.getValue()), order.get(e.getKey())));
+      out.add(new Net(e.getKey(), last.get(e.getKey()), List.copyOf(e.getValue()), order.get(e.getKey()), unknown.contains(e.getKey())));
     }
     out.sort((a, b) -> Integer.compare(a.order(), b.order()));
     return out;
+  }
+
+  /**
+   * Whether an UPDATE or DELETE carries no old row beyond its key: no before-image, or one of key
+   * columns alone. A table whose every column is in its key is taken as such too, which costs at
+   * most a delete of a key the watcher may not hold.
+   */
+  private static boolean keyOnly(Change c, List<String> keyColumns) {
+    if (!"UPDATE".equals(c.op()) && !"DELETE".equals(c.op())) {
+      return false;
+    }
+    return c.before() == null || keyColumns.containsAll(new io.vertx.core.json.JsonObject(c.before()).fieldNames());
   }
 
   /**

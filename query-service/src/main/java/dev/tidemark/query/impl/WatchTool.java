@@ -102,7 +102,10 @@ public final class WatchTool implements ReadTool {
       SELECT k.position, c.id, c.xid::text AS xid, c.op, c.before::text AS before, c.after::text AS after,
              CASE WHEN jsonb_typeof(c.key) = 'array' AND jsonb_array_length(c.key) = cardinality($4::text[])
                   THEN (SELECT jsonb_object_agg(u.col, c.key -> (u.n - 1)::int) FROM unnest($4::text[]) WITH ORDINALITY u(col, n))::text
-             END AS key
+             END AS key,
+             CASE WHEN c.op = 'UPDATE' AND jsonb_typeof(c.before) = 'object' AND cardinality($4::text[]) > 0 AND c.before ?& $4::text[]
+                  THEN (SELECT jsonb_object_agg(u.col, c.before -> u.col) FROM unnest($4::text[]) u(col))::text
+             END AS old_key
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
        WHERE c.relid = $1::int8::oid AND k.position >= $2 AND (k.position > $2 OR c.id > $3) AND c.op <> 'DDL'
@@ -427,10 +430,10 @@ public final class WatchTool implements ReadTool {
                       w.keyColumns().toArray(new String[0]), MAX_PATCH_CHANGES, decoded)).map(rows -> {
                         List<Change> changes = new ArrayList<>();
                         for (Row r : rows) {
-                          changes.add(new Change(r.getLong("position"), r.getLong("id"), r.getString("xid"), r.getString("op"),
-                              r.getString("key"), r.getString("before"), r.getString("after")));
+                          changes.addAll(WatchPatch.split(new Change(r.getLong("position"), r.getLong("id"), r.getString("xid"),
+                              r.getString("op"), r.getString("key"), r.getString("before"), r.getString("after")), r.getString("old_key")));
                         }
-                        return new Log(null, false, true, changes, changes.size() == MAX_PATCH_CHANGES, head, from);
+                        return new Log(null, false, true, changes, rows.size() == MAX_PATCH_CHANGES, head, from);
                       });
                 });
               }));
@@ -518,7 +521,7 @@ public final class WatchTool implements ReadTool {
    * caller was shown it.
    */
   private Future<ToolReply> patch(CallerDb db, ToolRequest request, String shape, Watch w, Cut cut, ChangePosition to) {
-    List<Net> nets = WatchPatch.net(cut.taken());
+    List<Net> nets = WatchPatch.net(cut.taken(), w.keyColumns());
     JsonObject where = request.arguments().getJsonObject("where");
     return catalog.use(w.table(), table -> {
       if (table.oid() != w.oid()) {
@@ -536,7 +539,8 @@ public final class WatchTool implements ReadTool {
           List<String> finals = new ArrayList<>();
           int at = 0;
           for (Net n : nets) {
-            boolean ever = false;
+            // a row whose old state is not known may have been inside the filter: a delete of a key not held is harmless
+            boolean ever = n.beforeUnknown();
             boolean last = false;
             for (int i = 0; i < n.images().size(); i++) {
               boolean m = matched.get(at++);
