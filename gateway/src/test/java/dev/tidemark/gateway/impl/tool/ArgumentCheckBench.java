@@ -2,8 +2,8 @@
 // the package of what it times, so that no class outside the gateway reaches into its impl; the
 // build compiles it with the tests and never runs it (it is no *Test or *IT).
 //
-// Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walks and the
-// tool's JSON Schema through vertx-json-schema) on one thread, on the arguments of a get_row and of
+// Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walk and the
+// tool's compiled SchemaCheck, which vertx-json-schema backs for arguments that may not fit) on one thread, on the arguments of a get_row and of
 // an insert_rows of ten rows, as the gateway runs it on every tools/call. Prints nanoseconds per
 // check for each of several rounds: the first rounds include the JIT compiler's work.
 //
