@@ -269,10 +269,7 @@ final class SchemaCheck {
         // the general validator counts code points; both counts must fit, or it decides
         int units = text.length();
         int points = units > 0 && hasSurrogate(text) ? text.codePointCount(0, units) : units;
-        if (minLength >= 0 && (units < minLength || points < minLength)) {
-          return false;
-        }
-        if (maxLength >= 0 && (units > maxLength || points > maxLength)) {
+        if (!within(units, minLength, maxLength) || !within(points, minLength, maxLength)) {
           return false;
         }
       }
@@ -291,8 +288,7 @@ final class SchemaCheck {
     }
 
     private boolean object(Map<String, Object> map) {
-      int size = map.size();
-      if ((minProperties >= 0 && size < minProperties) || (maxProperties >= 0 && size > maxProperties)) {
+      if (!within(map.size(), minProperties, maxProperties)) {
         return false;
       }
       if (required != null) {
@@ -319,7 +315,7 @@ final class SchemaCheck {
 
     private boolean array(List<?> list) {
       int size = list.size();
-      if ((minItems >= 0 && size < minItems) || (maxItems >= 0 && size > maxItems)) {
+      if (!within(size, minItems, maxItems)) {
         return false;
       }
       if (items != null) {
@@ -339,6 +335,11 @@ final class SchemaCheck {
         }
       }
       return true;
+    }
+
+    /** Whether a count lies within bounds, each -1 when the schema does not name it. */
+    private static boolean within(int count, int min, int max) {
+      return (min < 0 || count >= min) && (max < 0 || count <= max);
     }
 
     @SuppressWarnings("unchecked")
