@@ -96,7 +96,7 @@ public final class TidemarkNode {
       Vertx vertx = cluster.vertx();
       Meters.install(vertx, metrics);
       OpenTelemetrySdk traces = NodeTraces.create(config.tracing(), nodeId, Version.get());
-      Traces.install(vertx, traces);
+      Traces.install(vertx, NodeTraces.forCalls(traces, config.tracing()));
       Set<Role> roles = config.roles();
       NodeInfo info = new NodeInfo(nodeId, Version.get(), roles, cluster::size);
       boolean needsDatabase = roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY) || roles.contains(Role.COMMAND)

@@ -1,6 +1,7 @@
 package dev.tidemark.node.ops;
 
 import dev.tidemark.config.TidemarkConfig.TracingConfig;
+import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
@@ -25,8 +26,7 @@ import java.util.concurrent.TimeUnit;
  * The OpenTelemetry SDK of one node. Built per node, never registered globally: the tests run
  * several nodes in one JVM, and each must name itself and export only its own spans; the roles
  * find it through their Vert.x instance ({@code Traces.tracer(vertx)}). Even without an exporter
- * it makes real spans, so that a call without a {@code traceparent} gets a trace id to log and to
- * pass on. Spans are exported in batches by the SDK's own thread, never on an event loop.
+ * a call without a {@code traceparent} gets a trace id to log and to pass on ({@link #forCalls}). Spans are exported in batches by the SDK's own thread, never on an event loop.
  */
 public final class NodeTraces {
 
@@ -59,8 +59,7 @@ public final class NodeTraces {
         SERVICE_NAME, config.serviceName(), SERVICE_INSTANCE_ID, nodeId, SERVICE_VERSION, version)));
     SdkTracerProviderBuilder provider = SdkTracerProvider.builder()
         .setResource(resource)
-        // a caller's traceparent decides whether its trace is kept, so that no trace is kept in part
-        .setSampler(Sampler.parentBased(Sampler.traceIdRatioBased(config.sampleRatio())));
+        .setSampler(sampler(config));
     if (config.exports()) {
       provider.addSpanProcessor(BatchSpanProcessor.builder(OtlpHttpSpanExporter.builder()
           .setEndpoint(config.otlpEndpoint())
@@ -73,6 +72,20 @@ public final class NodeTraces {
         .setTracerProvider(provider.build())
         .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
         .build();
+  }
+
+  /**
+   * What the node's roles trace calls with: the SDK itself when it exports, else spans that are
+   * only their ids ({@link UnrecordedTraces}), with the same sampler and propagator, since a span
+   * nobody will see is not worth building on every call.
+   */
+  public static OpenTelemetry forCalls(OpenTelemetrySdk sdk, TracingConfig config) {
+    return config.exports() ? sdk : new UnrecordedTraces(sampler(config), sdk.getPropagators());
+  }
+
+  private static Sampler sampler(TracingConfig config) {
+    // a caller's traceparent decides whether its trace is kept, so that no trace is kept in part
+    return Sampler.parentBased(Sampler.traceIdRatioBased(config.sampleRatio()));
   }
 
   /** Exports what is still waiting, then stops; completes when that is done or after 10 s. */

@@ -37,8 +37,8 @@ public final class ToolCallMeters {
   private static final Logger LOG = LoggerFactory.getLogger("dev.tidemark.gateway.ToolCalls");
 
   private final MeterRegistry registry;
-  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+  /** Each tool's meters, found by its label once per call: no call builds a key or looks a meter up by its tags. */
+  private final Map<String, ToolMeters> tools = new ConcurrentHashMap<>();
 
   ToolCallMeters(MeterRegistry registry) {
     this.registry = registry;
@@ -51,8 +51,9 @@ public final class ToolCallMeters {
     return call.get().andThen(ar -> {
       long nanos = System.nanoTime() - started;
       String outcome = ar.succeeded() ? outcome(ar.result()) : PROTOCOL_ERROR;
-      timer(tool).record(nanos, TimeUnit.NANOSECONDS);
-      counter(tool, outcome).increment();
+      ToolMeters meters = tools.computeIfAbsent(tool, ToolMeters::new);
+      meters.timer.record(nanos, TimeUnit.NANOSECONDS);
+      meters.counter(outcome).increment();
       // the one line per call, at debug: with log.format=json it carries the call's ids
       LOG.debug("tool {} ended {} in {} ms", tool, outcome, nanos / 1_000_000);
     });
@@ -73,14 +74,35 @@ public final class ToolCallMeters {
     return ErrorCode.of(code).map(ErrorCode::code).orElse(OTHER);
   }
 
-  private Counter counter(String tool, String outcome) {
-    return counters.computeIfAbsent(tool + '|' + outcome, k -> Counter.builder(Meters.TOOL_CALLS)
-        .description("Tool calls by tool and outcome").tag("tool", tool).tag("outcome", outcome).register(registry));
-  }
+  /** A tool's timer and its counters by outcome, the one for {@code ok} at hand since most calls end so. */
+  private final class ToolMeters {
+    final String tool;
+    final Timer timer;
+    /** Registered on the first call that ends so, as the other outcomes are: a series appears once it counts something. */
+    volatile Counter ok;
+    final Map<String, Counter> others = new ConcurrentHashMap<>();
 
-  private Timer timer(String tool) {
-    return timers.computeIfAbsent(tool, k -> Timer.builder(Meters.TOOL_CALL_DURATION)
-        .description("How long tool calls took at the gateway").tag("tool", tool)
-        .serviceLevelObjectives(BUCKETS).register(registry));
+    ToolMeters(String tool) {
+      this.tool = tool;
+      this.timer = Timer.builder(Meters.TOOL_CALL_DURATION).description("How long tool calls took at the gateway")
+          .tag("tool", tool).serviceLevelObjectives(BUCKETS).register(registry);
+    }
+
+    Counter counter(String outcome) {
+      if (!OK.equals(outcome)) {
+        return others.computeIfAbsent(outcome, this::register);
+      }
+      Counter counter = ok;
+      if (counter == null) {
+        // two loops may both get here: the registry hands both the same counter
+        ok = counter = register(OK);
+      }
+      return counter;
+    }
+
+    private Counter register(String outcome) {
+      return Counter.builder(Meters.TOOL_CALLS).description("Tool calls by tool and outcome")
+          .tag("tool", tool).tag("outcome", outcome).register(registry);
+    }
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -99,6 +100,33 @@ class SharedGaugesTest {
   }
 
   /** Runs {@code work} on {@link #THREADS} threads released at once, each given its index, and waits for all. */
+  @Test
+  void toolCallsEndedOnManyThreadsAddUpInOneSeriesPerToolAndOutcome() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    ToolCallMeters meters = new ToolCallMeters(registry);
+    JsonObject ok = new JsonObject().put("structuredContent", new JsonObject());
+    JsonObject notFound = new JsonObject().put("isError", true)
+        .put("structuredContent", new JsonObject().put("error", new JsonObject().put("code", "NOT_FOUND")));
+    meters.record("list_rows", () -> io.vertx.core.Future.succeededFuture(notFound));
+    assertTrue(registry.find(Meters.TOOL_CALLS).tags("tool", "list_rows", "outcome", "ok").counter() == null,
+        "no ok series before a call ends so");
+    together(t -> {
+      for (int i = 0; i < ROUNDS; i++) {
+        String tool = i % 2 == 0 ? "get_row" : "list_rows";
+        JsonObject result = i % 5 == 0 ? notFound : ok;
+        meters.record(tool, () -> io.vertx.core.Future.succeededFuture(result));
+      }
+    });
+    assertEquals(1, registry.find(Meters.TOOL_CALLS).tags("tool", "get_row", "outcome", "ok").counters().size());
+    double getRowOk = registry.get(Meters.TOOL_CALLS).tags("tool", "get_row", "outcome", "ok").counter().count();
+    double getRowNotFound = registry.get(Meters.TOOL_CALLS).tags("tool", "get_row", "outcome", "NOT_FOUND").counter().count();
+    double listRows = registry.get(Meters.TOOL_CALLS).tags("tool", "list_rows").counters().stream().mapToDouble(c -> c.count()).sum();
+    assertEquals(THREADS * (ROUNDS / 2) * 4 / 5, (int) getRowOk);
+    assertEquals(THREADS * (ROUNDS / 2) / 5, (int) getRowNotFound);
+    assertEquals(THREADS * (ROUNDS / 2) + 1, (int) listRows);
+    assertEquals(THREADS * (ROUNDS / 2), registry.get(Meters.TOOL_CALL_DURATION).tags("tool", "get_row").timer().count());
+  }
+
   private static void together(IntConsumer work) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(THREADS);
     CountDownLatch start = new CountDownLatch(1);

@@ -26,6 +26,8 @@ public final class ArgumentValidator {
       .setOutputFormat(OutputFormat.Basic);
 
   private final Map<String, Validator> validators = new LinkedHashMap<>();
+  /** Per tool, its schema compiled into a check of the arguments that fit; absent when it could not be compiled. */
+  private final Map<String, SchemaCheck> checks = new LinkedHashMap<>();
   private final Map<String, JsonObject> schemas = new LinkedHashMap<>();
   /** Per tool, the argument pointers of arrays whose items must be unique, checked here (see {@link #withoutUniqueItems}). */
   private final Map<String, List<String>> uniqueArrays = new LinkedHashMap<>();
@@ -44,12 +46,21 @@ public final class ArgumentValidator {
       validators.put(name, Validator.create(JsonSchema.of(withoutUniqueItems(schema.copy(), "", unique)), OPTIONS));
       schemas.put(name, schema);
       uniqueArrays.put(name, unique);
+      SchemaCheck check = SchemaCheck.compile(schema);
+      if (check != null) {
+        checks.put(name, check);
+      }
     });
   }
 
   /** Every fault of {@code arguments}; empty when they fit. */
   public JsonArray faults(String tool, JsonObject arguments) {
     JsonArray faults = new JsonArray();
+    // most calls fit: the compiled check vouches for them in one walk; any doubt takes the full path below
+    SchemaCheck check = checks.get(tool);
+    if (check != null && plain(arguments.getMap(), 0) && check.accepts(arguments)) {
+      return faults;
+    }
     // every part of Tidemark walks values recursively (validation, encoding, binding): a value nested
     // past any use would exhaust a thread's stack, so it is refused first, with nothing else checked
     String tooDeep = tooDeep(arguments, "", 0);
@@ -129,6 +140,41 @@ public final class ArgumentValidator {
       }
     }
     return false;
+  }
+
+  /** Whether {@code value} nests no deeper than {@link #MAX_DEPTH} and holds no NUL, in a walk that builds no pointers. */
+  private static boolean plain(Object value, int depth) {
+    if (value instanceof String text) {
+      return text.indexOf('\u0000') < 0;
+    }
+    if (value instanceof JsonObject object) {
+      return plain(object.getMap(), depth);
+    }
+    if (value instanceof JsonArray array) {
+      return plain(array.getList(), depth);
+    }
+    if (value instanceof Map<?, ?> map) {
+      if (depth > MAX_DEPTH) {
+        return false;
+      }
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        if (!(e.getKey() instanceof String name) || name.indexOf('\u0000') >= 0 || !plain(e.getValue(), depth + 1)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (value instanceof List<?> list) {
+      if (depth > MAX_DEPTH) {
+        return false;
+      }
+      for (Object item : list) {
+        if (!plain(item, depth + 1)) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** How deep arrays and objects may nest in a tool's arguments. */

@@ -2,10 +2,12 @@
 // the package of what it times, so that no class outside the gateway reaches into its impl; the
 // build compiles it with the tests and never runs it (it is no *Test or *IT).
 //
-// Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walks and the
-// tool's JSON Schema through vertx-json-schema) on one thread, on the arguments of a get_row and of
-// an insert_rows of ten rows, as the gateway runs it on every tools/call. Prints nanoseconds per
-// check for each of several rounds: the first rounds include the JIT compiler's work.
+// Times Tidemark's own argument check (ArgumentValidator.faults: the depth and NUL walk and the
+// tool's compiled SchemaCheck, which vertx-json-schema backs for arguments that may not fit) on one thread, on the arguments of a get_row and of
+// an insert_rows of ten rows, as the gateway runs it on every tools/call; beside it, in the same
+// rounds, vertx-json-schema's check of the same schema alone, which was the whole check before the
+// schemas were compiled. Prints nanoseconds per check for each of several rounds: the first rounds
+// include the JIT compiler's work.
 //
 // Usage: bench/argument-check.sh [rounds] [checks-per-round]
 package dev.tidemark.gateway.impl.tool;
@@ -13,6 +15,11 @@ package dev.tidemark.gateway.impl.tool;
 import dev.tidemark.contract.ToolCatalog;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.json.schema.Draft;
+import io.vertx.json.schema.JsonSchema;
+import io.vertx.json.schema.JsonSchemaOptions;
+import io.vertx.json.schema.OutputFormat;
+import io.vertx.json.schema.Validator;
 import java.util.function.IntFunction;
 
 public class ArgumentCheckBench {
@@ -29,10 +36,32 @@ public class ArgumentCheckBench {
       }
       return new JsonObject().put("table", "customers").put("rows", rows);
     };
+    Validator getRowSchema = general("get_row");
+    Validator insertRowsSchema = general("insert_rows");
     for (int round = 1; round <= rounds; round++) {
-      System.out.printf("[bench] round %d: get_row %,d ns per check, insert_rows (10 rows) %,d ns per check%n",
-          round, time(validator, "get_row", getRow, checks), time(validator, "insert_rows", insertRows, checks / 5));
+      System.out.printf("[bench] round %d: get_row %,d ns per check, insert_rows (10 rows) %,d ns per check;"
+              + " vertx-json-schema alone: get_row %,d ns, insert_rows %,d ns%n",
+          round, time(validator, "get_row", getRow, checks), time(validator, "insert_rows", insertRows, checks / 5),
+          time(getRowSchema, getRow, checks), time(insertRowsSchema, insertRows, checks / 5));
     }
+  }
+
+  private static Validator general(String tool) {
+    return Validator.create(JsonSchema.of(ToolCatalog.find(tool).orElseThrow().inputSchema().copy()),
+        new JsonSchemaOptions().setDraft(Draft.DRAFT202012).setBaseUri("https://tidemark.dev/schemas/").setOutputFormat(OutputFormat.Basic));
+  }
+
+  static long time(Validator validator, IntFunction<JsonObject> arguments, int checks) {
+    long refused = 0;
+    long started = System.nanoTime();
+    for (int i = 0; i < checks; i++) {
+      refused += Boolean.TRUE.equals(validator.validate(arguments.apply(i)).getValid()) ? 0 : 1;
+    }
+    long perCheck = (System.nanoTime() - started) / checks;
+    if (refused != 0) {
+      throw new IllegalStateException("vertx-json-schema refused arguments the benchmark means to be valid");
+    }
+    return perCheck;
   }
 
   static long time(ArgumentValidator validator, String tool, IntFunction<JsonObject> arguments, int checks) {
