@@ -147,8 +147,7 @@ for e in json.load(open(sys.argv[1]))["recording"]["events"]:
     frames = (e["values"].get("stackTrace") or {}).get("frames") or []
     if not frames:
         continue
-    name = frames[0]["method"]["type"]["name"]
-    parts = name.split(".")
+    parts = frames[0]["method"]["type"]["name"].replace("/", ".").split(".")
     own[".".join(parts[:3] if parts[0] in ("io", "dev", "com", "org") else parts[:2])] += 1
     total += 1
 for k, n in own.most_common(15):
@@ -228,7 +227,6 @@ same="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/same.out")"
 done_tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/same.out")"
 awk -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v n="$done_tx" -v hz="$hz" 'BEGIN {
   printf "[bench] pgbench, the same work: CPU per transaction: PostgreSQL %.3f ms\n", p * 1000 / hz / n }'
-[[ "${THREADS:-0}" == 1 ]] && pg_split "$work/pg.before" "$work/pg.after" | sed 's/^/[bench] pgbench, the same work: PostgreSQL: /'
 # the relay stores the attribution of a message whose signature it checked: pgbench's signed ones too
 sleep 2
 kept="$(psql "$pg" -Atc "SELECT count(*) FROM tidemark.idempotency WHERE key LIKE 'pg-%'")"

@@ -13,25 +13,28 @@ ticks() {  # utime + stime of the given pids, in clock ticks
   done
   echo "$sum"
 }
-# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines:
-# a backend that starts during the measured window counts from zero, one that ends is lost
+# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines,
+# and a "reaped ticks" line: what the children that ended have spent (the postmaster's cutime and
+# cstime), so that a backend that ends during the measured window (pgbench's, at its end) counts too
 pg_ticks() {
   local pid
   for pid in "$postmaster" $(pgrep -P "$postmaster" || true); do
     if [[ -r /proc/$pid/stat ]]; then echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat")"; fi
   done
+  echo "reaped $(awk '{print $16 + $17}' "/proc/$postmaster/stat")"
   return 0
 }
-pg_delta() {  # $1, $2 = pg_ticks before and after
-  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { sum += $2 - (($1 in before) ? before[$1] : 0) } END { print sum + 0 }' "$1" "$2"
+pg_delta() {  # $1, $2 = pg_ticks before and after: a process that ended is counted in reaped, less what it had spent before
+  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { seen[$1] = 1; sum += $2 - (($1 in before) ? before[$1] : 0) }
+    END { for (p in before) if (!(p in seen)) sum -= before[p]; print sum + 0 }' "$1" "$2"
 }
 hz="$(getconf CLK_TCK)"
 # How the PostgreSQL server's CPU between pg_ticks $1 and $2 split between its processes, grouped by
-# what ps shows of each (the login of a backend, the walsender, the checkpointer...): the share of
-# each, and its ms per unit when $3 (the count of units) is given.
+# what ps shows of each (the login of a backend, the walsender, the checkpointer...), as shares of
+# the processes still running at $2.
 pg_split() {
   local pid d
-  awk 'FILENAME == ARGV[1] { b[$1] = $2; next } { d = $2 - (($1 in b) ? b[$1] : 0); if (d > 0) print $1, d }' "$1" "$2" \
+  awk 'FILENAME == ARGV[1] { b[$1] = $2; next } $1 != "reaped" { d = $2 - (($1 in b) ? b[$1] : 0); if (d > 0) print $1, d }' "$1" "$2" \
     | while read -r pid d; do
         echo "$d $(ps -o args= -p "$pid" 2>/dev/null | awk '{ print ($2 == "walsender" || $2 == "logical") ? $2 " " $3 : ($3 == "" ? $2 : $2 " " $3) }')"
       done \
