@@ -158,9 +158,8 @@ PY2
 
 echo "[bench] $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores, tidemark dev pid $dev_pid at $url, postmaster $postmaster"
 echo "[bench] PostgreSQL: $pg"
-# plan + commit first: its warm-up compiles what both kinds run, so that the direct commits, measured
-# after a warm-up of their own, no longer share the CPU with the JVM's compilers (in dev mode they
-# took 41 % of the JVM's CPU after 180 s of direct commits alone, and 3 % after 380 s)
+# plan + commit first, so that the direct commits are measured after both warm-ups: the JVM's
+# compilers took 41 to 43 % of its CPU during direct commits in either order (see THREADS=1)
 run "insert_rows, plan + commit" "$work/plan.lua"
 plan="$(sed -n 's/^\[bench\] calls [0-9]*, commits [0-9]*, \([0-9]*\) commits.*/\1/p' "$work/wrk.out")"
 rm -f "$work/warm.out"
