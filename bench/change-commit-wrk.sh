@@ -158,8 +158,9 @@ PY2
 
 echo "[bench] $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores, tidemark dev pid $dev_pid at $url, postmaster $postmaster"
 echo "[bench] PostgreSQL: $pg"
-# plan + commit first, so that the direct commits are measured after both warm-ups: the JVM's
-# compilers took 41 to 43 % of its CPU during direct commits in either order (see THREADS=1)
+# plan + commit first, so that the direct commits are measured after both warm-ups. The JVM's
+# compilers still took 41 to 43 % of its CPU during direct commits, in either order (see THREADS=1):
+# they send changes through dev mode's embedded Kafka broker, whose code is compiled then
 run "insert_rows, plan + commit" "$work/plan.lua"
 plan="$(sed -n 's/^\[bench\] calls [0-9]*, commits [0-9]*, \([0-9]*\) commits.*/\1/p' "$work/wrk.out")"
 rm -f "$work/warm.out"
