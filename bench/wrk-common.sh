@@ -13,19 +13,34 @@ ticks() {  # utime + stime of the given pids, in clock ticks
   done
   echo "$sum"
 }
-# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines:
-# a backend that starts during the measured window counts from zero, one that ends is lost
+# the PostgreSQL server's ticks per process (the postmaster and its children), as "pid ticks" lines,
+# and a "reaped ticks" line: what the children that ended have spent (the postmaster's cutime and
+# cstime), so that a backend that ends during the measured window (pgbench's, at its end) counts too
 pg_ticks() {
   local pid
   for pid in "$postmaster" $(pgrep -P "$postmaster" || true); do
     if [[ -r /proc/$pid/stat ]]; then echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat")"; fi
   done
+  echo "reaped $(awk '{print $16 + $17}' "/proc/$postmaster/stat")"
   return 0
 }
-pg_delta() {  # $1, $2 = pg_ticks before and after
-  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { sum += $2 - (($1 in before) ? before[$1] : 0) } END { print sum + 0 }' "$1" "$2"
+pg_delta() {  # $1, $2 = pg_ticks before and after: a process that ended is counted in reaped, less what it had spent before
+  awk 'FILENAME == ARGV[1] { before[$1] = $2; next } { seen[$1] = 1; sum += $2 - (($1 in before) ? before[$1] : 0) }
+    END { for (p in before) if (!(p in seen)) sum -= before[p]; print sum + 0 }' "$1" "$2"
 }
 hz="$(getconf CLK_TCK)"
+# How the PostgreSQL server's CPU between pg_ticks $1 and $2 split between its processes, grouped by
+# what ps shows of each (the login of a backend, the walsender, the checkpointer...), as shares of
+# the processes still running at $2.
+pg_split() {
+  local pid d
+  awk 'FILENAME == ARGV[1] { b[$1] = $2; next } $1 != "reaped" { d = $2 - (($1 in b) ? b[$1] : 0); if (d > 0) print $1, d }' "$1" "$2" \
+    | while read -r pid d; do
+        echo "$d $(ps -o args= -p "$pid" 2>/dev/null | awk '{ print ($2 == "walsender" || $2 == "logical") ? $2 " " $3 : ($3 == "" ? $2 : $2 " " $3) }')"
+      done \
+    | awk '{ k = $2; for (i = 3; i <= NF; i++) k = k " " $i; g[k] += $1; all += $1 }
+        END { for (k in g) printf "%.1f %% %s\n", g[k] * 100 / all, k }' | sort -rn | head -8
+}
 
 # With THREADS=1, measure also prints how the server's CPU in the measured run split between its
 # threads, grouped by name without digits (the event loops, the JIT compilers, the Kafka broker's
@@ -58,6 +73,7 @@ measure() {
   awk -v n="$1" -v u="$5" -v c="$count" -v s=$((s1 - s0)) -v p="$(pg_delta "$work/pg.before" "$work/pg.after")" -v w="$w" -v hz="$hz" 'BEGIN {
     printf "[bench] %s: CPU per %s: server %.3f ms, PostgreSQL %.3f ms, wrk %.3f ms\n", n, u, s * 1000 / hz / c, p * 1000 / hz / c, w / c }'
   if [[ "${THREADS:-0}" == 1 ]]; then
+    pg_split "$work/pg.before" "$work/pg.after" | awk -v n="$1" '{ printf "[bench] %s: PostgreSQL: %s\n", n, $0 }'
     awk 'FILENAME == ARGV[1] { b[$1] = $3; next }
       { d = $3 - (($1 in b) ? b[$1] : 0); if (d > 0) { g[$2] += d; all += d } }
       END { for (k in g) printf "%d %s\n", g[k], k; print all " total" }' "$work/threads.before" "$work/threads.after" \
