@@ -456,7 +456,7 @@ class WatchIT {
     ToolReply status = server.call(ServiceHarness.READER, "status", new JsonObject());
     JsonObject images = status.structured().getJsonObject("before_images");
     assertEquals("key", images.getString("public.w_keyed"), status.toJson().encode());
-    assertEquals("full", images.getString("public.w_items"), status.toJson().encode());
+    assertFalse(images.containsKey("public.w_items"), "a table with full before-images is not listed: " + status.toJson().encode());
     assertTrue(status.summary().contains("before-images hold only the key on public.w_keyed"), status.summary());
     JsonObject args = new JsonObject().put("table", "w_keyed").put("where", open());
     Held held = new Held();

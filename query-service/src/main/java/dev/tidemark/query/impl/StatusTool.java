@@ -57,8 +57,13 @@ public final class StatusTool implements ReadTool {
       return out;
     }).otherwise(new io.vertx.core.json.JsonArray());
     Future<JsonObject> images = admin.query(CaptureSetup.BEFORE_IMAGES_SQL).execute().map(rows -> {
+      // only the exceptions: status stays short on a schema of hundreds of tables, all full by default
       JsonObject out = new JsonObject();
-      rows.forEach(r -> out.put(r.getString("relation"), r.getString("before_images")));
+      rows.forEach(r -> {
+        if (!"full".equals(r.getString("before_images"))) {
+          out.put(r.getString("relation"), r.getString("before_images"));
+        }
+      });
       return out;
     }).otherwise(new JsonObject());
     Future<JsonObject> proposal = proposal(request);
@@ -111,10 +116,15 @@ public final class StatusTool implements ReadTool {
     });
   }
 
-  /** The tables whose changes keep only the key of updated and deleted rows, for the summary line. */
+  /** The tables whose changes keep less than the whole old row of updated and deleted rows, for the summary line. */
   private static String keyOnly(JsonObject images) {
-    List<String> tables = images.fieldNames().stream().filter(t -> "key".equals(images.getString(t))).sorted().toList();
-    return tables.isEmpty() ? "" : "; before-images hold only the key on " + String.join(", ", tables);
+    return lessThanFull(images, "key", "; before-images hold only the key on ")
+        + lessThanFull(images, "index", "; before-images hold only the replica identity index's columns on ");
+  }
+
+  private static String lessThanFull(JsonObject images, String kind, String lead) {
+    List<String> tables = images.fieldNames().stream().filter(t -> kind.equals(images.getString(t))).sorted().toList();
+    return tables.isEmpty() ? "" : lead + String.join(", ", tables);
   }
 
   /** The caller's proposal the call names, null when it names none; NOT_FOUND when it is not one of the caller's. */
