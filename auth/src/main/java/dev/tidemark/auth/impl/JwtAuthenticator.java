@@ -106,7 +106,7 @@ public final class JwtAuthenticator implements Authenticator {
               return verify(token, false);
             }
             boolean rotated = mayFetch && !kid.equals("<null>") && !current.kids().contains(kid);
-            Future<IssuerKeys.Verifier> fetched = rotated ? onDemand() : null;
+            Future<IssuerKeys.Verifier> fetched = rotated ? onDemand(kid) : null;
             return fetched == null
                 ? refuse(REFUSED + ": no key of the issuer's verifies it; get a new token from the authorization server.",
                     "no key of the issuer's matches algorithm#kid " + missing.id() + (!mayFetch ? " (after fetching the keys again)"
@@ -119,8 +119,16 @@ public final class JwtAuthenticator implements Authenticator {
         });
   }
 
-  /** A fetch for an unknown key id, shared by every request waiting for it; null when one was made within the interval. */
-  private synchronized Future<IssuerKeys.Verifier> onDemand() {
+  /**
+   * A fetch for an unknown key id, shared by every request waiting for it; null when one was made within the interval.
+   * The keys held are asked first: a fetch may have ended between the caller's look at them and this call
+   * (the keys are set before the fetch is let go), and then the key is known and nothing need be fetched.
+   */
+  private synchronized Future<IssuerKeys.Verifier> onDemand(String kid) {
+    IssuerKeys.Verifier held = verifier;
+    if (held.kids().contains(kid)) {
+      return Future.succeededFuture(held);
+    }
     if (fetching != null) {
       return fetching;
     }
