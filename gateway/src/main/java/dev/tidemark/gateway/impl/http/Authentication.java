@@ -86,6 +86,7 @@ public final class Authentication {
   private Future<Authenticated> refused(HttpServerRequest request, Throwable err, String challenge) {
     long delay = FAILED_AUTH_DELAY_MILLIS;
     if (err instanceof AuthenticationException) {
+      slots.refused(request.connection());  // its 401 closes it: the first to go if the pool fills meanwhile
       // the message says why (unknown, expired, revoked...), never what was sent
       delay = failures.failed(source(request), err.getMessage());
     }

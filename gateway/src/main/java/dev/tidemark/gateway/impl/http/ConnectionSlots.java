@@ -13,9 +13,10 @@ import java.util.Set;
  * Unauthenticated connections are capped apart ({@code http.max-unauthenticated-connections}):
  * past that cap the one that has waited longest is closed, so a flood of refused or stalled
  * sockets costs a new client at most a retry, never a refusal while the flood lasts. A connection
- * whose credentials are being checked right now is passed over: the check ends in a moment, either
- * way, and a caller whose check waits on a lookup must not lose its socket to the flood's newer
- * ones (a failed check's answer is delayed after the check, and that wait is not protected). Vert.x hands a
+ * whose credentials were refused (its 401 is delayed, to slow down guessing) goes before any other:
+ * it is let go anyway. A connection whose credentials are being checked right now is passed over:
+ * the check ends in a moment, either way, and a caller whose check waits on a lookup must not lose
+ * its socket to the flood's newer ones. Vert.x hands a
  * connection to {@link #opened} with its first request head, not when it is accepted: a socket
  * that never sends a whole head is not counted here, and {@code http.idle-timeout-seconds} (the
  * deadline for a request's headers) closes it.
@@ -34,6 +35,8 @@ public final class ConnectionSlots {
   private final Set<HttpConnection> authenticated = Collections.newSetFromMap(new IdentityHashMap<>());
   /** Unauthenticated connections whose credential check has begun and not ended. */
   private final Set<HttpConnection> checking = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** Unauthenticated connections whose credentials were refused: the first to go. */
+  private final Set<HttpConnection> refused = Collections.newSetFromMap(new IdentityHashMap<>());
 
   public ConnectionSlots(int maxAuthenticated, int maxUnauthenticated) {
     this.maxAuthenticated = maxAuthenticated;
@@ -46,14 +49,22 @@ public final class ConnectionSlots {
     synchronized (this) {
       unauthenticated.add(connection);
       if (unauthenticated.size() > maxUnauthenticated) {
-        // the new connection is never being checked yet, so one is always found
+        // the oldest refused one, else the oldest not being checked: the new connection is neither
+        // refused nor being checked yet, so one is always found
         for (HttpConnection candidate : unauthenticated) {
-          if (!checking.contains(candidate)) {
+          if (refused.contains(candidate)) {
             evicted = candidate;
             break;
           }
+          if (evicted == null && !checking.contains(candidate)) {
+            evicted = candidate;
+            if (refused.isEmpty()) {
+              break;
+            }
+          }
         }
         unauthenticated.remove(evicted);
+        refused.remove(evicted);
       }
     }
     connection.closeHandler(v -> closed(connection));
@@ -66,6 +77,15 @@ public final class ConnectionSlots {
     unauthenticated.remove(connection);
     authenticated.remove(connection);
     checking.remove(connection);
+    refused.remove(connection);
+  }
+
+  /** The connection's credentials were refused: it is answered later (or closed) and goes first when the pool is full. */
+  public synchronized void refused(HttpConnection connection) {
+    checking.remove(connection);
+    if (unauthenticated.contains(connection)) {
+      refused.add(connection);
+    }
   }
 
   /** A request of the connection has begun its credential check: the connection is not evicted until {@link #checked}. */

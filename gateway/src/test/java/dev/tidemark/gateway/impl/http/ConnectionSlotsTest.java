@@ -129,6 +129,20 @@ class ConnectionSlotsTest {
   }
 
   @Test
+  void aConnectionWhoseCredentialsWereRefusedGoesBeforeOlderOnes() throws Exception {
+    List<HttpConnection> conns = new ArrayList<>();
+    for (int i = 0; i < MAX_UNAUTHENTICATED; i++) {
+      conns.add(open());
+    }
+    slots.refused(conns.get(2));
+    conns.add(open());
+    assertTrue(closedByServer(2), "the refused connection is closed first");
+    assertTrue(stillOpen(0), "the oldest, not refused, stays");
+    conns.add(open());
+    assertTrue(closedByServer(0), "with none refused left, the oldest goes");
+  }
+
+  @Test
   void authenticatedConnectionsAreCappedApartAndARefusedOneKeepsNoPlace() throws Exception {
     List<HttpConnection> conns = new ArrayList<>();
     for (int i = 0; i < MAX_AUTHENTICATED + 1; i++) {
