@@ -74,13 +74,12 @@ public final class ToolCallMeters {
     return ErrorCode.of(code).map(ErrorCode::code).orElse(OTHER);
   }
 
-  /** A tool's timer and its counters by outcome, the one for {@code ok} at hand since most calls end so. */
+  /** A tool's timer and its counters by outcome. */
   private final class ToolMeters {
     final String tool;
     final Timer timer;
-    /** Registered on the first call that ends so, as the other outcomes are: a series appears once it counts something. */
-    volatile Counter ok;
-    final Map<String, Counter> others = new ConcurrentHashMap<>();
+    /** Registered on the first call that ends so: a series appears once it counts something. */
+    final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
     ToolMeters(String tool) {
       this.tool = tool;
@@ -89,15 +88,7 @@ public final class ToolCallMeters {
     }
 
     Counter counter(String outcome) {
-      if (!OK.equals(outcome)) {
-        return others.computeIfAbsent(outcome, this::register);
-      }
-      Counter counter = ok;
-      if (counter == null) {
-        // two loops may both get here: the registry hands both the same counter
-        ok = counter = register(OK);
-      }
-      return counter;
+      return counters.computeIfAbsent(outcome, this::register);
     }
 
     private Counter register(String outcome) {
