@@ -3,6 +3,8 @@ package dev.tidemark.changelog;
 import dev.tidemark.database.schema.CaptureSetup;
 import dev.tidemark.changelog.impl.Relay;
 import dev.tidemark.changelog.impl.SlotReader;
+import dev.tidemark.database.Pools;
+import dev.tidemark.database.schema.ChangelogStore;
 import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.config.TidemarkConfig;
 import io.vertx.core.Context;
@@ -74,6 +76,7 @@ public final class RelayVerticle extends VerticleBase {
   public Future<?> start() {
     Context ctx = context;
     return CaptureSetup.checkPrerequisites(pool)
+        .compose(name -> prepareStore().map(name))
         .compose(name -> {
           slot = name;
           // a setting Kafka's client refuses stops the node at start; each tenure of the relay then makes a producer of its own
@@ -84,11 +87,12 @@ public final class RelayVerticle extends VerticleBase {
         })
         .map(checked -> {
           String topic = config.kafka().topicFor(config.database().name());
-          relay = new Relay(vertx, connectOptions(config.database()), config.changelog(), this::createProducer, topic,
+          relay = new Relay(vertx, connectOptions(config.database().changelogDatabase()),
+              config.database().separateChangelog() ? connectOptions(config.database()) : null, config.changelog(), this::createProducer, topic,
               2 * config.kafka().requestTimeoutMs(), MAX_RECORD_BYTES, () -> reader.abort());
           TidemarkConfig.DatabaseConfig db = config.database();
-          reader = new SlotReader("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.dbname(), db.user(), db.password(),
-              db.jdbcSslProperties(), slot,
+          TidemarkConfig.DatabaseConfig store = db.changelogDatabase();
+          reader = new SlotReader(jdbcUrl(db), jdbcUrl(store), db.user(), db.password(), db.jdbcSslProperties(), slot,
               CaptureSetup.PUBLICATION, config.changelog().relayBatchSize(), config.changelog().relayPollMs(), new SlotReader.Listener() {
                 @Override
                 public void tenureStarted() {
@@ -113,6 +117,15 @@ public final class RelayVerticle extends VerticleBase {
         })
         // readiness knows the slot from the start
         .compose(x -> checkLag());
+  }
+
+  /** The changelog's tables in its own database (database.changelog-url), when it has one; tidemark migrate makes them too. */
+  private Future<Void> prepareStore() {
+    if (!config.database().separateChangelog()) {
+      return Future.succeededFuture();
+    }
+    Pool store = Pools.changelog(vertx, config.database(), pool);
+    return ChangelogStore.prepare(store).eventually(() -> Pools.closeChangelog(store, pool));
   }
 
   /** True while this node's relay is the one publishing. */
@@ -176,6 +189,10 @@ public final class RelayVerticle extends VerticleBase {
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     return new KafkaProducer<>(props);
+  }
+
+  private static String jdbcUrl(TidemarkConfig.DatabaseConfig db) {
+    return "jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.dbname();
   }
 
   static PgConnectOptions connectOptions(TidemarkConfig.DatabaseConfig db) {

@@ -12,6 +12,7 @@ import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.FunctionGuard;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.Pools;
 import dev.tidemark.database.RunningStatements;
 import dev.tidemark.command.impl.RestoreRowsTool;
 import dev.tidemark.command.impl.TransactionTool;
@@ -52,6 +53,8 @@ public final class CommandVerticle extends VerticleBase {
   private final Pool pool;
   private CallerPools callers;
   private ChangeRunner runner;
+  /** Tidemark's login on the database the changelog is stored in: {@link #pool} itself unless database.changelog-url is set. */
+  private Pool store;
   private ProposalStore proposals;
   private TaskRows tasks;
   private MessageConsumer<Object> consumer;
@@ -83,7 +86,8 @@ public final class CommandVerticle extends VerticleBase {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.WRITES);
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs());
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
-      runner = runner(vertx, config, pool, callers, keys, catalog, functions);
+      store = Pools.changelog(vertx, db, pool);
+      runner = runner(vertx, config, pool, store, callers, keys, catalog, functions);
       proposals = new ProposalStore(pool);
       tasks = new TaskRows(pool);
       // published by the node's fan-out where it has one; elsewhere each change checks the shape it uses
@@ -103,14 +107,17 @@ public final class CommandVerticle extends VerticleBase {
   }
 
   /** The change tools of one database, run as their callers on {@code callers}; an approval's, which keeps nothing. */
-  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys,
-      CatalogCache catalog) {
-    return runner(vertx, config, pool, callers, keys, catalog, new FunctionGuard(pool, config.database().reviewedFunctions(), 0));
+  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, Pool changelog, CallerPools callers,
+      KeyRingSource keys, CatalogCache catalog) {
+    return runner(vertx, config, pool, changelog, callers, keys, catalog, new FunctionGuard(pool, config.database().reviewedFunctions(), 0));
   }
 
-  /** As above, with the function check whose findings the role keeps. */
-  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, CallerPools callers, KeyRingSource keys,
-      CatalogCache catalog, FunctionGuard functions) {
+  /**
+   * As above, with the function check whose findings the role keeps. {@code changelog}: Tidemark's
+   * login on the database the changelog is stored in, which restore_rows and undo_transaction read.
+   */
+  static ChangeRunner runner(io.vertx.core.Vertx vertx, TidemarkConfig config, Pool pool, Pool changelog, CallerPools callers,
+      KeyRingSource keys, CatalogCache catalog, FunctionGuard functions) {
     DatabaseConfig db = config.database();
     return new ChangeRunner(pool, callers, db, config.command(), new PlanCodec(keys::ring), Map.of(
         ToolCatalog.INSERT_ROWS, new InsertRowsTool(catalog, functions),
@@ -118,15 +125,15 @@ public final class CommandVerticle extends VerticleBase {
         ToolCatalog.DELETE_ROWS, new DeleteRowsTool(catalog, functions),
         ToolCatalog.EXECUTE, new ExecuteTool(functions),
         ToolCatalog.TRANSACTION, new TransactionTool(functions),
-        ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, keys::ring, functions),
-        ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool, functions),
+        ToolCatalog.RESTORE_ROWS, new RestoreRowsTool(db, pool, changelog, keys::ring, functions),
+        ToolCatalog.UNDO_TRANSACTION, new UndoTransactionTool(db, pool, changelog, functions),
         ToolCatalog.MIGRATE, new MigrateTool(db, functions)), new Causes(vertx, db.name(), config.busSendTimeoutMs()), functions);
   }
 
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
-    Future<?> closed = callers == null ? Future.succeededFuture() : callers.close();
+    Future<?> closed = callers == null ? Future.succeededFuture() : Future.join(callers.close(), Pools.closeChangelog(store, pool));
     Future<?> unheard = cancels == null ? Future.succeededFuture() : Future.all(cancels.unregister(), schemaChanges.unregister());
     return consumer == null ? closed : Future.all(consumer.unregister(), unheard).compose(x -> closed);
   }

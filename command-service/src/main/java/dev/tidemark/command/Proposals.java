@@ -13,6 +13,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.database.CatalogCache;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.Pools;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -167,7 +168,8 @@ public final class Proposals {
       CallerPools callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.WRITES);
       // no shapes kept: an approval is rare, and its runner lives for this one change
       CatalogCache shapes = new CatalogCache(pool, config.database().schemas(), 0, config.database().statementTimeoutMs());
-      return CommandVerticle.runner(vertx, config, pool, callers, keys, shapes).applyApproved(request, approved)
+      Pool changelog = Pools.changelog(vertx, config.database(), pool);
+      return CommandVerticle.runner(vertx, config, pool, changelog, callers, keys, shapes).applyApproved(request, approved)
           .transform(done -> {
             if (done.succeeded()) {
               return Future.succeededFuture(new Decision("applied", by, null, new JsonObject().put("summary", done.result().summary())
@@ -189,7 +191,7 @@ public final class Proposals {
             return Future.succeededFuture(new Decision(status, by, reason(err), null, List.of(new Step("approved", null),
                 new Step("failed", new JsonObject().put("error", reason(err)).put("retriable", code.retriable())))));
           })
-          .eventually(callers::close);
+          .eventually(() -> Future.join(callers.close(), Pools.closeChangelog(changelog, pool)));
     });
   }
 

@@ -33,6 +33,7 @@ public enum ConfigKey {
 
   DATABASE_NAME("database.name", "main", "Name of the default database; clients reach it at /mcp and /mcp/{name}."),
   DATABASE_URL("database.url", "postgresql://127.0.0.1:5432/postgres", "PostgreSQL server and database, as postgresql://host:port/dbname."),
+  DATABASE_CHANGELOG_URL("database.changelog-url", "", "Tidemark's own database for the changelog, as postgresql://host:port/dbname (reached with database.user, its password and database.ssl-mode): the capture stores every decoded change there, and changes_since, watch, restore_rows, undo_transaction and the audit read it there, so the served database's server only decodes. Put it on another server to take the changelog's writes off the served one. Empty: the changelog is stored in the served database (dev mode). docs/changelog.md#where-the-changelog-is-stored."),
   DATABASE_USER("database.user", "tidemark", "The login Tidemark uses for its own schema (tokens, changelog, idempotency keys, keys). No caller statement ever runs under it: see database.caller-passwords."),
   DATABASE_PASSWORD("database.password", "", "Password of database.user. Prefer database.password-file or the environment."),
   DATABASE_PASSWORD_FILE("database.password-file", "", "A file whose content is the password (a mounted Secret); overrides database.password."),

@@ -216,7 +216,24 @@ public final class ConfigLoader {
         v.tableApprovers(),
         v.namedTools(),
         v.toolsFile(),
-        v.keyOnlyTables());
+        v.keyOnlyTables(),
+        changelogStore(v, url.getHost(), url.getPort() < 0 ? 5432 : url.getPort(), dbname));
+  }
+
+  /** database.changelog-url, or null when the changelog stays in the served database. */
+  private static DatabaseConfig.Store changelogStore(ConfigValidator v, String servedHost, int servedPort, String servedDbname) {
+    if (v.str(ConfigKey.DATABASE_CHANGELOG_URL).isEmpty()) {
+      return null;
+    }
+    URI url = v.uri(ConfigKey.DATABASE_CHANGELOG_URL);
+    String dbname = url.getPath() == null || url.getPath().length() <= 1 ? "postgres" : url.getPath().substring(1);
+    DatabaseConfig.Store store = new DatabaseConfig.Store(url.getHost(), url.getPort() < 0 ? 5432 : url.getPort(), dbname);
+    if (store.equals(new DatabaseConfig.Store(servedHost, servedPort, servedDbname))) {
+      // one database under two names would run both stores' schemas side by side in it
+      throw v.fail(ConfigKey.DATABASE_CHANGELOG_URL, "a database other than database.url's; leave it empty to store the changelog"
+          + " in the served database");
+    }
+    return store;
   }
 
   /** database.caller-passwords, then the files of database.caller-password-dir over them. */

@@ -79,6 +79,13 @@ final class ConfigValidator {
         throw fail(ConfigKey.DATABASES, "a list of databases of their own; " + db.name() + " and " + other.name()
             + " are both " + db.host() + ":" + db.port() + "/" + db.dbname());
       }
+      DatabaseConfig store = db.changelogDatabase();
+      DatabaseConfig otherStore = other.changelogDatabase();
+      if ((db.separateChangelog() || other.separateChangelog()) && otherStore.host().equals(store.host())
+          && otherStore.port() == store.port() && otherStore.dbname().equals(store.dbname())) {
+        throw fail(ConfigKey.DATABASES, "a list of databases whose changelogs are stored apart; " + db.name() + " and " + other.name()
+            + " both store theirs in " + store.host() + ":" + store.port() + "/" + store.dbname());
+      }
     }
   }
 

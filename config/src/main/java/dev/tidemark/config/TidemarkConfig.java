@@ -207,7 +207,11 @@ public record TidemarkConfig(
       Map<String, List<String>> tableApprovers,
       io.vertx.core.json.JsonObject namedTools,
       String toolsFile,
-      List<String> keyOnlyTables) {
+      List<String> keyOnlyTables,
+      Store changelogStore) {
+
+    /** Where the changelog is stored when it is not the served database (database.changelog-url). */
+    public record Store(String host, int port, String dbname) {}
 
     /** The values database.ssl-mode takes, in libpq's spelling. */
     public static final List<String> SSL_MODES = List.of("disable", "require", "verify-ca", "verify-full");
@@ -254,7 +258,25 @@ public record TidemarkConfig(
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
           callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile,
-          keyOnlyTables);
+          keyOnlyTables, changelogStore);
+    }
+
+    /** Whether the changelog is stored in a database of its own (database.changelog-url) rather than the served one. */
+    public boolean separateChangelog() {
+      return changelogStore != null;
+    }
+
+    /**
+     * The database the changelog is stored in, as a database of the same login, TLS and pool
+     * settings: the served one itself when database.changelog-url is empty.
+     */
+    public DatabaseConfig changelogDatabase() {
+      if (changelogStore == null) {
+        return this;
+      }
+      return new DatabaseConfig(name, changelogStore.host(), changelogStore.port(), changelogStore.dbname(), user, password, poolSize,
+          poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs, callerPasswords, sslMode, sslRootCert, approvalTables,
+          reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile, keyOnlyTables, null);
     }
 
     /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */

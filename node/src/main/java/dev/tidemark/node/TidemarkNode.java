@@ -169,6 +169,8 @@ public final class TidemarkNode {
       List<Future<String>> deployments, List<java.util.function.LongFunction<Future<Integer>>> drains) {
     Set<Role> roles = config.roles();
     String db = config.database().name();
+    // Tidemark's login on the database the changelog is stored in (database.changelog-url), or pool itself
+    Pool changelog = pool == null ? null : Pools.changelog(vertx, config.database(), pool);
     String suffix = db.equals(config.defaultDatabase().name()) ? "" : "-" + db;
     if (pool != null) {
       // try*: a check past its timeout was already answered as down, and its late result is dropped
@@ -176,11 +178,21 @@ public final class TidemarkNode {
           .onSuccess(rows -> p.tryComplete(Status.OK()))
           .onFailure(err -> p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())))));
     }
+    if (changelog != null && changelog != pool) {
+      // the changelog's own database: changes_since, watches, restores and the relay's store need it
+      ready.register("changelog-store" + suffix, CHECK_TIMEOUT_MILLIS, p -> changelog.query("SELECT 1 FROM tidemark.changelog_state").execute()
+          .onSuccess(rows -> p.tryComplete(Status.OK()))
+          .onFailure(err -> {
+            LOG.warn("the changelog's database (database.changelog-url) of {} cannot be read: {}", db, err.getMessage());
+            p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())
+                .put("database", "database.changelog-url")));
+          }));
+    }
     if (roles.contains(Role.QUERY)) {
       // one instance per event loop by default (each with its share of the caller pools): a read's
       // JVM work (binding, JSON, the reply) would otherwise all run on one loop
       perInstance(config, config.cluster().queryInstances(), (share, first) -> {
-        QueryVerticle query = new QueryVerticle(info, share, pool, StalenessCheck.changelog(pool));
+        QueryVerticle query = new QueryVerticle(info, share, pool, StalenessCheck.changelog(pool, changelog));
         drains.add(query::drain);
         deployments.add(deployed.deploy(query, db));
       });
@@ -211,7 +223,7 @@ public final class TidemarkNode {
           .compose(x -> deployed.deploy(relay, db)));
       if (suffix.isEmpty()) {
         // the node's relay gauges carry no database label: they measure the default database's relay
-        RelayLagProbe.start(vertx, pool, relay::relayActive, Meters.of(vertx).relayLag());
+        RelayLagProbe.start(vertx, changelog, relay::relayActive, Meters.of(vertx).relayLag());
       }
     }
     if (roles.contains(Role.GATEWAY) || roles.contains(Role.QUERY)) {

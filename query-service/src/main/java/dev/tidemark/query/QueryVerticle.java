@@ -2,6 +2,7 @@ package dev.tidemark.query;
 
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.Pools;
 import dev.tidemark.database.RunningStatements;
 import dev.tidemark.database.toolserver.ToolServer;
 import dev.tidemark.database.toolserver.ServiceDrain;
@@ -47,6 +48,8 @@ public final class QueryVerticle extends VerticleBase {
   private final TidemarkConfig config;
   private final Pool pool;
   private final StalenessCheck staleness;
+  /** Tidemark's login on the database the changelog is stored in: {@link #pool} itself unless database.changelog-url is set. */
+  private Pool store;
   private CallerPools callers;
   private Map<String, ReadTool> tools;
   private ReadTool named;
@@ -78,25 +81,28 @@ public final class QueryVerticle extends VerticleBase {
   public Future<?> start() {
     DatabaseConfig db = config.database();
     tracer = Traces.tracer(vertx);
+    store = Pools.changelog(vertx, db, pool);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.READS);
       CursorCodec cursors = new CursorCodec(keys::ring);
       ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs(), functions);
-      waits = new ChangelogWaits(vertx, db.connectOptions(db.user(), db.password(), "tidemark-watch"));
+      // the relay's notice of stored changes comes from the database the changelog is stored in
+      DatabaseConfig changelog = db.changelogDatabase();
+      waits = new ChangelogWaits(vertx, changelog.connectOptions(changelog.user(), changelog.password(), "tidemark-watch"));
       QueryTool queryTool = new QueryTool(db, paramTypes, functions, cursors, staleness);
       named = new dev.tidemark.query.impl.NamedReadTool(queryTool);
       tools = Map.of(
-          ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool),
+          ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool, store),
           ToolCatalog.LIST_TABLES, new ListTablesTool(db, cursors),
           ToolCatalog.DESCRIBE_TABLE, new DescribeTableTool(db),
           ToolCatalog.GET_ROW, new GetRowTool(catalog),
           ToolCatalog.LIST_ROWS, new ListRowsTool(catalog, cursors, staleness),
           ToolCatalog.QUERY, queryTool,
           ToolCatalog.EXPLAIN, new ExplainTool(db, functions),
-          ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool),
-          ToolCatalog.WATCH, new WatchTool(vertx, db, pool, catalog, cursors, waits, config.watch().maxWaitingPerCaller()));
+          ToolCatalog.CHANGES_SINCE, new ChangesSinceTool(db, pool, store),
+          ToolCatalog.WATCH, new WatchTool(vertx, db, pool, store, catalog, cursors, waits, config.watch().maxWaitingPerCaller()));
       consumer = vertx.eventBus().consumer(Addresses.query(config.database().name()), this::onMessage);
       cancels = vertx.eventBus().consumer(Addresses.cancel(config.database().name()),
           msg -> {
@@ -115,7 +121,8 @@ public final class QueryVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<?> closed = callers == null ? Future.succeededFuture() : Future.join(callers.close(), waits.close());
+    Future<?> closed = callers == null ? Future.succeededFuture()
+        : Future.join(callers.close(), waits.close(), Pools.closeChangelog(store, pool));
     return consumer == null ? closed
         : Future.all(consumer.unregister(), cancels.unregister(), schemaChanges.unregister()).compose(x -> closed);
   }

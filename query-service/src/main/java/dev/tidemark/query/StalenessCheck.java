@@ -27,9 +27,17 @@ public interface StalenessCheck {
     }
   };
 
-  /** The check of the changelog tables in Tidemark's schema, read through {@code pool}. */
+  /** The check of a changelog stored in the served database, read through {@code pool}. */
   static StalenessCheck changelog(Pool pool) {
-    return new ChangelogStaleness(pool);
+    return new ChangelogStaleness(pool, pool);
+  }
+
+  /**
+   * The check of the changelog: the served database's WAL through {@code pool}, the changelog's
+   * tables through {@code store} (database.changelog-url's database, or {@code pool} itself).
+   */
+  static StalenessCheck changelog(Pool pool, Pool store) {
+    return new ChangelogStaleness(pool, store);
   }
 
   /** An opaque position in the change history (for example the changelog head), stored in a first page's cursor. */

@@ -88,6 +88,11 @@ public final class TestDatabases {
   }
 
   private static void awaitDecoded(String jdbcUrl, String user, String password, Duration timeout) {
+    awaitDecoded(jdbcUrl, jdbcUrl, user, password, timeout);
+  }
+
+  /** The same, for a relay that stores the changelog in the database at {@code storeJdbcUrl} (database.changelog-url). */
+  public static void awaitDecoded(String jdbcUrl, String storeJdbcUrl, String user, String password, Duration timeout) {
     long fence;
     try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
         var rs = st.executeQuery("SELECT (pg_logical_emit_message(false, 'tidemark.fence', '', true) - '0/0')::bigint")) {
@@ -97,7 +102,7 @@ public final class TestDatabases {
       throw new IllegalStateException(e);
     }
     Await.that("the relay to decode through " + fence, timeout, () -> {
-      try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var st = c.createStatement();
+      try (Connection c = DriverManager.getConnection(storeJdbcUrl, user, password); var st = c.createStatement();
           var rs = st.executeQuery("SELECT decoded_lsn >= " + fence + " FROM tidemark.changelog_state")) {
         return rs.next() && rs.getBoolean(1);
       } catch (SQLException e) {

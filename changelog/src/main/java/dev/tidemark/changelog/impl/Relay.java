@@ -121,6 +121,7 @@ public final class Relay {
   private final Vertx vertx;
   private final Context context;
   private final PgConnectOptions connectOptions;
+  private final PgConnectOptions keysOptions;
   private final ChangelogConfig config;
   private final Supplier<Producer<String, String>> producers;
   /** The first failure of a send of {@link #producer}: nothing more is sent with it once set. Made with it, on the sender's thread. */
@@ -176,9 +177,12 @@ public final class Relay {
    * @param ackTimeoutMs how long a batch may wait for Kafka's acknowledgement before the attempt
    *     ends: the relay's own deadline, since the producer is never let to give a batch up itself
    * @param maxRecordBytes the largest record the producer and the topic accept
+   * @param connectOptions the database the changelog is stored in
+   * @param keysOptions the served database, whose key ring signs cursors, when the changelog is stored elsewhere; null otherwise
    */
-  public Relay(Vertx vertx, PgConnectOptions connectOptions, ChangelogConfig config, Supplier<Producer<String, String>> producers,
-      String topic, long ackTimeoutMs, int maxRecordBytes, Runnable onFailure) {
+  public Relay(Vertx vertx, PgConnectOptions connectOptions, PgConnectOptions keysOptions, ChangelogConfig config,
+      Supplier<Producer<String, String>> producers, String topic, long ackTimeoutMs, int maxRecordBytes, Runnable onFailure) {
+    this.keysOptions = keysOptions;
     this.onFailure = onFailure;
     this.ackTimeoutMs = ackTimeoutMs;
     this.maxRecordBytes = maxRecordBytes;
@@ -235,6 +239,12 @@ public final class Relay {
   }
 
   private Future<Void> readKeys(PgConnection c) {
+    // the key ring is the served database's: with the changelog stored elsewhere, a short connection there
+    return keysOptions == null ? readKeysOn(c)
+        : PgConnection.connect(vertx, keysOptions).compose(k -> readKeysOn(k).eventually(k::close));
+  }
+
+  private Future<Void> readKeysOn(PgConnection c) {
     return c.query(KeyRing.SQL).execute().compose(rows -> {
       List<KeyRing.Key> read = new ArrayList<>();
       for (Row r : rows) {

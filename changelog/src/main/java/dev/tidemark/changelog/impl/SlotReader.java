@@ -29,8 +29,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The only consumer of the database's replication slot, on a thread of its own (PgJDBC's
  * replication API blocks). It decodes pgoutput in commit order and stores each change in
- * {@code tidemark.changelog}, its transaction's commit LSN as the position, then confirms the slot
- * up to what it stored; the {@link Relay} publishes the table to Kafka.
+ * {@code tidemark.changelog} of the changelog's database (database.changelog-url, or the served
+ * one), its transaction's commit LSN as the position, then confirms the slot up to what it stored;
+ * the {@link Relay} publishes the table to Kafka. What it needs of the served database (the slot,
+ * the key ring, a table's key columns) it reads on a connection of its own there, so that with a
+ * store elsewhere the served database's server does nothing for the changelog but decode.
  *
  * <p>Holding the slot is the tenure: PostgreSQL lets one connection stream a slot at a time, so the
  * node whose reader streams it is the one publisher. Memory is bounded: a transaction's changes are
@@ -89,6 +92,7 @@ public final class SlotReader implements Runnable {
   static final int STORE_BATCH = 1000;
 
   private final String jdbcUrl;
+  private final String storeJdbcUrl;
   private final String user;
   private final String password;
   private final java.util.Map<String, String> ssl;
@@ -104,6 +108,7 @@ public final class SlotReader implements Runnable {
 
   // ---- per tenure ----
   private Connection store;
+  private Connection served;
   private KeyRing keys;
   private long keysReadAt;
   private Long decodingFrom;
@@ -134,9 +139,14 @@ public final class SlotReader implements Runnable {
 
   private record Rel(int relid, String schema, String name, List<PgOutput.Column> columns, List<Integer> key) {}
 
-  public SlotReader(String jdbcUrl, String user, String password, java.util.Map<String, String> ssl, String slot, String publication,
-      int batchSize, long pollMs, Listener listener) {
+  /**
+   * @param jdbcUrl the served database
+   * @param storeJdbcUrl the database the changelog is stored in: {@code jdbcUrl} itself, or database.changelog-url's
+   */
+  public SlotReader(String jdbcUrl, String storeJdbcUrl, String user, String password, java.util.Map<String, String> ssl, String slot,
+      String publication, int batchSize, long pollMs, Listener listener) {
     this.jdbcUrl = jdbcUrl;
+    this.storeJdbcUrl = storeJdbcUrl;
     this.user = user;
     this.password = password;
     this.ssl = java.util.Map.copyOf(ssl);
@@ -216,7 +226,9 @@ public final class SlotReader implements Runnable {
   }
 
   private void tenure() throws SQLException {
-    store = DriverManager.getConnection(jdbcUrl, props(false));
+    served = DriverManager.getConnection(jdbcUrl, props(false));
+    served.setAutoCommit(false);
+    store = DriverManager.getConnection(storeJdbcUrl, props(false));
     try (Statement st = store.createStatement()) {
       // the slot is confirmed past a store once it returns: it must be on disk by then, whatever
       // the server's default (a store lost after the confirmation would be a change lost for good)
@@ -232,6 +244,9 @@ public final class SlotReader implements Runnable {
         .withSlotOption("messages", true)
         .withStatusInterval(1, TimeUnit.SECONDS)
         .start();
+    if (!storeJdbcUrl.equals(jdbcUrl)) {
+      moveServedChangelog();
+    }
     readState();
     active = true;
     LOG.info("this node's relay holds the replication slot {} (decoded through {})", slot, LogSequenceNumber.valueOf(decodedLsn));
@@ -273,7 +288,7 @@ public final class SlotReader implements Runnable {
   private void ensureSlot() throws SQLException {
     String walStatus = null;
     boolean exists;
-    try (PreparedStatement ps = store.prepareStatement("SELECT wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
+    try (PreparedStatement ps = served.prepareStatement("SELECT wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
       ps.setString(1, slot);
       try (ResultSet rs = ps.executeQuery()) {
         exists = rs.next();
@@ -282,32 +297,135 @@ public final class SlotReader implements Runnable {
         }
       }
     }
-    store.commit();
+    served.commit();
     if (exists && !"lost".equals(walStatus)) {
       return;
     }
     LOG.error("the replication slot {} is {}: changes made since the relay last read it are lost; a new slot starts now,"
         + " and every cursor from before answers CURSOR_EXPIRED", slot, exists ? "invalidated" : "missing");
     store.setAutoCommit(true);
-    try (Statement st = store.createStatement()) {
+    served.setAutoCommit(true);
+    try (Statement st = served.createStatement(); Statement kept = store.createStatement()) {
       if (exists) {
         st.execute("SELECT pg_drop_replication_slot('" + slot.replace("'", "''") + "')");
       }
       // every cursor from before expires first: a reader between the slot's creation and the horizon's
       // move below would otherwise get a page without the lost changes and no CURSOR_EXPIRED
-      st.executeUpdate("UPDATE tidemark.changelog_state SET pruned_commit = (pg_current_wal_insert_lsn() - '0/0')::bigint,"
-          + " pruned_change = 0 WHERE pruned_commit < (pg_current_wal_insert_lsn() - '0/0')::bigint");
+      long now;
+      try (ResultSet rs = st.executeQuery("SELECT (pg_current_wal_insert_lsn() - '0/0')::bigint")) {
+        rs.next();
+        now = rs.getLong(1);
+      }
+      kept.executeUpdate("UPDATE tidemark.changelog_state SET pruned_commit = " + now + ", pruned_change = 0 WHERE pruned_commit < " + now);
       long start;
       try (ResultSet rs = st.executeQuery("SELECT lsn - '0/0' FROM pg_create_logical_replication_slot('" + slot.replace("'", "''")
           + "', 'pgoutput')")) {
         rs.next();
         start = rs.getLong(1);
       }
-      st.executeUpdate("UPDATE tidemark.changelog_state SET decoding_from = coalesce(decoding_from, " + start + "), decoded_lsn = "
+      kept.executeUpdate("UPDATE tidemark.changelog_state SET decoding_from = coalesce(decoding_from, " + start + "), decoded_lsn = "
           + start + ", pruned_commit = greatest(pruned_commit, " + start + "), pruned_change = 0");
     } finally {
       store.setAutoCommit(false);
+      served.setAutoCommit(false);
     }
+  }
+
+  /**
+   * Tables whose rows move from the served database's changelog to the store, each as: the
+   * served side's select of one batch after a key, as text, and the store's insert of it.
+   */
+  private static final String[][] MOVED = {
+      {"SELECT position::text, xid::text, committed_at::text FROM tidemark.changelog_commit WHERE position > ?::bigint"
+          + " ORDER BY position LIMIT " + STORE_BATCH,
+          "INSERT INTO tidemark.changelog_commit (position, xid, committed_at) SELECT u.a::bigint, u.b::xid8, u.c::timestamptz"
+              + " FROM unnest(?::text[], ?::text[], ?::text[]) u(a, b, c) ON CONFLICT DO NOTHING"},
+      {"SELECT id::text, xid::text, relid::text, schema_name, table_name, op, key::text, before::text, after::text, changed_at::text,"
+          + " caller, tool, idempotency_key, plan_id FROM tidemark.changelog WHERE id > ?::bigint ORDER BY id LIMIT " + STORE_BATCH,
+          "INSERT INTO tidemark.changelog (id, xid, relid, schema_name, table_name, op, key, before, after, changed_at, caller, tool,"
+              + " idempotency_key, plan_id) SELECT u.a::bigint, u.b::xid8, u.c::oid, u.d, u.e, u.f, u.g::jsonb, u.h::jsonb, u.i::jsonb,"
+              + " u.j::timestamptz, u.k, u.l, u.m, u.n FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+              + " ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) u(a, b, c, d, e, f, g, h, i, j, k, l,"
+              + " m, n) ON CONFLICT DO NOTHING"},
+      {"SELECT xid::text::bigint::text, caller, tool, idempotency_key, plan_id, created_at::text FROM tidemark.change_attribution"
+          + " WHERE xid > ?::bigint::text::xid8 ORDER BY xid LIMIT " + STORE_BATCH,
+          "INSERT INTO tidemark.change_attribution (xid, caller, tool, idempotency_key, plan_id, created_at) SELECT u.a::xid8, u.b, u.c,"
+              + " u.d, u.e, u.f::timestamptz FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
+              + " u(a, b, c, d, e, f) ON CONFLICT DO NOTHING"},
+      {"SELECT relid::text::bigint::text, key_columns::text, other_columns::text FROM tidemark.changelog_relation"
+          + " WHERE relid::text::bigint > ?::bigint ORDER BY relid::text::bigint LIMIT " + STORE_BATCH,
+          "INSERT INTO tidemark.changelog_relation (relid, key_columns, other_columns) SELECT u.a::oid, u.b::text[], u.c::boolean"
+              + " FROM unnest(?::text[], ?::text[], ?::text[]) u(a, b, c) ON CONFLICT DO NOTHING"}};
+
+  /**
+   * The first tenure with database.changelog-url set moves what the served database's changelog
+   * holds into the store, with its ids, positions and the relay's progress, so that no cursor a
+   * caller holds changes meaning and nothing is published twice or lost. It runs while this
+   * reader holds the slot, the only writer of either changelog, and is marked done in the store in
+   * the transaction that finishes it; the served side is emptied after, and again at any later
+   * tenure that finds it not empty (a move that ended between the two).
+   */
+  private void moveServedChangelog() throws SQLException {
+    boolean moved;
+    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery("SELECT moved_at IS NOT NULL FROM tidemark.changelog_state")) {
+      rs.next();
+      moved = rs.getBoolean(1);
+    }
+    store.commit();
+    if (!moved) {
+      long rowsMoved = 0;
+      for (String[] table : MOVED) {
+        long after = -1;
+        while (true) {
+          List<String[]> batch = new ArrayList<>();
+          try (PreparedStatement ps = served.prepareStatement(table[0])) {
+            ps.setLong(1, after);
+            try (ResultSet rs = ps.executeQuery()) {
+              int width = rs.getMetaData().getColumnCount();
+              while (rs.next()) {
+                String[] row = new String[width];
+                for (int i = 0; i < width; i++) {
+                  row[i] = rs.getString(i + 1);
+                }
+                batch.add(row);
+              }
+            }
+          }
+          if (batch.isEmpty()) {
+            break;
+          }
+          try (PreparedStatement ps = store.prepareStatement(table[1])) {
+            setColumns(ps, 1, "text", batch, batch.get(0).length);
+            ps.executeUpdate();
+          }
+          rowsMoved += batch.size();
+          after = Long.parseLong(batch.get(batch.size() - 1)[0]);
+        }
+      }
+      try (Statement st = store.createStatement()) {
+        st.execute("SELECT setval(pg_get_serial_sequence('tidemark.changelog', 'id'), greatest((SELECT max(id) FROM tidemark.changelog),"
+            + " (SELECT last_value FROM tidemark.changelog_id_seq), 1))");
+      }
+      try (Statement st = served.createStatement();
+          ResultSet rs = st.executeQuery("SELECT published_commit, published_change, pruned_commit, pruned_change, decoding_from,"
+              + " decoded_lsn FROM tidemark.changelog_state");
+          PreparedStatement ps = store.prepareStatement("UPDATE tidemark.changelog_state SET published_commit = ?, published_change = ?,"
+              + " pruned_commit = ?, pruned_change = ?, decoding_from = ?, decoded_lsn = ?, moved_at = now()")) {
+        rs.next();
+        for (int i = 1; i <= 6; i++) {
+          ps.setObject(i, rs.getObject(i));
+        }
+        ps.executeUpdate();
+      }
+      served.commit();
+      store.commit();
+      LOG.info("moved the served database's changelog ({} rows) into the changelog's own database (database.changelog-url)", rowsMoved);
+    }
+    try (Statement st = served.createStatement()) {
+      st.execute("DO $$ BEGIN IF EXISTS (SELECT 1 FROM tidemark.changelog_commit) OR EXISTS (SELECT 1 FROM tidemark.change_attribution) THEN"
+          + " TRUNCATE tidemark.changelog, tidemark.changelog_commit, tidemark.change_attribution; END IF; END $$");
+    }
+    served.commit();
   }
 
   private void readState() throws SQLException {
@@ -338,13 +456,13 @@ public final class SlotReader implements Runnable {
 
   private void readKeys() throws SQLException {
     List<KeyRing.Key> read = new ArrayList<>();
-    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery(KeyRing.SQL)) {
+    try (Statement st = served.createStatement(); ResultSet rs = st.executeQuery(KeyRing.SQL)) {
       while (rs.next()) {
         read.add(KeyRing.Key.of(rs.getInt("id"), rs.getBytes("secret"), rs.getObject("active_from", java.time.OffsetDateTime.class),
             rs.getObject("retires_at", java.time.OffsetDateTime.class)));
       }
     }
-    store.commit();
+    served.commit();
     if (!read.isEmpty()) {
       keys = new KeyRing(read);
     }
@@ -411,10 +529,10 @@ public final class SlotReader implements Runnable {
   }
 
   private long currentFullXid() throws SQLException {
-    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")) {
+    try (Statement st = served.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")) {
       rs.next();
       long v = rs.getLong(1);
-      store.commit();
+      served.commit();
       return v;
     }
   }
@@ -440,7 +558,7 @@ public final class SlotReader implements Runnable {
 
   private void relation(PgOutput.Relation r) throws SQLException {
     List<String> keyColumns = null;
-    try (PreparedStatement ps = store.prepareStatement("""
+    try (PreparedStatement ps = served.prepareStatement("""
         SELECT coalesce((SELECT key_columns FROM tidemark.captured_table WHERE relid = ?::oid),
                         ARRAY(SELECT a.attname::text FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
                                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
@@ -453,7 +571,7 @@ public final class SlotReader implements Runnable {
         }
       }
     }
-    store.commit();
+    served.commit();
     List<Integer> key = new ArrayList<>();
     if (keyColumns != null) {
       for (String col : keyColumns) {
@@ -468,6 +586,17 @@ public final class SlotReader implements Runnable {
       }
     }
     relations.put(r.relid(), new Rel(r.relid(), r.schema(), r.name(), r.columns(), key));
+    // what restore_rows and undo_transaction need of the table, kept beside its changes: its own
+    // statement and commit, since nothing of a transaction is in the store's transaction until a flush
+    try (PreparedStatement ps = store.prepareStatement("""
+        INSERT INTO tidemark.changelog_relation (relid, key_columns, other_columns) VALUES (?::oid, ?, ?)
+        ON CONFLICT (relid) DO UPDATE SET key_columns = excluded.key_columns, other_columns = excluded.other_columns""")) {
+      ps.setLong(1, r.relid() & 0xFFFF_FFFFL);
+      ps.setArray(2, keyColumns == null ? null : store.createArrayOf("text", keyColumns.toArray()));
+      ps.setBoolean(3, keyColumns != null && r.columns().size() > keyColumns.size());
+      ps.executeUpdate();
+    }
+    store.commit();
   }
 
   /**
@@ -665,7 +794,7 @@ public final class SlotReader implements Runnable {
   }
 
   private void closeQuietly() {
-    for (Connection c : new Connection[] {replication, store}) {
+    for (Connection c : new Connection[] {replication, store, served}) {
       if (c != null) {
         try {
           c.close();
@@ -676,5 +805,6 @@ public final class SlotReader implements Runnable {
     }
     replication = null;
     store = null;
+    served = null;
   }
 }

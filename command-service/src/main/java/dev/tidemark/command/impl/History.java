@@ -58,15 +58,14 @@ final class History {
   record RowRestore(long relid, JsonArray key, JsonObject desired, JsonObject expected, List<Change> later) {}
 
   /**
-   * Whether change {@code c} of a table {@code t} of captured_table updated or deleted a row while
-   * the table recorded only the key of its old rows (database.key-only-tables): no before-image, or
-   * one of key columns alone where the table has others.
+   * Whether change {@code c} of a table {@code t} (its changelog_relation row) updated or deleted a
+   * row while the table recorded only the key of its old rows (database.key-only-tables): no
+   * before-image, or one of key columns alone where the table has others.
    */
   private static final String PARTIAL = """
       c.op IN ('UPDATE', 'DELETE') AND (c.before IS NULL
         OR NOT EXISTS (SELECT 1 FROM jsonb_object_keys(c.before) b(col) WHERE b.col <> ALL (t.key_columns))
-           AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attnum > 0 AND NOT a.attisdropped
-                        AND a.attname::text <> ALL (t.key_columns)))""";
+           AND coalesce(t.other_columns, false))""";
 
   /** The position and commit time a change is found at is kept with it; changes of one table share its key columns. */
   private static final String ROW_SQL = """
@@ -83,7 +82,7 @@ final class History {
                       OR (SELECT jsonb_agg(c.before -> u.col ORDER BY u.n) FROM unnest(t.key_columns) WITH ORDINALITY u(col, n)) = $4::jsonb))
                AS changes
         FROM tidemark.changelog_state s
-        LEFT JOIN tidemark.captured_table t ON t.relid = $1::int8::oid""";
+        LEFT JOIN tidemark.changelog_relation t ON t.relid = $1::int8::oid""";
 
   private static final String TRANSACTION_SQL = """
       WITH n AS (SELECT count(*) AS rows FROM (SELECT 1 FROM tidemark.changelog c WHERE c.xid = $1::text::xid8 LIMIT $2) x)
@@ -95,13 +94,12 @@ final class History {
       ,
                          'before_key', (SELECT jsonb_agg(c.before -> u.col ORDER BY u.n)
                                           FROM unnest(t.key_columns) WITH ORDINALITY u(col, n))) ORDER BY c.id)
-                  FROM tidemark.changelog c LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
+                  FROM tidemark.changelog c LEFT JOIN tidemark.changelog_relation t ON t.relid = c.relid
                  WHERE c.xid = $1::text::xid8) END AS changes,
              (SELECT max(x.xid) FROM tidemark.changelog_commit x) >= $1::text::xid8 AS recorded_later,
              (SELECT min(x.xid) FROM tidemark.changelog_commit x) > $1::text::xid8 AS before_kept,
              (SELECT array_agg(DISTINCT c.relid::int8) FROM tidemark.changelog c WHERE c.xid = $1::text::xid8 AND c.relid IS NOT NULL)
-               AS relids,
-             CASE WHEN k.position IS NULL THEN pg_xact_status($1::text::xid8) END AS status
+               AS relids
         FROM tidemark.changelog_state s CROSS JOIN n
         LEFT JOIN tidemark.changelog_commit k ON k.xid = $1::text::xid8""";
 
@@ -116,11 +114,19 @@ final class History {
          AND EXISTS (SELECT 1 FROM jsonb_to_recordset($2::jsonb) w(relid int8, key jsonb)
                       WHERE w.relid = c.relid AND (c.op = 'TRUNCATE' OR w.key = c.key))""";
 
-  private final Pool pool;
+  /** What became of a transaction the changelog does not hold, as the served database knows it. */
+  private static final String STATUS_SQL = "SELECT pg_xact_status($1::text::xid8) AS status";
 
-  /** @param pool Tidemark's login */
-  History(Pool pool) {
+  private final Pool pool;
+  private final Pool store;
+
+  /**
+   * @param pool Tidemark's login on the served database
+   * @param store its login on the database the changelog is stored in ({@code pool} itself unless database.changelog-url is set)
+   */
+  History(Pool pool, Pool store) {
     this.pool = pool;
+    this.store = store;
   }
 
   /**
@@ -129,7 +135,7 @@ final class History {
    * changes of later transactions are its later changes.
    */
   Future<RowRestore> row(long relid, String table, JsonArray key, ChangePosition before) {
-    return pool.preparedQuery(ROW_SQL).execute(Tuple.of(relid, before.commit(), before.change(), key)).map(rows -> {
+    return store.preparedQuery(ROW_SQL).execute(Tuple.of(relid, before.commit(), before.change(), key)).map(rows -> {
       Row r = rows.iterator().next();
       if (r.getValue("key_columns") == null) {
         throw notCaptured(table);
@@ -175,11 +181,12 @@ final class History {
    * transaction first touched them; with the changes recorded after it.
    */
   Future<Transaction> transaction(String xid) {
-    return pool.preparedQuery(TRANSACTION_SQL).execute(Tuple.of(xid, MAX_ROWS + 1)).compose(rows -> {
+    return store.preparedQuery(TRANSACTION_SQL).execute(Tuple.of(xid, MAX_ROWS + 1)).compose(rows -> {
       Row r = rows.iterator().next();
       if (r.getLong("position") == null) {
-        return Future.failedFuture(notRecorded(xid, r.getLong("pruned_commit"), r.getString("status"),
-            Boolean.TRUE.equals(r.getBoolean("recorded_later")), Boolean.TRUE.equals(r.getBoolean("before_kept"))));
+        return pool.preparedQuery(STATUS_SQL).execute(Tuple.of(xid)).compose(status ->
+            Future.failedFuture(notRecorded(xid, r.getLong("pruned_commit"), status.iterator().next().getString("status"),
+                Boolean.TRUE.equals(r.getBoolean("recorded_later")), Boolean.TRUE.equals(r.getBoolean("before_kept")))));
       }
       java.util.Set<Long> tables = new java.util.TreeSet<>();
       if (r.getValue("relids") != null) {
@@ -226,7 +233,7 @@ final class History {
       for (String k : order) {
         wanted.add(new JsonObject().put("relid", relids.get(k)).put("key", keyOfRowId(k)));
       }
-      return pool.preparedQuery(LATER_SQL).execute(Tuple.of(position, wanted)).map(later -> {
+      return store.preparedQuery(LATER_SQL).execute(Tuple.of(position, wanted)).map(later -> {
         Map<String, List<Change>> laterByRow = new LinkedHashMap<>();
         if (later.iterator().next().getValue(0) instanceof JsonArray a) {
           for (Object o : a) {

@@ -33,12 +33,13 @@ public final class RestoreRowsTool extends RestoreTool {
   private final Supplier<KeyRing> keys;
 
   /**
-   * @param pool Tidemark's login, which reads the changelog
+   * @param pool Tidemark's login on the served database
+   * @param changelog its login on the database the changelog is stored in, which it reads
    * @param keys the database's key ring, which signed the positions changes_since gave out
    */
-  public RestoreRowsTool(DatabaseConfig database, Pool pool, Supplier<KeyRing> keys, FunctionGuard functions) {
+  public RestoreRowsTool(DatabaseConfig database, Pool pool, Pool changelog, Supplier<KeyRing> keys, FunctionGuard functions) {
     this.database = database;
-    this.history = new History(pool);
+    this.history = new History(pool, changelog);
     this.restorer = new Restorer(database.schemas(), functions);
     this.keys = keys;
   }

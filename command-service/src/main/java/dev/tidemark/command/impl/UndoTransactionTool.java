@@ -19,9 +19,12 @@ public final class UndoTransactionTool extends RestoreTool {
   private final History history;
   private final Restorer restorer;
 
-  /** @param pool Tidemark's login, which reads the changelog */
-  public UndoTransactionTool(DatabaseConfig database, Pool pool, FunctionGuard functions) {
-    this.history = new History(pool);
+  /**
+   * @param pool Tidemark's login on the served database
+   * @param changelog its login on the database the changelog is stored in, which it reads
+   */
+  public UndoTransactionTool(DatabaseConfig database, Pool pool, Pool changelog, FunctionGuard functions) {
+    this.history = new History(pool, changelog);
     this.restorer = new Restorer(database.schemas(), functions);
   }
 

@@ -68,6 +68,7 @@ final class AuditPage {
   private final Forms forms;
   private final String path;
 
+  /** @param pools Tidemark's login on each database's changelog (database.changelog-url, or the served database) */
   AuditPage(TidemarkConfig config, Map<String, Pool> pools, Map<String, KeyRingSource> keys, PersonTools tools, Forms forms) {
     this.config = config;
     this.pools = pools;

@@ -8,6 +8,7 @@ import dev.tidemark.contract.ErrorCode;
 import dev.tidemark.runtime.NodeInfo;
 import dev.tidemark.contract.ToolException;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.Pools;
 import dev.tidemark.gateway.GatewayActivity;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -106,7 +107,10 @@ public final class ConsoleRoutes {
       ActivityBoard board = new ActivityBoard(vertx, node.nodeId(), activity);
       board.start();
       approvals = new ApprovalsPage(config, proposals, forms);
-      audit = new AuditPage(config, pools, keys, new PersonTools(vertx, config), forms);
+      // the audit reads each database's changelog where it is stored (database.changelog-url)
+      Map<String, Pool> changelogs = new HashMap<>();
+      pools.forEach((db, pool) -> changelogs.put(db, Pools.changelog(vertx, config.forDatabase(db).database(), pool)));
+      audit = new AuditPage(config, changelogs, keys, new PersonTools(vertx, config), forms);
       agents = new AgentsPage(vertx, config, pools, tokenStore, board);
       tokens = new TokensPage(config, tokenStore, forms);
       css = resource("static/console.css");

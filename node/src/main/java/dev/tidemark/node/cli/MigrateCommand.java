@@ -3,6 +3,9 @@ package dev.tidemark.node.cli;
 import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.database.schema.CaptureSetup;
+import dev.tidemark.database.schema.ChangelogStore;
+import dev.tidemark.database.Pools;
+import io.vertx.sqlclient.Pool;
 import dev.tidemark.database.schema.Migrator;
 import dev.tidemark.node.migrate.CallerRoleCheck;
 import java.io.PrintWriter;
@@ -63,6 +66,17 @@ final class MigrateCommand implements Callable<Integer> {
       }
       var unfollowed = session.await(session.pool().query(CaptureSetup.PROBLEMS_SQL).execute());
       PrintWriter out = spec.commandLine().getOut();
+      if (db.separateChangelog()) {
+        // the changelog's own database gets its tables now; the relay moves what the served one holds at its next start
+        DatabaseConfig store = db.changelogDatabase();
+        Pool changelog = Pools.changelog(session.vertx(), db, session.pool());
+        try {
+          session.await(ChangelogStore.prepare(changelog));
+        } finally {
+          session.await(changelog.close());
+        }
+        out.println(label + "changelog stored in " + store.host() + ":" + store.port() + "/" + store.dbname() + " (database.changelog-url)");
+      }
       out.println(label + "Tidemark schema is at version " + Migrator.latestVersion()
           + (applied.isEmpty() ? " (nothing to do)" : " (applied " + applied + ")")
           + (published - unfollowed.size() > 0 ? "; capture set up on " + (published - unfollowed.size()) + " table(s)" : ""));

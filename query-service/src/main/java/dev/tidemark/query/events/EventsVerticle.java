@@ -12,6 +12,7 @@ import dev.tidemark.contract.ToolRequest;
 import dev.tidemark.telemetry.tracing.Traces;
 import dev.tidemark.database.CallerPools;
 import dev.tidemark.database.KeyRingSource;
+import dev.tidemark.database.Pools;
 import dev.tidemark.database.toolserver.ToolServer;
 import dev.tidemark.telemetry.metrics.Meters;
 import dev.tidemark.query.events.impl.Acknowledgements;
@@ -55,6 +56,8 @@ public final class EventsVerticle extends VerticleBase {
   private final NodeInfo node;
   private final TidemarkConfig config;
   private final Pool pool;
+  /** Tidemark's login on the database the changelog is stored in, for the attribution of changes shown: {@link #pool} unless database.changelog-url is set. */
+  private Pool changelog;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
   private GroupAdmin admin;
   private SharePool slots;
@@ -89,10 +92,11 @@ public final class EventsVerticle extends VerticleBase {
     status = new StatusReport(admin, found, deadLetters, store, slots, config.events());
     seek = new Seek(vertx, config, admin, found, deadLetters, store, slots);
     lag = new ConsumerLagProbe(vertx, store, admin);
+    changelog = Pools.changelog(vertx, config.database(), pool);
     return KeyRingSource.start(vertx, pool, config.keysRefreshSeconds()).compose(keys -> {
       callers = new CallerPools(vertx, config.database(), keys, CallerPools.Prepared.NONE);
       LeaseTokens tokens = new LeaseTokens(keys, store);
-      leases = new Leases(vertx, node, config, slots, found, store, new ChangesSinceTool(config.database(), pool), callers, tokens);
+      leases = new Leases(vertx, node, config, slots, found, store, new ChangesSinceTool(config.database(), pool, changelog), callers, tokens);
       acks = new Acknowledgements(vertx, node, config, slots, tokens);
       contexts = new dev.tidemark.query.events.impl.EventContexts(vertx, config, callers, keys,
           new dev.tidemark.database.FunctionGuard(pool, config.database().reviewedFunctions(), config.database().catalogCacheMs()));
@@ -118,7 +122,8 @@ public final class EventsVerticle extends VerticleBase {
     // every record a share consumer holds goes back to the broker, for another node's workers
     closing.addAll(slots.closeAll());
     return Future.join(closing).eventually(() -> admin.close()
-        .compose(x -> callers == null ? Future.succeededFuture() : callers.close()));
+        .compose(x -> callers == null ? Future.succeededFuture() : callers.close())
+        .compose(x -> changelog == null ? Future.succeededFuture() : Pools.closeChangelog(changelog, pool)));
   }
 
   private Future<ToolReply> run(ToolRequest request) {

@@ -45,10 +45,16 @@ public final class ChangelogStaleness implements StalenessCheck {
   private static final String FENCE_BEFORE_17 = FENCE.replace("'', true)", "'')");
 
   private final Pool pool;
+  private final Pool store;
   private volatile boolean flushArgument = true;
 
-  public ChangelogStaleness(Pool pool) {
+  /**
+   * @param pool Tidemark's login on the served database: the WAL position and the fence
+   * @param store its login on the database the changelog is stored in: how far it got, and what changed
+   */
+  public ChangelogStaleness(Pool pool, Pool store) {
     this.pool = pool;
+    this.store = store;
   }
 
   @Override
@@ -73,7 +79,7 @@ public final class ChangelogStaleness implements StalenessCheck {
           return waitFor(r.getLong("fence"), System.currentTimeMillis() + FENCE_WAIT_MS);
         })
         .compose(reached -> !reached ? Future.succeededFuture(true)
-            : pool.preparedQuery(CHANGED).execute(Tuple.tuple().addLong(after).addArrayOfString(tables.toArray(new String[0])))
+            : store.preparedQuery(CHANGED).execute(Tuple.tuple().addLong(after).addArrayOfString(tables.toArray(new String[0])))
                 .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0))));
   }
 
@@ -101,7 +107,7 @@ public final class ChangelogStaleness implements StalenessCheck {
 
   /** True once the relay stored everything before {@code fence}; false at the deadline. */
   private Future<Boolean> waitFor(long fence, long deadline) {
-    return pool.preparedQuery(REACHED).execute(Tuple.of(fence)).compose(rows -> {
+    return store.preparedQuery(REACHED).execute(Tuple.of(fence)).compose(rows -> {
       if (Boolean.TRUE.equals(rows.iterator().next().getBoolean(0))) {
         return Future.succeededFuture(true);
       }

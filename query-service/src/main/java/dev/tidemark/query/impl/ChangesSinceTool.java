@@ -32,9 +32,10 @@ import java.util.Set;
 
 /**
  * {@code changes_since}: committed changes after a cursor, in position (commit) order, to the
- * tables the caller's role may SELECT (all columns or some). It reads schema tidemark as the login, in one REPEATABLE
- * READ snapshot, so the page and the next cursor agree; the caller's rights are checked with
- * has_any_column_privilege for the caller's role. On a table whose row-level security applies to
+ * tables the caller's role may SELECT (all columns or some). It reads the changelog as the login, in one REPEATABLE
+ * READ snapshot of the database it is stored in (database.changelog-url, or the served one), so the page and the
+ * next cursor agree; the caller's rights are checked on the served database with has_any_column_privilege for the
+ * caller's role. On a table whose row-level security applies to
  * the role, a change is shown only when its row is one the role may read now (see visible()). Images and keys hold
  * only the columns the role may SELECT (a key with a column it may not read is left out), and
  * who made a change comes from {@code tidemark.change_attribution}, which only Tidemark writes.
@@ -47,22 +48,51 @@ public final class ChangesSinceTool implements ReadTool {
    * The page. Images and the key come as text too (the key as an image of its columns), for
    * {@link RowImages} to map as reads do, in the table's current name ({@code relation}).
    */
-  private static final String PAGE = page("tidemark.changelog_commit k JOIN tidemark.changelog c ON c.xid = k.xid");
+  /**
+   * The page in the changelog's database: changes after a position ($1, $2) to the tables of $3
+   * (those the caller may read), with who made each and why as the changelog's attribution says.
+   */
+  private static final String STORED_PAGE = """
+      SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.relid::int8 AS relid, c.schema_name, c.table_name, c.op,
+             c.key, c.before, c.after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
+             a.idempotency_key AS cause_key, a.plan_id AS plan_of
+        FROM tidemark.changelog_commit k
+        JOIN tidemark.changelog c ON c.xid = k.xid
+        LEFT JOIN tidemark.change_attribution a ON a.xid = c.xid
+       WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
+         AND c.op <> 'DDL'
+         AND c.relid = ANY($3::int8[]::oid[])
+       ORDER BY k.position, c.id
+       LIMIT $4""";
+
+  /** The tables of the served schemas ($3) the caller's role ($1) may read some column of, of those asked for ($2, null: all). */
+  private static final String READABLE = """
+      SELECT coalesce(array_agg(c.oid::int8), '{}')
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ANY($3) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+         AND ($2::text[] IS NULL OR n.nspname || '.' || c.relname = ANY($2) OR c.relname = ANY($2))
+         AND has_any_column_privilege($1, c.oid, 'SELECT')""";
+
+  /** The changelog's attribution of transactions $1, for the events' records. */
+  private static final String ATTRIBUTIONS =
+      "SELECT xid::text AS xid, idempotency_key, plan_id FROM tidemark.change_attribution WHERE xid = ANY($1::text[]::xid8[])";
 
   /**
-   * The same, of changes given as changelog records ({@code ChangelogRecord.toJson}, in a jsonb
-   * array, $7) instead of read from the changelog: what the events tools show. A record's table
-   * is found by its name, so a record of a table dropped or renamed since is not shown.
+   * Changes given as records (in a jsonb array, $7) as the caller's role ($3) may see them, by the
+   * served database's catalogs: a page read from the changelog's database, or records of the topic
+   * ({@code ChangelogRecord.toJson}) for the events tools. A record of the changelog names its
+   * table by oid; one of the topic by its name, so that one of a table dropped or renamed since is
+   * not shown.
    */
   private static final String RECORDS = page("""
       (WITH r AS (
          SELECT r.*, (r.position_json->>'commit')::bigint AS position, (r.position_json->>'change')::bigint AS id
-           FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, schema_name text,
-                table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text)),
+           FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, given_relid int8, schema_name text,
+                table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text, cause_key text, plan_of text)),
        -- each table's name looked up once, not once per record
        named AS (SELECT DISTINCT ON (schema_name, table_name) schema_name, table_name,
-                        to_regclass(format('%I.%I', schema_name, table_name))::oid AS relid FROM r)
-       SELECT r.*, named.relid FROM r JOIN named USING (schema_name, table_name)) c
+                        to_regclass(format('%I.%I', schema_name, table_name))::oid AS relid FROM r WHERE r.given_relid IS NULL)
+       SELECT r.*, coalesce(r.given_relid::oid, named.relid) AS relid FROM r LEFT JOIN named USING (schema_name, table_name)) c
         CROSS JOIN LATERAL (SELECT c.position, c.committed_at) k""");
 
   /**
@@ -74,7 +104,7 @@ public final class ChangesSinceTool implements ReadTool {
     return """
       WITH page AS (
         SELECT k.position, c.id, k.committed_at, c.xid, c.relid, c.schema_name, c.table_name, c.op, c.key, c.before, c.after,
-               c.caller, c.tool
+               c.caller, c.tool, c.cause_key, c.plan_of
           FROM %s
          WHERE k.position >= $1 AND (k.position > $1 OR c.id > $2)
            AND c.op <> 'DDL'
@@ -106,7 +136,7 @@ public final class ChangesSinceTool implements ReadTool {
                   WHEN t.key_columns <@ r.cols THEN c.key END AS key,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.before) e WHERE e.key = ANY(r.cols)) AS before,
              (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(c.after) e WHERE e.key = ANY(r.cols)) AS after,
-             coalesce(at.caller, c.caller) AS caller, coalesce(at.tool, c.tool) AS tool, at.idempotency_key AS cause_key, at.plan_id AS plan_of,
+             c.caller, c.tool, c.cause_key, c.plan_of,
              cls.relrowsecurity AND NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3 AND (rolbypassrls OR rolsuper))
                AS row_security,
              t.key_columns, format('%%I.%%I', ns.nspname, cls.relname) AS relation,
@@ -115,19 +145,23 @@ public final class ChangesSinceTool implements ReadTool {
         JOIN pg_class cls ON cls.oid = c.relid
         JOIN pg_namespace ns ON ns.oid = cls.relnamespace
         LEFT JOIN readable r ON r.relid = c.relid
-        LEFT JOIN tidemark.captured_table t ON t.relid = c.relid
-        LEFT JOIN tidemark.change_attribution at ON at.xid = c.xid) p
+        LEFT JOIN tidemark.captured_table t ON t.relid = c.relid) p
        ORDER BY p.position, p.id""".formatted(source);
   }
 
   private final DatabaseConfig database;
 
   private final Pool pool;
+  private final Pool store;
   private final PlainChanges plain;
 
-  /** @param pool Tidemark's login: callers have no rights on schema tidemark */
-  public ChangesSinceTool(DatabaseConfig database, Pool pool) {
+  /**
+   * @param pool Tidemark's login on the served database: callers have no rights on schema tidemark
+   * @param store Tidemark's login on the database the changelog is stored in ({@code pool} itself unless database.changelog-url is set)
+   */
+  public ChangesSinceTool(DatabaseConfig database, Pool pool, Pool store) {
     this.pool = pool;
+    this.store = store;
     this.plain = new PlainChanges(pool);
     this.database = database;
   }
@@ -146,59 +180,77 @@ public final class ChangesSinceTool implements ReadTool {
     } catch (ToolException e) {
       return Future.failedFuture(e);
     }
-    return pool.withTransaction(conn ->
-        conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = "
-                + database.statementTimeoutMs()).execute()
-            .compose(x -> Changelog.bounds(conn))
-            .compose(bounds -> {
-              ChangePosition from = given == null ? bounds.pruned() : decode(given, key);
-              if (from.compareTo(bounds.pruned()) < 0) {
-                return Future.failedFuture(new ToolException(ErrorCode.CURSOR_EXPIRED,
-                    "The cursor is older than the changes Tidemark keeps; changes after it were removed. "
-                        + "Start again from the changelog_head that status reports, and re-read what you need.",
-                    new JsonObject().put("argument", "cursor")));
-              }
-              return conn.preparedQuery(PAGE)
-                  .execute(Tuple.of(from.commit(), from.change(), request.caller().pgRole(), wanted, schemas, limit + 1))
-                  .map(rows -> new Fetched(rows, bounds, from));
-            }))
-        // the login's connection goes back before the caller's role reads anything: a caller that fills
+    // the tables asked for that the role may read, from the served database's catalogs; the page
+    // of their changes from the changelog's database, in one snapshot there so that the page and the
+    // next cursor agree; then the page shown as the role may see it, by the served database again
+    return pool.preparedQuery(READABLE).execute(Tuple.of(request.caller().pgRole(), wanted, schemas))
+        .map(rows -> rows.iterator().next().getArrayOfLongs(0))
+        .compose(readable -> store.withTransaction(conn ->
+            conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = "
+                    + database.statementTimeoutMs()).execute()
+                .compose(x -> Changelog.bounds(conn))
+                .compose(bounds -> {
+                  ChangePosition from = given == null ? bounds.pruned() : decode(given, key);
+                  if (from.compareTo(bounds.pruned()) < 0) {
+                    return Future.failedFuture(new ToolException(ErrorCode.CURSOR_EXPIRED,
+                        "The cursor is older than the changes Tidemark keeps; changes after it were removed. "
+                            + "Start again from the changelog_head that status reports, and re-read what you need.",
+                        new JsonObject().put("argument", "cursor")));
+                  }
+                  return conn.preparedQuery(STORED_PAGE).execute(Tuple.of(from.commit(), from.change(), readable, limit + 1))
+                      .map(rows -> new Fetched(rows, bounds, from));
+                })))
+        // the login's connections go back before the caller's role reads anything: a caller that fills
         // its own pool must not hold connections of the login, which every caller's token check needs
         .compose(fetched -> {
-          RowSet<Row> rows = fetched.rows();
-          Changelog.Bounds bounds = fetched.bounds();
-          ChangePosition from = fetched.from();
-          return visible(db, request, rows).compose(visible -> {
-                    List<Row> shown = new ArrayList<>();
-                    List<String> positions = new ArrayList<>();
-                    ChangePosition last = from;
-                    boolean more = rows.size() > limit;
-                    int n = 0;
-                    for (Row r : rows) {
-                      if (n++ == limit) {
-                        break;
-                      }
-                      last = new ChangePosition(r.getLong("position"), r.getLong("id"));
-                      if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(r.getLong("id"))) {
-                        shown.add(r);
-                        positions.add(ChangeCursor.encode(last, key));
-                      }
-                    }
-                    // nothing more to show: continue from the head, past changes the caller may not see
-                    ChangePosition next = more || !bounds.head().isAfter(last) ? last : bounds.head();
-                    return images(db, request, shown).map(images -> {
-                      JsonArray changes = new JsonArray();
-                      for (int i = 0; i < shown.size(); i++) {
-                        changes.add(change(shown.get(i), positions.get(i), images.get(i)));
-                      }
-                      JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", ChangeCursor.encode(next, key))
-                          .put("has_more", more);
-                      String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
-                          + (more ? ", more waiting" : ", up to date") + "; next_cursor " + out.getString("next_cursor");
-                      return ToolReply.ok(summary, out, changes);
-                    });
-                  });
+          List<Row> page = new ArrayList<>();
+          fetched.rows().forEach(page::add);
+          boolean more = page.size() > limit;
+          if (more) {
+            page = page.subList(0, limit);
+          }
+          JsonArray records = new JsonArray();
+          page.forEach(r -> records.add(record(r)));
+          List<Row> fetchedPage = page;
+          return rendered(db, request, records, schemas).compose(rendered -> {
+            List<Row> shown = new ArrayList<>();
+            List<String> positions = new ArrayList<>();
+            for (Row r : rendered.rows()) {
+              if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || rendered.visible().contains(r.getLong("id"))) {
+                shown.add(r);
+                positions.add(ChangeCursor.encode(new ChangePosition(r.getLong("position"), r.getLong("id")), key));
+              }
+            }
+            // past every change of the page, shown or not (a table dropped since, a row the role may not see)
+            ChangePosition last = fetchedPage.isEmpty() ? fetched.from()
+                : new ChangePosition(fetchedPage.get(fetchedPage.size() - 1).getLong("position"),
+                    fetchedPage.get(fetchedPage.size() - 1).getLong("id"));
+            Changelog.Bounds bounds = fetched.bounds();
+            // nothing more to show: continue from the head, past changes the caller may not see
+            ChangePosition next = more || !bounds.head().isAfter(last) ? last : bounds.head();
+            return images(db, request, shown).map(images -> {
+              JsonArray changes = new JsonArray();
+              for (int i = 0; i < shown.size(); i++) {
+                changes.add(change(shown.get(i), positions.get(i), images.get(i)));
+              }
+              JsonObject out = new JsonObject().put("changes", changes).put("next_cursor", ChangeCursor.encode(next, key))
+                  .put("has_more", more);
+              String summary = "changes_since: " + changes.size() + (changes.size() == 1 ? " change" : " changes")
+                  + (more ? ", more waiting" : ", up to date") + "; next_cursor " + out.getString("next_cursor");
+              return ToolReply.ok(summary, out, changes);
+            });
+          });
         });
+  }
+
+  /** A change of the changelog's page as a record of {@link #RECORDS}, its cause as the changelog's attribution gives it. */
+  private static JsonObject record(Row r) {
+    return new JsonObject().put("position_json", new JsonObject().put("commit", r.getLong("position")).put("change", r.getLong("id")))
+        .put("committed_at", r.getOffsetDateTime("committed_at").toString()).put("xid", r.getString("xid"))
+        .put("given_relid", r.getLong("relid")).put("schema_name", r.getString("schema_name")).put("table_name", r.getString("table_name"))
+        .put("op", r.getString("op")).put("key", r.getValue("key")).put("before", r.getValue("before")).put("after", r.getValue("after"))
+        .put("caller", r.getString("caller")).put("tool", r.getString("tool")).put("cause_key", r.getString("cause_key"))
+        .put("plan_of", r.getString("plan_of"));
   }
 
   /**
@@ -215,36 +267,61 @@ public final class ChangesSinceTool implements ReadTool {
   }
 
   private Future<Map<Long, JsonObject>> showByStatements(CallerDb db, ToolRequest request, JsonArray records, String[] schemas) {
-    JsonArray rows = new JsonArray();
-    for (Object o : records) {
-      JsonObject r = (JsonObject) o;
-      rows.add(new JsonObject().put("position_json", r.getJsonObject("position")).put("committed_at", r.getString("committed_at"))
-          .put("xid", r.getString("transaction")).put("schema_name", r.getString("schema")).put("table_name", r.getString("table"))
-          .put("op", r.getString("op")).put("key", r.getValue("key")).put("before", r.getValue("before"))
-          .put("after", r.getValue("after")).put("caller", r.getString("caller")).put("tool", r.getString("tool")));
+    List<String> xids = new ArrayList<>();
+    records.forEach(o -> xids.add(((JsonObject) o).getString("transaction")));
+    // a change's cause (an event's reaction, a proposal) as the changelog's attribution gives it:
+    // the record's copy may be of a pruned or an unsigned attribution
+    return store.preparedQuery(ATTRIBUTIONS).execute(Tuple.of(xids.toArray(String[]::new))).compose(attributed -> {
+      Map<String, Row> causes = new HashMap<>();
+      attributed.forEach(a -> causes.put(a.getString("xid"), a));
+      JsonArray rows = new JsonArray();
+      Map<Long, String> cursors = new HashMap<>();
+      for (Object o : records) {
+        JsonObject r = (JsonObject) o;
+        Row cause = causes.get(r.getString("transaction"));
+        rows.add(new JsonObject().put("position_json", r.getJsonObject("position")).put("committed_at", r.getString("committed_at"))
+            .put("xid", r.getString("transaction")).put("schema_name", r.getString("schema")).put("table_name", r.getString("table"))
+            .put("op", r.getString("op")).put("key", r.getValue("key")).put("before", r.getValue("before"))
+            .put("after", r.getValue("after")).put("caller", r.getString("caller")).put("tool", r.getString("tool"))
+            .put("cause_key", cause == null ? null : cause.getString("idempotency_key"))
+            .put("plan_of", cause == null ? null : cause.getString("plan_id")));
+        cursors.put(r.getJsonObject("position").getLong("change"), r.getString("cursor"));
+      }
+      return rendered(db, request, rows, schemas).compose(rendered -> {
+        List<Row> shown = new ArrayList<>();
+        for (Row r : rendered.rows()) {
+          if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || rendered.visible().contains(r.getLong("id"))) {
+            shown.add(r);
+          }
+        }
+        return images(db, request, shown).map(images -> {
+          Map<Long, JsonObject> out = new HashMap<>();
+          for (int i = 0; i < shown.size(); i++) {
+            long id = shown.get(i).getLong("id");
+            out.put(id, change(shown.get(i), cursors.get(id), images.get(i)));
+          }
+          return out;
+        });
+      });
+    });
+  }
+
+  /** The rows of {@link #RECORDS} for {@code records}, and of those under row-level security the ids the caller may see. */
+  private record Rendered(List<Row> rows, Set<Long> visible) {}
+
+  private Future<Rendered> rendered(CallerDb db, ToolRequest request, JsonArray records, String[] schemas) {
+    if (records.isEmpty()) {
+      return Future.succeededFuture(new Rendered(List.of(), Set.of()));
     }
-    Map<Long, String> cursors = new HashMap<>();
-    records.forEach(o -> cursors.put(((JsonObject) o).getJsonObject("position").getLong("change"), ((JsonObject) o).getString("cursor")));
     // one statement of Tidemark's own over the records given, which reads only catalogs and
     // schema tidemark: no transaction of its own (BEGIN, SET, COMMIT were a fifth of a lease's rendering)
     return pool.preparedQuery(RECORDS).execute(Tuple.from(java.util.Arrays.asList(0L, 0L, request.caller().pgRole(),
-            null, schemas, rows.size() + 1, rows)))
-        .compose(rows2 -> visible(db, request, rows2).compose(visible -> {
-          List<Row> shown = new ArrayList<>();
-          for (Row r : rows2) {
-            if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || visible.contains(r.getLong("id"))) {
-              shown.add(r);
-            }
-          }
-          return images(db, request, shown).map(images -> {
-            Map<Long, JsonObject> out = new HashMap<>();
-            for (int i = 0; i < shown.size(); i++) {
-              long id = shown.get(i).getLong("id");
-              out.put(id, change(shown.get(i), cursors.get(id), images.get(i)));
-            }
-            return out;
-          });
-        }));
+            null, schemas, records.size() + 1, records)))
+        .compose(rows -> {
+          List<Row> list = new ArrayList<>();
+          rows.forEach(list::add);
+          return visible(db, request, list).map(visible -> new Rendered(list, visible));
+        });
   }
 
   /** A page read as the login, and where it started. */
@@ -270,7 +347,7 @@ public final class ChangesSinceTool implements ReadTool {
    * truncation (a deleted row cannot be read). Any failure (a column the role may not read)
    * shows none of them.
    */
-  private Future<Set<Long>> visible(CallerDb db, ToolRequest request, RowSet<Row> rows) {
+  private Future<Set<Long>> visible(CallerDb db, ToolRequest request, List<Row> rows) {
     Map<String, JsonArray> wantedByTable = new LinkedHashMap<>();
     Map<String, String[]> keyColumns = new HashMap<>();
     for (Row r : rows) {

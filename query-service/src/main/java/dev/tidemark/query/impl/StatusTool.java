@@ -27,6 +27,7 @@ public final class StatusTool implements ReadTool {
   private final TidemarkConfig config;
 
   private final Pool admin;
+  private final Pool changelog;
 
   /** The WAL the database's replication slot holds back (docs/changelog.md#when-the-slot-falls-behind). */
   static final String LAG = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots"
@@ -34,9 +35,13 @@ public final class StatusTool implements ReadTool {
 
   /** Served tables the changelog cannot fully follow (docs/changelog.md#tables-the-login-does-not-own-and-tables-without-a-primary-key). */
 
-  /** @param admin Tidemark's login, which reads the changelog's head */
-  public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin) {
+  /**
+   * @param admin Tidemark's login on the served database
+   * @param changelog its login on the database the changelog is stored in, which holds the changelog's head
+   */
+  public StatusTool(Vertx vertx, NodeInfo node, TidemarkConfig config, Pool admin, Pool changelog) {
     this.admin = admin;
+    this.changelog = changelog;
     this.vertx = vertx;
     this.node = node;
     this.config = config;
@@ -48,7 +53,7 @@ public final class StatusTool implements ReadTool {
         conn -> conn.query("SELECT current_user").execute().map(rows -> rows.iterator().next().getString(0)));
     Future<JsonObject> kafka = kafka();
     // the head is optional: a database whose changelog cannot be read still answers status
-    Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(admin, k.ring())).otherwise((String) null);
+    Future<String> head = Future.succeededFuture(db.keys()).compose(k -> Changelog.headCursor(changelog, k.ring())).otherwise((String) null);
     Future<Long> lag = admin.query(LAG).execute()
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getLong(0)).otherwise((Long) null);
     Future<io.vertx.core.json.JsonArray> problems = admin.query(CaptureSetup.PROBLEMS_SQL).execute().map(rows -> {

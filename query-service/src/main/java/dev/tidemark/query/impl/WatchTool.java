@@ -115,6 +115,7 @@ public final class WatchTool implements ReadTool {
 
   private final DatabaseConfig database;
   private final Pool pool;
+  private final Pool store;
   private final CatalogCache catalog;
   private final CursorCodec cursors;
   private final ChangelogStaleness fences;
@@ -123,16 +124,18 @@ public final class WatchTool implements ReadTool {
   private final int maxWaitingPerCaller;
 
   /**
-   * @param pool Tidemark's login: the changelog and the WAL positions
+   * @param pool Tidemark's login on the served database: the WAL positions and the table's name
+   * @param store its login on the database the changelog is stored in ({@code pool} itself unless database.changelog-url is set)
    * @param maxWaitingPerCaller watch.max-waiting-per-caller, counted over the node's query instances
    */
-  public WatchTool(Vertx vertx, DatabaseConfig database, Pool pool, CatalogCache catalog, CursorCodec cursors, ChangelogWaits waits,
-      int maxWaitingPerCaller) {
+  public WatchTool(Vertx vertx, DatabaseConfig database, Pool pool, Pool store, CatalogCache catalog, CursorCodec cursors,
+      ChangelogWaits waits, int maxWaitingPerCaller) {
     this.database = database;
     this.pool = pool;
+    this.store = store;
     this.catalog = catalog;
     this.cursors = cursors;
-    this.fences = new ChangelogStaleness(pool);
+    this.fences = new ChangelogStaleness(pool, store);
     this.waits = waits;
     this.waiting = WaitingWatches.of(vertx, database.name());
     this.maxWaitingPerCaller = maxWaitingPerCaller;
@@ -402,18 +405,18 @@ public final class WatchTool implements ReadTool {
   }
 
   private Future<Log> readLog(Watch w) {
-    return pool.withTransaction(conn ->
+    // the table's name now from the served database; then the changelog in one snapshot of the database it is stored in
+    return pool.preparedQuery(TABLE_NOW).execute(Tuple.of(w.oid())).compose(now -> {
+      if (now.size() == 0) {
+        return Future.succeededFuture(new Log("table_dropped", false, false, List.of(), false, null, w));
+      }
+      if (!w.table().equals(now.iterator().next().getString(0))) {
+        return Future.succeededFuture(new Log("table_renamed", false, false, List.of(), false, null, w));
+      }
+      return store.withTransaction(conn ->
         conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = "
                 + database.statementTimeoutMs()).execute()
-            .compose(x -> conn.preparedQuery(TABLE_NOW).execute(Tuple.of(w.oid())))
-            .compose(now -> {
-              if (now.size() == 0) {
-                return Future.succeededFuture(new Log("table_dropped", false, false, List.of(), false, null, w));
-              }
-              if (!w.table().equals(now.iterator().next().getString(0))) {
-                return Future.succeededFuture(new Log("table_renamed", false, false, List.of(), false, null, w));
-              }
-              return Changelog.bounds(conn).compose(bounds -> conn.query(DECODED).execute().compose(d -> {
+            .compose(x -> Changelog.bounds(conn).compose(bounds -> conn.query(DECODED).execute().compose(d -> {
                 Long decodedLsn = d.iterator().next().getLong(0);
                 long decoded = decodedLsn == null ? 0 : decodedLsn;
                 // every change up to here is whole and stored: a checkpoint may move past it
@@ -436,8 +439,8 @@ public final class WatchTool implements ReadTool {
                         return new Log(null, false, true, changes, rows.size() == MAX_PATCH_CHANGES, head, from);
                       });
                 });
-              }));
-            }));
+              }))));
+    });
   }
 
   /**
