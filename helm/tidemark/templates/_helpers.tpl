@@ -106,7 +106,7 @@ password
 {{- if and (not .Values.database.existingSecret) (not .Values.database.password) -}}
 {{- fail "set database.existingSecret (the name of a Secret holding the password) or database.password" -}}
 {{- end -}}
-{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.ssl-mode" "database.ssl-root-cert" "databases" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" "http.public-url" "auth.oauth.issuer" "auth.oauth.jwks-url" "auth.oauth.audience" "auth.oauth.role-claim" "auth.oauth.roles" "auth.role-tools" "auth.rate-limit.calls-per-minute" "auth.rate-limit.burst" "database.tools-file" -}}
+{{- $managed := list "node.id" "roles" "http.host" "http.port" "http.path" "http.max-body-bytes" "http.allowed-origins" "ops.host" "ops.port" "database.name" "database.url" "database.user" "database.password" "database.password-file" "database.caller-passwords" "database.caller-password-dir" "database.pool-size" "database.schemas" "database.statement-timeout-ms" "database.changelog-url" "database.ssl-mode" "database.ssl-root-cert" "databases" "kafka.bootstrap-servers" "kafka.security-protocol" "kafka.ssl-ca-file" "kafka.sasl-mechanism" "kafka.sasl-username" "kafka.sasl-password" "kafka.sasl-password-file" "kafka.topic-prefix" "kafka.topic-partitions" "kafka.topic-replication-factor" "kafka.request-timeout-ms" "cluster.name" "cluster.host" "cluster.port" "cluster.members" "cluster.kubernetes-service-dns" "cluster.join-wait-seconds" "cluster.event-bus-host" "cluster.event-bus-port" "bus.send-timeout-ms" "log.format" "log.level" "http.public-url" "auth.oauth.issuer" "auth.oauth.jwks-url" "auth.oauth.audience" "auth.oauth.role-claim" "auth.oauth.roles" "auth.role-tools" "auth.rate-limit.calls-per-minute" "auth.rate-limit.burst" "database.tools-file" -}}
 {{- if and .Values.auth.oauth.issuer (not .Values.http.publicUrl) -}}
 {{- fail "auth.oauth.issuer needs http.publicUrl: the URL clients reach the gateways at is the resource and audience of every access token" -}}
 {{- end -}}
@@ -259,6 +259,9 @@ database.caller-password-dir: "/etc/tidemark/caller-passwords"
 database.pool-size: {{ .Values.database.poolSize | int64 | quote }}
 database.schemas: {{ join "," .Values.database.schemas | quote }}
 database.statement-timeout-ms: {{ .Values.database.statementTimeoutMs | int64 | quote }}
+{{- if .Values.database.changelogUrl }}
+database.changelog-url: {{ .Values.database.changelogUrl | quote }}
+{{- end }}
 database.ssl-mode: {{ .Values.database.tls.mode | quote }}
 {{- if .Values.database.tls.existingSecret }}
 database.ssl-root-cert: "/etc/tidemark/database-tls/ca.crt"

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.node.dev.DevSetup;
 import dev.tidemark.testsupport.InfraExtension;
+import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.McpHttpClient;
+import dev.tidemark.testsupport.SocketRelay;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.TestDatabases;
 import dev.tidemark.testsupport.ToolResults;
@@ -18,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import java.nio.file.Path;
 
 /**
  * database.changelog-url: a node whose served database held the changelog moves it, with its ids
@@ -99,9 +103,125 @@ class SeparateChangelogIT {
     }
   }
 
-  private static void awaitDecoded(SharedInfra infra) {
-    TestDatabases.awaitDecoded(infra.postgres().jdbcUrl(SERVED), infra.postgres().jdbcUrl(STORE), infra.postgres().user(),
+  /**
+   * With the changelog's database gone (its host cut off by a relay in front of it): readiness says
+   * so, changes_since answers UNAVAILABLE, the slot is not confirmed past what was stored, and once
+   * it is back every change made meanwhile is there once. Watches and events read it there too.
+   */
+  @Test
+  void aChangelogDatabaseThatGoesAwayHoldsTheSlotAndLosesNothing(SharedInfra infra) {
+    String served = SERVED + "_away";
+    String store = STORE + "_away";
+    ChangelogFixtures.prepare(infra, served);
+    infra.postgres().createDatabaseIfMissing(store);
+    TestDatabases.sql(infra, store, "DROP SCHEMA IF EXISTS tidemark CASCADE");
+    TestDatabases.sql(infra, served, "DROP TABLE IF EXISTS public.sep_items", "CREATE TABLE public.sep_items (id int PRIMARY KEY, v text)",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON public.sep_items TO " + DevSetup.WRITER_ROLE,
+        "GRANT SELECT ON public.sep_items TO " + DevSetup.READER_ROLE);
+    int[] ports = dev.tidemark.devstack.FreePorts.allocate(2);
+    try (SocketRelay relay = SocketRelay.open(ports[1], infra.postgres().port())) {
+      Map<ConfigKey, String> config = ChangelogFixtures.config(infra, served, "sepaway", TestNodes.clusterName(), ports[0],
+          "127.0.0.1:" + ports[0], "gateway,query,command,changelog");
+      config.put(ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://127.0.0.1:" + relay.port() + "/" + store);
+      TidemarkNode node = TestNodes.start(config);
+      try {
+        awaitDecoded(infra, served, store);
+        McpHttpClient c = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
+        String head = ToolResults.ok(c, "status", new JsonObject()).getString("changelog_head");
+        JsonObject watch = new JsonObject().put("table", "sep_items");
+        String cursor = ToolResults.ok(c, "watch", watch).getString("cursor");
+        JsonObject events = Events.next("sepaway-worker", "sep_items", 30);
+        ToolResults.ok(c, "events_next", events.copy().put("wait_ms", 0));
+        TestDatabases.sql(infra, served, "INSERT INTO public.sep_items VALUES (1, 'before')");
+        awaitDecoded(infra, served, store);
+        JsonObject patch = ToolResults.ok(c, "watch", watch.copy().put("cursor", cursor).put("wait_ms", 5000));
+        assertEquals("patch", patch.getString("kind"), patch.encode());
+        assertEquals(1, patch.getJsonArray("changes").size(), patch.encode());
+        JsonObject event = Events.await(c, events, 1, e -> "INSERT".equals(e.getJsonObject("change").getString("op")));
+        ToolResults.ok(c, "events_ack", Events.ackArgs("sepaway-worker", event));
+
+        relay.close();
+        TestDatabases.sql(infra, served, "INSERT INTO public.sep_items VALUES (2, 'while away')");
+        long inserted = TestDatabases.count(infra, served, "SELECT (pg_current_wal_lsn() - '0/0')::bigint");
+        JsonObject refused = c.callTool("changes_since", new JsonObject().put("cursor", head));
+        assertEquals("UNAVAILABLE", refused.getJsonObject("structuredContent").getJsonObject("error").getString("code"), refused.encode());
+        assertTrue(refused.getJsonObject("structuredContent").getJsonObject("error").getBoolean("retriable"), refused.encode());
+        Map<String, String> checks = readiness(node, 503);
+        assertEquals("DOWN", checks.get("changelog-store"), checks.toString());
+        assertEquals("UP", checks.get("postgres"), checks.toString());
+        // the slot keeps what could not be stored, however long the relay tries
+        try {
+          Thread.sleep(3_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        assertTrue(confirmedLsn(infra, served) < inserted, "the slot is not confirmed past what the store holds");
+
+        relay.open();
+        awaitDecoded(infra, served, store);
+        JsonArray changes = ToolResults.ok(c, "changes_since", new JsonObject().put("cursor", head)).getJsonArray("changes");
+        assertEquals(List.of("INSERT [1]", "INSERT [2]"), changes.stream().map(o -> ((JsonObject) o).getString("op") + " "
+            + ((JsonObject) o).getValue("key")).toList());
+        Await.that("readiness back up", Duration.ofSeconds(10), () -> "UP".equals(readiness(node, -1).get("changelog-store")));
+        assertEquals(0, TestDatabases.count(infra, served, "SELECT count(*) FROM tidemark.changelog"));
+      } finally {
+        TestNodes.stop(node);
+      }
+    }
+  }
+
+  /** tidemark migrate creates the changelog's tables in its own database, doctor checks them, and uninstall removes them. */
+  @Test
+  void migrateDoctorAndUninstallReachTheChangelogsOwnDatabase(SharedInfra infra, @TempDir Path dir) throws Exception {
+    String served = SERVED + "_cli_fresh";
+    String store = STORE + "_cli";
+    infra.postgres().createDatabaseIfMissing(served);
+    infra.postgres().createDatabaseIfMissing(store);
+    TestDatabases.sql(infra, store, "DROP SCHEMA IF EXISTS tidemark CASCADE");
+    // what an operator's file holds: where the databases are and the login
+    Map<ConfigKey, String> config = Map.of(ConfigKey.DATABASE_URL, infra.postgres().url(served), ConfigKey.DATABASE_USER,
+        infra.postgres().user(), ConfigKey.DATABASE_PASSWORD, infra.postgres().password(), ConfigKey.DATABASE_CHANGELOG_URL,
+        infra.postgres().url(store));
+    String where = "127.0.0.1:" + infra.postgres().port() + "/" + store;
+
+    Cli.Run migrated = Cli.withConfig(dir, config, "migrate");
+    assertEquals(0, migrated.code(), migrated.out() + migrated.err());
+    assertTrue(migrated.out().contains("changelog stored in " + where + " (database.changelog-url)"), migrated.out());
+    assertEquals(List.of("true"), TestDatabases.strings(infra, store, "SELECT (to_regclass('tidemark.changelog_state') IS NOT NULL)::text"));
+
+    Cli.Run doctor = Cli.withConfig(dir, config, "doctor");
+    assertTrue(doctor.out().contains("the changelog is stored in " + where), doctor.out() + doctor.err());
+
+    Cli.Run removed = Cli.withConfig(dir, config, "uninstall", "--yes");
+    assertEquals(0, removed.code(), removed.out() + removed.err());
+    assertTrue(removed.out().contains("and its changelog from " + where), removed.out());
+    assertEquals(List.of("false"), TestDatabases.strings(infra, store, "SELECT (to_regnamespace('tidemark') IS NOT NULL)::text"));
+  }
+
+  private static long confirmedLsn(SharedInfra infra, String db) {
+    return TestDatabases.count(infra, db, "SELECT (confirmed_flush_lsn - '0/0')::bigint FROM pg_replication_slots"
+        + " WHERE database = current_database() AND slot_name LIKE 'tidemark\\_%'");
+  }
+
+  /** The checks of /health/ready by id; {@code expectedStatus} -1 takes any. */
+  private static Map<String, String> readiness(TidemarkNode node, int expectedStatus) {
+    try (McpHttpClient c = new McpHttpClient("http://127.0.0.1:" + node.opsPort() + "/health/ready", null)) {
+      McpHttpClient.Reply reply = c.send("GET", null, io.vertx.core.MultiMap.caseInsensitiveMultiMap());
+      if (expectedStatus > 0) {
+        assertEquals(expectedStatus, reply.status(), reply.body());
+      }
+      return reply.json().getJsonArray("checks").stream().map(JsonObject.class::cast)
+          .collect(java.util.stream.Collectors.toMap(c2 -> c2.getString("id"), c2 -> c2.getString("status")));
+    }
+  }
+
+  private static void awaitDecoded(SharedInfra infra, String served, String store) {
+    TestDatabases.awaitDecoded(infra.postgres().jdbcUrl(served), infra.postgres().jdbcUrl(store), infra.postgres().user(),
         infra.postgres().password(), Duration.ofSeconds(60));
+  }
+
+  private static void awaitDecoded(SharedInfra infra) {
+    awaitDecoded(infra, SERVED, STORE);
   }
 
   private static List<String> positions(JsonObject page) {

@@ -22,4 +22,9 @@ public final class ChangelogStore {
         .compose(x -> conn.query(schema).execute())
         .mapEmpty());
   }
+
+  /** Removes the changelog's tables from its own database (tidemark uninstall): schema tidemark there holds nothing else. */
+  public static Future<Void> uninstall(Pool store) {
+    return store.query("DROP SCHEMA IF EXISTS tidemark CASCADE").execute().mapEmpty();
+  }
 }

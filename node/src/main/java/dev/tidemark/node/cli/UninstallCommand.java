@@ -1,6 +1,9 @@
 package dev.tidemark.node.cli;
 
 import dev.tidemark.database.schema.CaptureSetup;
+import dev.tidemark.database.schema.ChangelogStore;
+import dev.tidemark.database.Pools;
+import dev.tidemark.config.TidemarkConfig.DatabaseConfig;
 import dev.tidemark.config.ConfigKey;
 import dev.tidemark.config.TidemarkConfig;
 import java.util.concurrent.Callable;
@@ -62,7 +65,19 @@ final class UninstallCommand implements Callable<Integer> {
             + (String.valueOf(e.getMessage()).contains("is active") ? " (stop every Tidemark node first)" : ""));
         return 1;
       }
-      spec.commandLine().getOut().println("Tidemark was removed from database " + cfg.database().dbname()
+      String changelog = "";
+      if (cfg.database().separateChangelog()) {
+        // the changelog's own database holds nothing but Tidemark's changelog
+        DatabaseConfig store = cfg.database().changelogDatabase();
+        io.vertx.sqlclient.Pool pool = Pools.changelog(session.vertx(), cfg.database(), session.pool());
+        try {
+          session.await(ChangelogStore.uninstall(pool));
+        } finally {
+          session.await(pool.close());
+        }
+        changelog = " and its changelog from " + store.host() + ":" + store.port() + "/" + store.dbname();
+      }
+      spec.commandLine().getOut().println("Tidemark was removed from database " + cfg.database().dbname() + changelog
           + "; the caller roles tidemark_reader and tidemark_writer belong to the server and were left in place.");
       return 0;
     }

@@ -62,6 +62,9 @@ public final class Doctor {
     try {
       for (DatabaseConfig db : config.databases()) {
         inDatabase(db, out, of -> postgres(vertx, db, of));
+        if (db.separateChangelog()) {
+          inDatabase(db, out, of -> changelogStore(vertx, db, of));
+        }
       }
       issuer = oauth(vertx);
     } finally {
@@ -207,6 +210,37 @@ public final class Doctor {
       out.add(Finding.fail("named-tools", "cannot check the tools (" + reason(e) + ")"));
     } finally {
       pool.close();
+    }
+  }
+
+  /** The changelog's own database (database.changelog-url): reachable, and holding the tables the relay stores into. */
+  private void changelogStore(Vertx vertx, DatabaseConfig db, List<Finding> out) {
+    DatabaseConfig store = db.changelogDatabase();
+    String where = store.host() + ":" + store.port() + "/" + store.dbname() + " as " + store.user();
+    PgConnection conn;
+    try {
+      conn = wait(PgConnection.connect(vertx, Pools.connectOptions(store)));
+    } catch (Exception e) {
+      out.add(Finding.fail("changelog-store", "cannot connect to " + where + " (" + reason(e) + "): check database.changelog-url,"
+          + " and that PostgreSQL there accepts the login from this host; until it does, no change is stored and the slot keeps the WAL"));
+      return;
+    }
+    try {
+      Row r = wait(conn.query("SELECT to_regclass('tidemark.changelog_state') IS NOT NULL AND to_regclass('tidemark.changelog_relation')"
+          + " IS NOT NULL AS ready, has_database_privilege(current_database(), 'CREATE') AS may_create").execute()).iterator().next();
+      if (Boolean.TRUE.equals(r.getBoolean("ready"))) {
+        out.add(Finding.ok("changelog-store", "the changelog is stored in " + where + " (database.changelog-url)"));
+      } else if (Boolean.TRUE.equals(r.getBoolean("may_create"))) {
+        out.add(Finding.warn("changelog-store", "the changelog's tables are not yet in " + where + ": tidemark migrate, or the"
+            + " relay at its start, creates them"));
+      } else {
+        out.add(Finding.fail("changelog-store", store.user() + " may not create the changelog's tables in " + where + ": GRANT CREATE"
+            + " ON DATABASE " + store.dbname() + " TO " + store.user()));
+      }
+    } catch (Exception e) {
+      out.add(Finding.fail("changelog-store", "cannot read " + where + " (" + reason(e) + ")"));
+    } finally {
+      conn.close();
     }
   }
 
