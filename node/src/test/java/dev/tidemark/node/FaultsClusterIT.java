@@ -13,6 +13,7 @@ import dev.tidemark.devstack.FreePorts;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.SharedInfra;
+import dev.tidemark.testsupport.TestDatabases;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -53,14 +54,17 @@ import org.junit.jupiter.api.io.TempDir;
  * Kafka broker of the test's own. Clients that retry commit uniquely keyed rows the whole time,
  * and read, while the test makes one fault after another: kill -9 of a gateway, of the query
  * node, of the command node and of the publishing changelog node; the broker stopped for 30 s;
- * PostgreSQL restarted. Every row a client was told was committed is in the table once, in the
- * changelog once and on the topic once (as a consumer that drops repeated positions reads it).
+ * PostgreSQL restarted. The changelog is stored in a database of its own (database.changelog-url)
+ * on that server. Every row a client was told was committed is in the table once, in the
+ * changelog once and on the topic once (as a consumer that drops repeated positions reads it),
+ * and no decoded change was written into the served database.
  * Each fault's cost to the clients is printed as the table docs/reliability.md quotes.
  */
 @ExtendWith(InfraExtension.class)
 class FaultsClusterIT {
 
   static final String DB = "faults_cluster_it";
+  static final String STORE = "faults_cluster_store_it";
   static final String NAME = "faults";
   static final int WRITERS = 3;
   static final Duration START = Duration.ofSeconds(120);
@@ -91,6 +95,7 @@ class FaultsClusterIT {
     List<Fault> faults = new ArrayList<>();
     try {
       ChangelogFixtures.prepare(infra, DB);
+      infra.postgres().createDatabaseIfMissing(STORE);
       sql(infra, DB,
           "CREATE TABLE public.fault_row (id bigserial PRIMARY KEY, k text NOT NULL, writer int NOT NULL)",
           "GRANT SELECT, INSERT ON public.fault_row TO tidemark_writer",
@@ -107,6 +112,7 @@ class FaultsClusterIT {
         Map<ConfigKey, String> v = TestNodes.config(infra, cluster, clusterPorts[i], members, layout[i][1]);
         v.put(ConfigKey.DATABASE_URL, infra.postgres().url(DB));
         v.put(ConfigKey.DATABASE_NAME, NAME);
+        v.put(ConfigKey.DATABASE_CHANGELOG_URL, infra.postgres().url(STORE));
         v.put(ConfigKey.KAFKA_BOOTSTRAP_SERVERS, bootstrap);
         nodes.add(new ChildNode(layout[i][0], v, JVM));
       }
@@ -184,11 +190,13 @@ class FaultsClusterIT {
       faults.clear();
       assertTrue(failures.isEmpty(), "no call failed for good: " + failures);
 
-      ChangelogFixtures.awaitDecoded(infra, DB);
-      Map<String, Integer> rows = counts(infra, "SELECT k, count(*) FROM public.fault_row GROUP BY k");
+      TestDatabases.awaitDecoded(infra.postgres().jdbcUrl(DB), infra.postgres().jdbcUrl(STORE), infra.postgres().user(),
+          infra.postgres().password(), Duration.ofSeconds(60));
+      Map<String, Integer> rows = counts(infra, DB, "SELECT k, count(*) FROM public.fault_row GROUP BY k");
       assertEquals(committed, rows.keySet(), "every committed row is in the table, and no other");
       assertEquals(Map.of(), moreThanOnce(rows), "no row was inserted twice");
-      Map<String, Integer> changelog = counts(infra, "SELECT c.after->>'k', count(*) FROM tidemark.changelog c"
+      assertEquals(0, TestDatabases.count(infra, DB, "SELECT count(*) FROM tidemark.changelog"), "nothing decoded is written back");
+      Map<String, Integer> changelog = counts(infra, STORE, "SELECT c.after->>'k', count(*) FROM tidemark.changelog c"
           + " WHERE c.table_name = 'fault_row' AND c.op = 'INSERT' GROUP BY 1");
       assertEquals(committed, changelog.keySet(), "every committed row is in the changelog, and no other");
       assertEquals(Map.of(), moreThanOnce(changelog), "no row is in the changelog twice");
@@ -324,7 +332,7 @@ class FaultsClusterIT {
     }
     StringBuilder out = new StringBuilder(missing.size() + " rows missing, " + reader.records.size() + " records taken, "
         + reader.dropped.size() + " dropped as repeated (of them missing rows: " + inDropped + "); ");
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); var st = c.createStatement()) {
+    try (Connection c = ChangelogFixtures.jdbc(infra, STORE); var st = c.createStatement()) {
       try (ResultSet rs = st.executeQuery("SELECT k.position, c.id, c.after->>'k' FROM tidemark.changelog c"
           + " JOIN tidemark.changelog_commit k ON k.xid = c.xid WHERE c.table_name = 'fault_row' ORDER BY 1, 2")) {
         while (rs.next()) {
@@ -345,9 +353,9 @@ class FaultsClusterIT {
     return out.append("; last taken ").append(last == null ? "none" : last.position()).toString();
   }
 
-  private static Map<String, Integer> counts(SharedInfra infra, String sql) throws Exception {
+  private static Map<String, Integer> counts(SharedInfra infra, String db, String sql) throws Exception {
     Map<String, Integer> out = new HashMap<>();
-    try (Connection c = ChangelogFixtures.jdbc(infra, DB); ResultSet rs = c.createStatement().executeQuery(sql)) {
+    try (Connection c = ChangelogFixtures.jdbc(infra, db); ResultSet rs = c.createStatement().executeQuery(sql)) {
       while (rs.next()) {
         out.put(rs.getString(1), rs.getInt(2));
       }

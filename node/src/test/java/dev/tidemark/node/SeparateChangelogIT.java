@@ -36,19 +36,35 @@ class SeparateChangelogIT {
   private static final String STORE = "sepstore_store_it";
 
   @Test
-  void theChangelogMovesToItsOwnDatabaseAndTheServedOneOnlyDecodes(SharedInfra infra) {
+  void theChangelogMovesToItsOwnDatabaseAndTheServedOneOnlyDecodes(SharedInfra infra) throws Exception {
     ChangelogFixtures.prepare(infra, SERVED);
     infra.postgres().createDatabaseIfMissing(STORE);
     TestDatabases.sql(infra, STORE, "DROP SCHEMA IF EXISTS tidemark CASCADE");
     TestDatabases.sql(infra, SERVED, "DROP TABLE IF EXISTS public.sep_items", "CREATE TABLE public.sep_items (id int PRIMARY KEY, v text)",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON public.sep_items TO " + DevSetup.WRITER_ROLE,
-        "GRANT SELECT ON public.sep_items TO " + DevSetup.READER_ROLE);
+        "GRANT SELECT ON public.sep_items TO " + DevSetup.READER_ROLE,
+        "DROP TABLE IF EXISTS public.sep_writes", "CREATE TABLE public.sep_writes (id int PRIMARY KEY)");
     int port = dev.tidemark.devstack.FreePorts.allocate();
     Map<ConfigKey, String> config = ChangelogFixtures.config(infra, SERVED, "sepstore", TestNodes.clusterName(), port,
         "127.0.0.1:" + port, "gateway,query,command,changelog");
 
-    // before: the changelog in the served database, as every database had it
+    // before: the changelog in the served database, as every database had it; a writer commits
+    // throughout, before the stop, while no node runs, and across the move
     TidemarkNode node = TestNodes.startCaughtUp(config);
+    java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.CompletableFuture<Integer> writer = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      int n = 0;
+      try (java.sql.Connection w = TestDatabases.jdbc(infra, SERVED); var st = w.prepareStatement("INSERT INTO public.sep_writes VALUES (?)")) {
+        while (writing.get()) {
+          st.setInt(1, ++n);
+          st.executeUpdate();
+          Thread.sleep(5);
+        }
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return n;
+    });
     String head;
     List<String> before = new ArrayList<>();
     try {
@@ -58,10 +74,14 @@ class SeparateChangelogIT {
       ChangelogFixtures.awaitDecoded(infra, SERVED);
       before.addAll(positions(ToolResults.ok(c, "changes_since", new JsonObject().put("cursor", head).put("tables", new JsonArray().add("sep_items")))));
       assertEquals(1, before.size(), before.toString());
+    } catch (RuntimeException | AssertionError e) {
+      writing.set(false);
+      throw e;
     } finally {
       TestNodes.stop(node);
     }
     long servedRows = TestDatabases.count(infra, SERVED, "SELECT count(*) FROM tidemark.changelog");
+    long servedLast = TestDatabases.count(infra, SERVED, "SELECT max(id) FROM tidemark.changelog");
     assertTrue(servedRows >= 1, "the served database held the changelog before");
 
     // after: the same database with the changelog stored apart
@@ -71,8 +91,14 @@ class SeparateChangelogIT {
       awaitDecoded(infra);
       assertEquals(0, TestDatabases.count(infra, SERVED, "SELECT count(*) FROM tidemark.changelog"),
           "what the served database held was moved out of it");
-      assertEquals(servedRows, TestDatabases.count(infra, STORE, "SELECT count(*) FROM tidemark.changelog"),
-          "every change the served database held is in the store, once");
+      assertEquals(servedRows, TestDatabases.count(infra, STORE, "SELECT count(*) FROM tidemark.changelog WHERE id <= " + servedLast),
+          "every change the served database held is in the store, once, with its id");
+      writing.set(false);
+      int written = writer.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      awaitDecoded(infra);
+      assertEquals(List.of(written + " " + written + " " + written), TestDatabases.strings(infra, STORE, "SELECT count(*) || ' '"
+          + " || count(DISTINCT after->>'id') || ' ' || max((after->>'id')::int) FROM tidemark.changelog WHERE table_name = 'sep_writes'"),
+          "each of the writer's rows, committed before, during and after the move, is in the changelog once");
       McpHttpClient c = TestNodes.connect(node, TestNodes.READ_WRITE_TOKEN);
       JsonObject args = new JsonObject().put("cursor", head).put("tables", new JsonArray().add("sep_items"));
       assertEquals(before, positions(ToolResults.ok(c, "changes_since", args)), "a cursor given out before reads the same changes");
@@ -99,6 +125,7 @@ class SeparateChangelogIT {
       assertEquals("undo_transaction", after.getJsonObject(3).getString("tool"), "the undo is attributed from the store");
       assertEquals(0, TestDatabases.count(infra, SERVED, "SELECT count(*) FROM tidemark.change_attribution"));
     } finally {
+      writing.set(false);
       TestNodes.stop(node);
     }
   }
