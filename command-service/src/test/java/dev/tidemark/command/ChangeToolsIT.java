@@ -452,6 +452,9 @@ class ChangeToolsIT {
   private ToolReply losingADeadlock(JsonObject args, long first, long second) throws Exception {
     java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
     try (Connection other = TestDatabases.jdbc(infra, DB)) {
+      // the other transaction looks for a deadlock only long after the change has: PostgreSQL ends the
+      // transaction whose check runs first, and on a loaded machine the other's could otherwise come first
+      other.createStatement().execute("SET deadlock_timeout = '20s'");
       other.setAutoCommit(false);
       other.createStatement().execute("UPDATE public.ct_item SET name = name || '2' WHERE id = " + second);
       java.util.concurrent.Future<ToolReply> call = pool.submit(() -> harness.call(ServiceHarness.WRITER, "transaction", args));

@@ -45,10 +45,6 @@ public final class ChangesSinceTool implements ReadTool {
   static final int DEFAULT_LIMIT = 100;
 
   /**
-   * The page. Images and the key come as text too (the key as an image of its columns), for
-   * {@link RowImages} to map as reads do, in the table's current name ({@code relation}).
-   */
-  /**
    * The page in the changelog's database: changes after a position ($1, $2) to the tables of $3
    * (those the caller may read), with who made each and why as the changelog's attribution says.
    */
@@ -97,6 +93,8 @@ public final class ChangesSinceTool implements ReadTool {
 
   /**
    * The page's statement over {@code source}, which names a change {@code c} and its commit {@code k}.
+   * Images and the key come as text too (the key as an image of its columns), for {@link RowImages}
+   * to map as reads do, in the table's current name ({@code relation}).
    * The caller's readable columns are looked up once per table of the page ({@code readable}), not
    * once per value: a page of 100 changes of one table costs one catalog scan, not hundreds.
    */
