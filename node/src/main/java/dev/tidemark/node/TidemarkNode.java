@@ -180,10 +180,19 @@ public final class TidemarkNode {
     }
     if (changelog != null && changelog != pool) {
       // the changelog's own database: changes_since, watches, restores and the relay's store need it
+      java.util.concurrent.atomic.AtomicBoolean storeDown = new java.util.concurrent.atomic.AtomicBoolean();
       ready.register("changelog-store" + suffix, CHECK_TIMEOUT_MILLIS, p -> changelog.query("SELECT 1 FROM tidemark.changelog_state").execute()
-          .onSuccess(rows -> p.tryComplete(Status.OK()))
+          .onSuccess(rows -> {
+            if (storeDown.compareAndSet(true, false)) {
+              LOG.info("the changelog's database (database.changelog-url) of {} can be read again", db);
+            }
+            p.tryComplete(Status.OK());
+          })
           .onFailure(err -> {
-            LOG.warn("the changelog's database (database.changelog-url) of {} cannot be read: {}", db, err.getMessage());
+            // once when it goes down, not at every probe
+            if (storeDown.compareAndSet(false, true)) {
+              LOG.warn("the changelog's database (database.changelog-url) of {} cannot be read: {}", db, err.getMessage());
+            }
             p.tryComplete(Status.KO(new io.vertx.core.json.JsonObject().put("error", err.getMessage())
                 .put("database", "database.changelog-url")));
           }));
