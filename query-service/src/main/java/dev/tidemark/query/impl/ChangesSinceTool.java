@@ -50,7 +50,7 @@ public final class ChangesSinceTool implements ReadTool {
    */
   private static final String STORED_PAGE = """
       SELECT k.position, c.id, k.committed_at, c.xid::text AS xid, c.relid::int8 AS relid, c.schema_name, c.table_name, c.op,
-             c.key, c.before, c.after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
+             c.key::text AS key, c.before::text AS before, c.after::text AS after, coalesce(a.caller, c.caller) AS caller, coalesce(a.tool, c.tool) AS tool,
              a.idempotency_key AS cause_key, a.plan_id AS plan_of
         FROM tidemark.changelog_commit k
         JOIN tidemark.changelog c ON c.xid = k.xid
@@ -74,7 +74,7 @@ public final class ChangesSinceTool implements ReadTool {
       "SELECT xid::text AS xid, idempotency_key, plan_id FROM tidemark.change_attribution WHERE xid = ANY($1::text[]::xid8[])";
 
   /**
-   * Changes given as records (in a jsonb array, $7) as the caller's role ($3) may see them, by the
+   * Changes given as records (a JSON array as text, $7, so that no value passes through a Java number) as the caller's role ($3) may see them, by the
    * served database's catalogs: a page read from the changelog's database, or records of the topic
    * ({@code ChangelogRecord.toJson}) for the events tools. A record of the changelog names its
    * table by oid; one of the topic by its name, so that one of a table dropped or renamed since is
@@ -83,7 +83,7 @@ public final class ChangesSinceTool implements ReadTool {
   private static final String RECORDS = page("""
       (WITH r AS (
          SELECT r.*, (r.position_json->>'commit')::bigint AS position, (r.position_json->>'change')::bigint AS id
-           FROM jsonb_to_recordset($7::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, given_relid int8, schema_name text,
+           FROM jsonb_to_recordset($7::text::jsonb) AS r(position_json jsonb, committed_at timestamptz, xid xid8, given_relid int8, schema_name text,
                 table_name text, op text, key jsonb, before jsonb, after jsonb, caller text, tool text, cause_key text, plan_of text)),
        -- each table's name looked up once, not once per record
        named AS (SELECT DISTINCT ON (schema_name, table_name) schema_name, table_name,
@@ -207,10 +207,10 @@ public final class ChangesSinceTool implements ReadTool {
           if (more) {
             page = page.subList(0, limit);
           }
-          JsonArray records = new JsonArray();
+          List<String> records = new ArrayList<>();
           page.forEach(r -> records.add(record(r)));
           List<Row> fetchedPage = page;
-          return rendered(db, request, records, schemas).compose(rendered -> {
+          return rendered(db, request, "[" + String.join(",", records) + "]", records.size(), schemas).compose(rendered -> {
             List<Row> shown = new ArrayList<>();
             List<String> positions = new ArrayList<>();
             for (Row r : rendered.rows()) {
@@ -241,14 +241,23 @@ public final class ChangesSinceTool implements ReadTool {
         });
   }
 
-  /** A change of the changelog's page as a record of {@link #RECORDS}, its cause as the changelog's attribution gives it. */
-  private static JsonObject record(Row r) {
-    return new JsonObject().put("position_json", new JsonObject().put("commit", r.getLong("position")).put("change", r.getLong("id")))
+  /**
+   * A change of the changelog's page as a record of {@link #RECORDS}, its cause as the changelog's
+   * attribution gives it. The key and images go in as the text PostgreSQL wrote, never through a
+   * Java number: a numeric of 20 digits would come back as a double.
+   */
+  private static String record(Row r) {
+    String fields = new JsonObject()
+        .put("position_json", new JsonObject().put("commit", r.getLong("position")).put("change", r.getLong("id")))
         .put("committed_at", r.getOffsetDateTime("committed_at").toString()).put("xid", r.getString("xid"))
         .put("given_relid", r.getLong("relid")).put("schema_name", r.getString("schema_name")).put("table_name", r.getString("table_name"))
-        .put("op", r.getString("op")).put("key", r.getValue("key")).put("before", r.getValue("before")).put("after", r.getValue("after"))
-        .put("caller", r.getString("caller")).put("tool", r.getString("tool")).put("cause_key", r.getString("cause_key"))
-        .put("plan_of", r.getString("plan_of"));
+        .put("op", r.getString("op")).put("caller", r.getString("caller")).put("tool", r.getString("tool"))
+        .put("cause_key", r.getString("cause_key")).put("plan_of", r.getString("plan_of")).encode();
+    StringBuilder out = new StringBuilder(fields.length() + 256).append(fields, 0, fields.length() - 1);
+    for (String image : List.of("key", "before", "after")) {
+      out.append(",\"").append(image).append("\":").append(r.getString(image) == null ? "null" : r.getString(image));
+    }
+    return out.append('}').toString();
   }
 
   /**
@@ -285,7 +294,7 @@ public final class ChangesSinceTool implements ReadTool {
             .put("plan_of", cause == null ? null : cause.getString("plan_id")));
         cursors.put(r.getJsonObject("position").getLong("change"), r.getString("cursor"));
       }
-      return rendered(db, request, rows, schemas).compose(rendered -> {
+      return rendered(db, request, rows.encode(), rows.size(), schemas).compose(rendered -> {
         List<Row> shown = new ArrayList<>();
         for (Row r : rendered.rows()) {
           if (!Boolean.TRUE.equals(r.getBoolean("row_security")) || rendered.visible().contains(r.getLong("id"))) {
@@ -307,14 +316,14 @@ public final class ChangesSinceTool implements ReadTool {
   /** The rows of {@link #RECORDS} for {@code records}, and of those under row-level security the ids the caller may see. */
   private record Rendered(List<Row> rows, Set<Long> visible) {}
 
-  private Future<Rendered> rendered(CallerDb db, ToolRequest request, JsonArray records, String[] schemas) {
-    if (records.isEmpty()) {
+  private Future<Rendered> rendered(CallerDb db, ToolRequest request, String records, int count, String[] schemas) {
+    if (count == 0) {
       return Future.succeededFuture(new Rendered(List.of(), Set.of()));
     }
     // one statement of Tidemark's own over the records given, which reads only catalogs and
     // schema tidemark: no transaction of its own (BEGIN, SET, COMMIT were a fifth of a lease's rendering)
     return pool.preparedQuery(RECORDS).execute(Tuple.from(java.util.Arrays.asList(0L, 0L, request.caller().pgRole(),
-            null, schemas, records.size() + 1, records)))
+            null, schemas, count + 1, records)))
         .compose(rows -> {
           List<Row> list = new ArrayList<>();
           rows.forEach(list::add);
