@@ -15,13 +15,15 @@
 #                       on the store server, so the served server only decodes;
 #   - Tidemark in place (IN_PLACE=1): the same on a second served database, twin of the first,
 #                       with no changelog-url, so the changelog is stored in the served database.
+# ROUNDS rounds, each on databases of its own: odd rounds take the readers in the order above, even
+# rounds in the reverse order.
 # Each Tidemark first captures WARMUP seconds of INSERTs at 16 clients, not counted, so that its
 # JVM has compiled the capture path. After each run the script waits until every slot of the
 # database has been confirmed past a marker committed after the run (and, with Tidemark, until
 # all that was stored is published), and only then reads the served server's CPU: every process of
 # it, those that ended included, so a run's figure includes the decoding of all it committed.
 #
-# Usage: bench/capture-floor.sh   (SECONDS_EACH=20 WARMUP=20 CLIENT_COUNTS="16 64" IN_PLACE=1
+# Usage: bench/capture-floor.sh   (ROUNDS=2 SECONDS_EACH=20 WARMUP=20 CLIENT_COUNTS="16 64" IN_PLACE=1
 #        PORT=55451 STORE_PORT=55452 JAR=node/target/tidemark.jar; JAVA_OPTS goes to Tidemark's JVM)
 # Needs: what bench/pg-common.sh needs, pgbench and pg_recvlogical, java, and the jar built with
 # ./mvnw -B -o -q -pl node -am package -DskipTests.
@@ -31,6 +33,7 @@ SECONDS_EACH=${SECONDS_EACH:-20}
 WARMUP=${WARMUP:-20}
 CLIENT_COUNTS=${CLIENT_COUNTS:-16 64}
 IN_PLACE=${IN_PLACE:-1}
+ROUNDS=${ROUNDS:-2}
 PORT=${PORT:-55451}
 STORE_PORT=${STORE_PORT:-55452}
 JAR=${JAR:-node/target/tidemark.jar}
@@ -53,15 +56,18 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 pg_start served "$PORT" 0
 pg_start store "$STORE_PORT" 1
-q "$STORE_PORT" postgres "CREATE DATABASE changelog"
-for db in bench inplace; do
-  q "$PORT" postgres "CREATE DATABASE $db"
-  q "$PORT" "$db" "CREATE TABLE cap (id bigserial PRIMARY KEY, v int NOT NULL, note text NOT NULL);
-    CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, note text NOT NULL);
-    INSERT INTO items SELECT g, 0, 'item ' || g FROM generate_series(1, 10000) g"
+# each round has databases of its own, so that each Tidemark starts on a database it never saw
+for round in $(seq 1 "$ROUNDS"); do
+  q "$STORE_PORT" postgres "CREATE DATABASE changelog$round"
+  for db in bench$round inplace$round; do
+    q "$PORT" postgres "CREATE DATABASE $db"
+    q "$PORT" "$db" "CREATE TABLE cap (id bigserial PRIMARY KEY, v int NOT NULL, note text NOT NULL);
+      CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, note text NOT NULL);
+      INSERT INTO items SELECT g, 0, 'item ' || g FROM generate_series(1, 10000) g"
+  done
+  q "$PORT" "bench$round" "ALTER TABLE cap REPLICA IDENTITY FULL; ALTER TABLE items REPLICA IDENTITY FULL;
+    CREATE PUBLICATION floor_pub FOR TABLE cap, items"
 done
-q "$PORT" bench "ALTER TABLE cap REPLICA IDENTITY FULL; ALTER TABLE items REPLICA IDENTITY FULL;
-  CREATE PUBLICATION floor_pub FOR TABLE cap, items"
 printf '%s\n' '\set v random(1, 1000000)' "INSERT INTO cap (v, note) VALUES (:v, 'a row of about forty bytes of text, here');" \
   >"$WORK/insert.sql"
 printf '%s\n' '\set id random(1, 10000)' 'UPDATE items SET v = v + 1 WHERE id = :id;' >"$WORK/update.sql"
@@ -96,10 +102,10 @@ measure() {
       caught_up "$PORT" "$2" cap
       [ $# -gt 3 ] && published "$4" "$5"
       s1=$(server_ticks served); w1=$(walsender_ticks "$PORT" "$2" "$3")
-      TPS[$1,$op,$clients]=${r% *}
-      CPU[$1,$op,$clients]=$(awk -v s="$((s1 - s0))" -v hz="$HZ" -v n="${r#* }" 'BEGIN { printf "%.1f", s * 1e6 / hz / n }')
-      awk -v c="$op $clients" -v m="$1" -v t="${r% *}" -v cpu="${CPU[$1,$op,$clients]}" -v w="$((w1 - w0))" -v hz="$HZ" \
-        -v n="${r#* }" -v l="$l0 → $(load)" 'BEGIN { printf "| %s | %s | %d | %s | %.1f | %s |\n", c, m, t, cpu, w * 1e6 / hz / n, l }'
+      TPS[$1,$ROUND,$op,$clients]=${r% *}
+      CPU[$1,$ROUND,$op,$clients]=$(awk -v s="$((s1 - s0))" -v hz="$HZ" -v n="${r#* }" 'BEGIN { printf "%.1f", s * 1e6 / hz / n }')
+      awk -v c="$op $clients" -v m="$1" -v t="${r% *}" -v cpu="${CPU[$1,$ROUND,$op,$clients]}" -v w="$((w1 - w0))" -v hz="$HZ" \
+        -v n="${r#* }" -v l="$l0 → $(load)" -v r="$ROUND" 'BEGIN { printf "| %s | %s | %s | %d | %s | %.1f | %s |\n", r, c, m, t, cpu, w * 1e6 / hz / n, l }'
     done
   done
 }
@@ -135,52 +141,61 @@ drop_slots() {
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, synchronous_commit=on, wal_level=logical;" \
   "${SECONDS_EACH}s per run; served server and pgbench on CPU 0; the store server, Tidemark's JVM and pg_recvlogical on CPU 1;" \
   "jar $JAR of $(date -u -r "$JAR" +%FT%TZ); started $(date -u +%FT%TZ), load $(load)"
-echo "| case | reader | writers' TPS | served server's CPU per change (µs) | its walsender's (µs) | load before → after |"
-echo "| --- | --- | --- | --- | --- | --- |"
-measure "no reader" bench none
+echo "| round | case | reader | writers' TPS | served server's CPU per change (µs) | its walsender's (µs) | load before → after |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 
-q "$PORT" bench "SELECT pg_create_logical_replication_slot('floor', 'pgoutput')" >/dev/null
-taskset -c 1 "$PGBIN/pg_recvlogical" -h 127.0.0.1 -p "$PORT" -U postgres -d bench -S floor --start -o proto_version=1 \
-  -o publication_names=floor_pub -f /dev/null -s 1 -F 1 &
-READER=$!
-sleep 1
-measure "pg_recvlogical" bench pg_recvlogical
-stop_reader
-drop_slots bench
-
-start_tidemark bench "postgresql://127.0.0.1:$STORE_PORT/changelog"
-pgbench_run insert 16 bench "$WARMUP" >/dev/null
-caught_up "$PORT" bench cap
-published "$STORE_PORT" changelog
-measure "Tidemark" bench tidemark-relay "$STORE_PORT" changelog
-echo "# changelog rows after Tidemark's runs: $(q "$PORT" bench "SELECT count(*) FROM tidemark.changelog") in the served database," \
-  "$(q "$STORE_PORT" changelog "SELECT count(*) FROM tidemark.changelog") in the store; captured tables' replica identity:" \
-  "$(q "$PORT" bench "SELECT string_agg(DISTINCT relreplident::text, ',') FROM pg_class WHERE oid IN ('cap'::regclass, 'items'::regclass)")"
-stop_reader
-drop_slots bench
-
-if [ "$IN_PLACE" = 1 ]; then
-  start_tidemark inplace
-  pgbench_run insert 16 inplace "$WARMUP" >/dev/null
-  caught_up "$PORT" inplace cap
-  published "$PORT" inplace
-  measure "Tidemark in place" inplace tidemark-relay "$PORT" inplace
+no_reader() { measure "no reader" "bench$ROUND" none; }
+bare_decoding() {
+  q "$PORT" "bench$ROUND" "SELECT pg_create_logical_replication_slot('floor', 'pgoutput')" >/dev/null
+  taskset -c 1 "$PGBIN/pg_recvlogical" -h 127.0.0.1 -p "$PORT" -U postgres -d "bench$ROUND" -S floor --start -o proto_version=1 \
+    -o publication_names=floor_pub -f /dev/null -s 1 -F 1 &
+  READER=$!
+  sleep 1
+  measure "pg_recvlogical" "bench$ROUND" pg_recvlogical
   stop_reader
-  drop_slots inplace
-fi
+  drop_slots "bench$ROUND"
+}
+# tidemark DB STORE_PORT STORE_DB NAME [CHANGELOG_URL]: warm-up, then every case, with Tidemark on DB
+tidemark() {
+  start_tidemark "$1" "${5:-}"
+  pgbench_run insert 16 "$1" "$WARMUP" >/dev/null
+  caught_up "$PORT" "$1" cap
+  published "$2" "$3"
+  measure "$4" "$1" tidemark-relay "$2" "$3"
+  echo "# $4: changelog rows $(q "$PORT" "$1" "SELECT count(*) FROM tidemark.changelog") in the served database," \
+    "$(q "$2" "$3" "SELECT count(*) FROM tidemark.changelog") where it is stored; captured tables' replica identity" \
+    "$(q "$PORT" "$1" "SELECT string_agg(DISTINCT relreplident::text, ',') FROM pg_class WHERE oid IN ('cap'::regclass, 'items'::regclass)")"
+  stop_reader
+  drop_slots "$1"
+}
+separate_store() { tidemark "bench$ROUND" "$STORE_PORT" "changelog$ROUND" Tidemark "postgresql://127.0.0.1:$STORE_PORT/changelog$ROUND"; }
+in_place() { [ "$IN_PLACE" != 1 ] || tidemark "inplace$ROUND" "$PORT" "inplace$ROUND" "Tidemark in place"; }
+
+# odd rounds go from no reader to Tidemark, even ones back, so that a drift of the machine's speed
+# over a round does not fall on one reader only
+for ROUND in $(seq 1 "$ROUNDS"); do
+  if [ $((ROUND % 2)) = 1 ]; then
+    no_reader; bare_decoding; separate_store; in_place
+  else
+    in_place; separate_store; bare_decoding; no_reader
+  fi
+done
 echo "# ended $(date -u +%FT%TZ), load $(load)"
 
 echo
-echo "| case | server CPU per change, Tidemark / bare decoding (target ≤ 1.15) | writers' TPS, Tidemark / bare decoding (target ≥ 0.9) |" \
+echo "| round | case | server CPU per change, Tidemark / bare decoding (target ≤ 1.15) | writers' TPS, Tidemark / bare decoding (target ≥ 0.9) |" \
   "added over no reader, µs per change: pg_recvlogical / Tidemark$([ "$IN_PLACE" = 1 ] && echo " / Tidemark in place") |" \
   "$([ "$IN_PLACE" = 1 ] && echo "Tidemark in place: CPU / bare, TPS / bare |")"
-echo "| --- | --- | --- | --- |$([ "$IN_PLACE" = 1 ] && echo " --- |")"
-for op in insert update; do
-  for clients in $CLIENT_COUNTS; do
-    k="$op,$clients"
-    awk -v c="$op $clients" -v inplace="$IN_PLACE" -v n0="${CPU[no reader,$k]}" -v f="${CPU[pg_recvlogical,$k]}" -v t="${CPU[Tidemark,$k]}" \
-      -v ft="${TPS[pg_recvlogical,$k]}" -v tt="${TPS[Tidemark,$k]}" -v p="${CPU[Tidemark in place,$k]:-0}" -v pt="${TPS[Tidemark in place,$k]:-0}" 'BEGIN {
-        printf "| %s | %.2f | %.2f | %.1f / %.1f", c, t / f, tt / ft, f - n0, t - n0
-        if (inplace == 1) printf " / %.1f | %.2f, %.2f |\n", p - n0, p / f, pt / ft; else printf " |\n" }'
+echo "| --- | --- | --- | --- | --- |$([ "$IN_PLACE" = 1 ] && echo " --- |")"
+for ROUND in $(seq 1 "$ROUNDS"); do
+  for op in insert update; do
+    for clients in $CLIENT_COUNTS; do
+      k="$ROUND,$op,$clients"
+      awk -v r="$ROUND" -v c="$op $clients" -v inplace="$IN_PLACE" -v n0="${CPU[no reader,$k]}" -v f="${CPU[pg_recvlogical,$k]}" \
+        -v t="${CPU[Tidemark,$k]}" -v ft="${TPS[pg_recvlogical,$k]}" -v tt="${TPS[Tidemark,$k]}" -v p="${CPU[Tidemark in place,$k]:-0}" \
+        -v pt="${TPS[Tidemark in place,$k]:-0}" 'BEGIN {
+          printf "| %s | %s | %.2f | %.2f | %.1f / %.1f", r, c, t / f, tt / ft, f - n0, t - n0
+          if (inplace == 1) printf " / %.1f | %.2f, %.2f |\n", p - n0, p / f, pt / ft; else printf " |\n" }'
+    done
   done
 done
