@@ -89,23 +89,34 @@ published() {
   done
 }
 
+# CPU ticks so far of the served server's client sessions other than pgbench's: with Tidemark, its
+# pools' and its relay's queries (a session that ended is left out; the whole server's figure has it)
+sessions_ticks() {
+  local pid t=0
+  for pid in $(q "$PORT" postgres "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'
+      AND application_name <> 'pgbench' AND pid <> pg_backend_pid()"); do
+    t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+
 declare -A TPS CPU
 # measure NAME DB APPLICATION [STORE_PORT STORE_DB]: every case with the reader now running; a
 # Tidemark reader names where its changelog is stored
 measure() {
-  local op clients s0 s1 w0 w1 l0 r
+  local op clients s0 s1 w0 w1 o0 o1 l0 r
   for op in insert update; do
     for clients in $CLIENT_COUNTS; do
       l0=$(load)
-      s0=$(server_ticks served); w0=$(walsender_ticks "$PORT" "$2" "$3")
+      s0=$(server_ticks served); w0=$(walsender_ticks "$PORT" "$2" "$3"); o0=$(sessions_ticks)
       r=$(pgbench_run "$op" "$clients" "$2" "$SECONDS_EACH")
       caught_up "$PORT" "$2" cap
       [ $# -gt 3 ] && published "$4" "$5"
-      s1=$(server_ticks served); w1=$(walsender_ticks "$PORT" "$2" "$3")
+      s1=$(server_ticks served); w1=$(walsender_ticks "$PORT" "$2" "$3"); o1=$(sessions_ticks)
       TPS[$1,$ROUND,$op,$clients]=${r% *}
       CPU[$1,$ROUND,$op,$clients]=$(awk -v s="$((s1 - s0))" -v hz="$HZ" -v n="${r#* }" 'BEGIN { printf "%.1f", s * 1e6 / hz / n }')
-      awk -v c="$op $clients" -v m="$1" -v t="${r% *}" -v cpu="${CPU[$1,$ROUND,$op,$clients]}" -v w="$((w1 - w0))" -v hz="$HZ" \
-        -v n="${r#* }" -v l="$l0 → $(load)" -v r="$ROUND" 'BEGIN { printf "| %s | %s | %s | %d | %s | %.1f | %s |\n", r, c, m, t, cpu, w * 1e6 / hz / n, l }'
+      awk -v c="$op $clients" -v m="$1" -v t="${r% *}" -v cpu="${CPU[$1,$ROUND,$op,$clients]}" -v w="$((w1 - w0))" -v o="$((o1 - o0))" -v hz="$HZ" \
+        -v n="${r#* }" -v l="$l0 → $(load)" -v r="$ROUND" 'BEGIN { printf "| %s | %s | %s | %d | %s | %.1f | %.1f | %s |\n", r, c, m, t, cpu, w * 1e6 / hz / n, o * 1e6 / hz / n, l }'
     done
   done
 }
@@ -141,8 +152,8 @@ drop_slots() {
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, synchronous_commit=on, wal_level=logical;" \
   "${SECONDS_EACH}s per run; served server and pgbench on CPU 0; the store server, Tidemark's JVM and pg_recvlogical on CPU 1;" \
   "jar $JAR of $(date -u -r "$JAR" +%FT%TZ); started $(date -u +%FT%TZ), load $(load)"
-echo "| round | case | reader | writers' TPS | served server's CPU per change (µs) | its walsender's (µs) | load before → after |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| round | case | reader | writers' TPS | served server's CPU per change (µs) | its walsender's (µs) | its other sessions' but pgbench's (µs) | load before → after |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 
 no_reader() { measure "no reader" "bench$ROUND" none; }
 bare_decoding() {
