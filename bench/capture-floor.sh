@@ -22,6 +22,9 @@
 # database has been confirmed past a marker committed after the run (and, with Tidemark, until
 # all that was stored is published), and only then reads the served server's CPU: every process of
 # it, those that ended included, so a run's figure includes the decoding of all it committed.
+# Beside it: the walsender's CPU, that of the served server's sessions other than pgbench's (with
+# Tidemark, its pools and its relay's queries) and the load average before and after each run;
+# at the end, per case, Tidemark's ratios to bare decoding and what each reader adds over no reader.
 #
 # Usage: bench/capture-floor.sh   (ROUNDS=2 SECONDS_EACH=20 WARMUP=20 CLIENT_COUNTS="16 64" IN_PLACE=1
 #        PORT=55451 STORE_PORT=55452 JAR=node/target/tidemark.jar; JAVA_OPTS goes to Tidemark's JVM)
