@@ -23,41 +23,26 @@
 # take turns at going first.
 #
 # Usage: bench/decoding-floor.sh        (ROUNDS=3 CLIENTS=16 SECONDS_EACH=20 POLL=0.1 PORT=55441)
-# Needs: root (to run PostgreSQL as user postgres), /usr/lib/postgresql/<v>/bin with pgbench and
-# pg_recvlogical, taskset, runuser and pgrep.
+# Needs: what bench/pg-common.sh needs, with pgbench and pg_recvlogical in /usr/lib/postgresql/<v>/bin.
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 CLIENTS=${CLIENTS:-16}
 SECONDS_EACH=${SECONDS_EACH:-20}
 POLL=${POLL:-0.1}
 PORT=${PORT:-55441}
-PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-[ -x "$PGBIN/pg_recvlogical" ] || { echo "no PostgreSQL binaries: install Debian's postgresql package, or set PGBIN" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/tidemark-decoding-floor.XXXXXX)
 chown postgres "$WORK"
+. "$(dirname "$0")/pg-common.sh"
 CONN=(-h 127.0.0.1 -p "$PORT" -U postgres)
 PSQL=("$PGBIN/psql" -X -q -At "${CONN[@]}" -d bench -v ON_ERROR_STOP=1)
-CONSUMER=
-
-stop_consumer() {
-  if [ -n "$CONSUMER" ]; then
-    pkill -P "$CONSUMER" 2>/dev/null || true
-    kill "$CONSUMER" 2>/dev/null || true
-    wait "$CONSUMER" 2>/dev/null || true
-  fi
-  CONSUMER=
-}
 cleanup() {
-  stop_consumer
-  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
+  stop_reader
+  pg_stop data
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/data" -A trust -U postgres >/dev/null
-runuser -u postgres -- taskset -c 0 "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-c listen_addresses=127.0.0.1 \
-  -c port=$PORT -c unix_socket_directories=$WORK -c fsync=on -c synchronous_commit=on -c wal_level=logical \
-  -c max_connections=200 -c shared_buffers=256MB -c max_wal_size=4GB" start >/dev/null
+pg_start data "$PORT" 0
 "$PGBIN/psql" -X -q "${CONN[@]}" -c "CREATE DATABASE bench"
 "${PSQL[@]}" <<'SQL'
 CREATE TABLE cap (id bigserial PRIMARY KEY, v int NOT NULL, note text NOT NULL);
@@ -70,39 +55,15 @@ for t in cap twin; do
     >"$WORK/$t.sql"
 done
 
-HZ=$(getconf CLK_TCK)
-# CPU ticks of the whole server: the postmaster, its live children, and the children it reaped
-server_ticks() {
-  local pm
-  pm=$(head -1 "$WORK/data/postmaster.pid")
-  { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
-}
-# the walsender's CPU ticks, while pg_recvlogical streams the slot (0 otherwise)
-walsender_ticks() {
-  local pid
-  pid=$("${PSQL[@]}" -c "SELECT pid FROM pg_stat_replication WHERE application_name = 'pg_recvlogical' LIMIT 1")
-  if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then awk '{ print $14 + $15 }' "/proc/$pid/stat"; else echo 0; fi
-}
-# until the slot has been read past a marker row committed now (right away when there is no slot)
-caught_up() {
-  local marker
-  marker=$("${PSQL[@]}" -c "INSERT INTO cap (v, note) VALUES (0, 'marker') RETURNING pg_current_wal_insert_lsn()")
-  for _ in $(seq 1 600); do
-    [ "$("${PSQL[@]}" -c "SELECT coalesce(bool_and(confirmed_flush_lsn > '$marker'), true) FROM pg_replication_slots WHERE slot_name = 'floor'")" = t ] \
-      && return
-    sleep 0.1
-  done
-  echo "the slot's reader did not catch up" >&2; exit 1
-}
 # pgbench on $1's table; prints its TPS and, after a space, the server's CPU per transaction in µs
 # and the walsender's (0 without one)
 tps() {
   local s0 s1 w0 w1 out
-  s0=$(server_ticks); w0=$(walsender_ticks)
+  s0=$(server_ticks data); w0=$(walsender_ticks "$PORT" bench pg_recvlogical)
   out=$(taskset -c 0 "$PGBIN/pgbench" -n -M prepared "${CONN[@]}" -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$WORK/$1.sql" bench 2>"$WORK/pgbench.err") \
     || { cat "$WORK/pgbench.err" >&2; exit 1; }
-  caught_up
-  s1=$(server_ticks); w1=$(walsender_ticks)
+  caught_up "$PORT" bench cap
+  s1=$(server_ticks data); w1=$(walsender_ticks "$PORT" bench pg_recvlogical)
   awk -v s="$((s1 - s0))" -v w="$((w1 - w0))" -v hz="$HZ" '
     /^number of transactions actually processed/ { n = $NF }
     /^tps = / { t = $3 }
@@ -141,11 +102,11 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   "${PSQL[@]}" -c "SELECT pg_create_logical_replication_slot('floor', 'pgoutput')" >/dev/null
   taskset -c 1 "$PGBIN/pg_recvlogical" "${CONN[@]}" -d bench -S floor --start -o proto_version=1 -o publication_names=floor_pub \
     -f /dev/null -s 1 -F 1 &
-  CONSUMER=$!
+  READER=$!
   sleep 1
   both
   row "streaming (walsender)" "$cap" "$twin" "${base_cap%% *}"
-  stop_consumer
+  stop_reader
 
   # one session, a poll every POLL seconds; a poll that fails (the walsender that streamed the slot
   # may not have let go of it yet) is said and the next one tries again
@@ -154,11 +115,11 @@ for ROUND in $(seq 1 "$ROUNDS"); do
       echo "SELECT count(*) FROM pg_logical_slot_get_binary_changes('floor', NULL, NULL, 'proto_version', '1', 'publication_names', 'floor_pub');"
       echo "SELECT pg_sleep($POLL);"
     done | taskset -c 1 "$PGBIN/psql" -X -q -At "${CONN[@]}" -d bench >/dev/null ) &
-  CONSUMER=$!
+  READER=$!
   sleep 1
   both
   row "polled every ${POLL}s" "$cap" "$twin" "${base_cap%% *}"
-  stop_consumer
+  stop_reader
   slot_gone
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
