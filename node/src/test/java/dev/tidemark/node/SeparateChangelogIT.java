@@ -197,6 +197,38 @@ class SeparateChangelogIT {
     }
   }
 
+  /** A changelog URL that names the served database under another host name moves nothing and empties nothing. */
+  @Test
+  void theServedDatabaseUnderAnotherNameIsNotAStore(SharedInfra infra) {
+    String served = SERVED + "_alias";
+    ChangelogFixtures.prepare(infra, served);
+    TestDatabases.sql(infra, served, "DROP TABLE IF EXISTS public.sep_items", "CREATE TABLE public.sep_items (id int PRIMARY KEY, v text)");
+    int port = dev.tidemark.devstack.FreePorts.allocate();
+    Map<ConfigKey, String> config = ChangelogFixtures.config(infra, served, "sepalias", TestNodes.clusterName(), port,
+        "127.0.0.1:" + port, "changelog");
+    TidemarkNode node = TestNodes.startCaughtUp(config);
+    try {
+      TestDatabases.sql(infra, served, "INSERT INTO public.sep_items VALUES (1, 'kept')");
+      ChangelogFixtures.awaitDecoded(infra, served);
+    } finally {
+      TestNodes.stop(node);
+    }
+    long rows = TestDatabases.count(infra, served, "SELECT count(*) FROM tidemark.changelog");
+    config.put(ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://localhost:" + infra.postgres().port() + "/" + served);
+    node = TestNodes.start(config);
+    try {
+      try {
+        Thread.sleep(2_000);  // the relay's tenures, each refused
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      assertTrue(rows >= 1, "the served database held changes");
+      assertEquals(rows, TestDatabases.count(infra, served, "SELECT count(*) FROM tidemark.changelog"), "nothing was moved or emptied");
+    } finally {
+      TestNodes.stop(node);
+    }
+  }
+
   /** tidemark migrate creates the changelog's tables in its own database, doctor checks them, and uninstall removes them. */
   @Test
   void migrateDoctorAndUninstallReachTheChangelogsOwnDatabase(SharedInfra infra, @TempDir Path dir) throws Exception {

@@ -366,6 +366,24 @@ public final class SlotReader implements Runnable {
    * tenure that finds it not empty (a move that ended between the two).
    */
   private void moveServedChangelog() throws SQLException {
+    // each changelog_state row holds a random secret of its own: the same one on both sides is one
+    // database under two names (a host alias), whose changelog must not be moved onto itself and emptied
+    String servedSecret;
+    String storeSecret;
+    try (Statement st = served.createStatement(); ResultSet rs = st.executeQuery("SELECT secret FROM tidemark.changelog_state")) {
+      rs.next();
+      servedSecret = rs.getString(1);
+    }
+    served.commit();
+    try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery("SELECT secret FROM tidemark.changelog_state")) {
+      rs.next();
+      storeSecret = rs.getString(1);
+    }
+    store.commit();
+    if (servedSecret.equals(storeSecret)) {
+      throw new IllegalStateException("database.changelog-url names the served database itself (under another host name):"
+          + " leave it empty to store the changelog there, or name a database of its own");
+    }
     boolean moved;
     try (Statement st = store.createStatement(); ResultSet rs = st.executeQuery("SELECT moved_at IS NOT NULL FROM tidemark.changelog_state")) {
       rs.next();
