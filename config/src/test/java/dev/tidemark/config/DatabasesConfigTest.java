@@ -123,6 +123,12 @@ class DatabasesConfigTest {
           - {name: sales, url: postgresql://db/app}
         """);
     assertTrue(sameDb.contains("sales and main are both db:5432/app"), sameDb);
+    String sameStore = refusal("""
+        database: {url: postgresql://db:5432/app, changelog-url: postgresql://log:5432/changes}
+        databases:
+          - {name: sales, url: postgresql://db/sales, changelog-url: postgresql://log/changes}
+        """);
+    assertTrue(sameStore.contains("sales and main both store theirs in log:5432/changes"), sameStore);
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.tidemark.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -125,6 +126,26 @@ class TidemarkConfigTest {
           () -> TidemarkConfig.from(Map.of(ConfigKey.DATABASE_REVIEWED_FUNCTIONS, bad)));
       assertTrue(e.getMessage().contains("database.reviewed-functions") && e.getMessage().contains("schema.name"), e.getMessage());
     }
+  }
+
+  @Test
+  void theChangelogsDatabaseIsTheServedOneUnlessAnotherIsNamed() {
+    TidemarkConfig.DatabaseConfig served = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_URL, "postgresql://db:5432/app")).database();
+    assertFalse(served.separateChangelog());
+    assertEquals("db:5432/app", served.changelogDatabase().host() + ":" + served.changelogDatabase().port() + "/"
+        + served.changelogDatabase().dbname());
+    TidemarkConfig.DatabaseConfig apart = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_URL, "postgresql://db:5432/app",
+        ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://log-db/tidemark_log")).database();
+    assertTrue(apart.separateChangelog());
+    assertEquals("log-db:5432/tidemark_log", apart.changelogDatabase().host() + ":" + apart.changelogDatabase().port() + "/"
+        + apart.changelogDatabase().dbname());
+    assertEquals(apart.user(), apart.changelogDatabase().user(), "the same login");
+    IllegalArgumentException same = assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(
+        ConfigKey.DATABASE_URL, "postgresql://db:5432/app", ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://db/app")));
+    assertTrue(same.getMessage().contains("database.changelog-url") && same.getMessage().contains("leave it empty"), same.getMessage());
+    IllegalArgumentException login = assertThrows(IllegalArgumentException.class, () -> TidemarkConfig.from(Map.of(
+        ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://me:secret@log-db/log")));
+    assertTrue(login.getMessage().contains("database.changelog-url") && !login.getMessage().contains("secret"), login.getMessage());
   }
 
   @Test
