@@ -1,6 +1,7 @@
 package dev.tidemark.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.config.ConfigKey;
@@ -177,12 +178,8 @@ class SeparateChangelogIT {
         assertEquals("DOWN", checks.get("changelog-store"), checks.toString());
         assertEquals("UP", checks.get("postgres"), checks.toString());
         // the slot keeps what could not be stored, however long the relay tries
-        try {
-          Thread.sleep(3_000);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        assertTrue(confirmedLsn(infra, served) < inserted, "the slot is not confirmed past what the store holds");
+        assertFalse(Await.until(() -> confirmedLsn(infra, served) >= inserted, Duration.ofSeconds(3)),
+            "the slot is not confirmed past what the store holds");
 
         relay.open();
         awaitDecoded(infra, served, store);
@@ -217,13 +214,10 @@ class SeparateChangelogIT {
     config.put(ConfigKey.DATABASE_CHANGELOG_URL, "postgresql://localhost:" + infra.postgres().port() + "/" + served);
     node = TestNodes.start(config);
     try {
-      try {
-        Thread.sleep(2_000);  // the relay's tenures, each refused
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
       assertTrue(rows >= 1, "the served database held changes");
-      assertEquals(rows, TestDatabases.count(infra, served, "SELECT count(*) FROM tidemark.changelog"), "nothing was moved or emptied");
+      // the relay's tenures, each refused, over two seconds
+      assertFalse(Await.until(() -> TestDatabases.count(infra, served, "SELECT count(*) FROM tidemark.changelog") != rows,
+          Duration.ofSeconds(2)), "nothing was moved or emptied");
     } finally {
       TestNodes.stop(node);
     }
