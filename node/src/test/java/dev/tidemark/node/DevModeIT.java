@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code java -jar tidemark.jar dev} as a user runs it: a child process, read through its printed lines. */
 class DevModeIT {
 
-  private static final Path JAR = Path.of("target", "tidemark.jar");
+  static final Path JAR = Path.of("target", "tidemark.jar");
   private static final String TOKEN = "tmk_devModeItReadWriteToken0000000000000";
 
   /** A running dev process and the lines it printed once ready. */
@@ -161,115 +160,6 @@ class DevModeIT {
     assertTrue(stderr.lines().filter(l -> !l.isBlank()).allMatch(l -> l.matches("\\d{4}-\\d\\d-\\d\\dT.*")),
         "dev mode logs readable lines, each starting with its time:\n" + stderr);
     assertTrue(stderr.contains("drains: readiness is down") && stderr.contains("drained in"), "SIGTERM drains the node before it stops");
-  }
-
-  // one data dir through three runs (a stop, then a kill -9): each dev start costs seconds, so the two cases share one
-  @Test
-  void aDataDirKeepsTheDatabaseBetweenRunsAndStartsOnTheFirstTryAfterItsProcessWasKilled(@TempDir Path dataDir) throws Exception {
-    Dev first = start(List.of("--data-dir", dataDir.toString()));
-    try (Connection conn = psql(first)) {
-      conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Kept Between Runs', 'kept@example.com')");
-    } finally {
-      stop(first);
-    }
-    assertTrue(Files.isDirectory(dataDir.resolve("postgres")) && Files.isDirectory(dataDir.resolve("kafka")));
-
-    Dev second = start(List.of("--data-dir", dataDir.toString()));
-    try (Connection conn = psql(second)) {
-      assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kept@example.com'"), "a stopped run's data is kept");
-      assertKafkaReachable(second);
-      conn.createStatement().execute("INSERT INTO customers(name, email) VALUES ('Survives Kill', 'kill9@example.com')");
-    }
-    second.process().destroyForcibly(); // SIGKILL: no shutdown hook runs, so nothing stops the embedded PostgreSQL
-    assertTrue(second.process().waitFor(30, TimeUnit.SECONDS));
-    Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
-    long orphan = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
-    ProcessHandle postmaster = ProcessHandle.of(orphan).orElse(null);
-    try {
-      assertTrue(postmaster != null && postmaster.isAlive(), "the killed run left its PostgreSQL running");
-      Dev third = start(List.of("--data-dir", dataDir.toString()));
-      try (Connection conn = psql(third)) {
-        assertFalse(postmaster.isAlive(), "the third run stopped the server the killed one left");
-        assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kill9@example.com'"), "the data written before the kill is kept");
-        assertEquals(1, count(conn, "SELECT count(*) FROM customers WHERE email = 'kept@example.com'"));
-        assertKafkaReachable(third);
-      } finally {
-        stop(third);
-      }
-      assertTrue(third.stderr().contains("stopped the PostgreSQL server (pid " + orphan + ")"),
-          "the third run says what it stopped");
-    } finally {
-      if (postmaster != null) {
-        postmaster.destroyForcibly();
-      }
-    }
-  }
-
-  private static int count(Connection conn, String sql) throws Exception {
-    try (ResultSet rs = conn.createStatement().executeQuery(sql)) {
-      rs.next();
-      return rs.getInt(1);
-    }
-  }
-
-  private static void assertKafkaReachable(Dev dev) throws Exception {
-    try (McpHttpClient c = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Token"))) {
-      c.initialize();
-      assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").getJsonObject("kafka").getBoolean("reachable"));
-    }
-  }
-
-  @Test
-  @org.junit.jupiter.api.extension.ExtendWith(dev.tidemark.testsupport.InfraExtension.class)
-  void devModeServesAnExistingDatabaseAndCreatesTheDemoTablesOnlyWhenAsked(dev.tidemark.testsupport.SharedInfra infra) throws Exception {
-    infra.postgres().createDatabaseIfMissing("dev_existing_it");
-    String url = "postgresql://" + infra.postgres().user() + ":" + infra.postgres().password() + "@127.0.0.1:" + infra.postgres().port()
-        + "/dev_existing_it";
-    // the README's two commands for a database of one's own, as written, with this test's URL for its example one
-    String readme = java.nio.file.Files.readString(Path.of("..", "README.md"));
-    java.util.regex.Matcher example = java.util.regex.Pattern.compile(
-        "java -jar node/target/tidemark.jar dev (--database-url (postgresql://\\S+))\n"
-        + "java -jar node/target/tidemark.jar (uninstall --database-url \\2 --yes)\n").matcher(readme);
-    assertTrue(example.find(), "the README shows dev mode and uninstall against a database of one's own");
-    Dev dev = start(List.of(example.group(1).replace(example.group(2), url).split(" ")));
-    try {
-      assertEquals("postgresql://" + infra.postgres().user() + "@127.0.0.1:" + infra.postgres().port() + "/dev_existing_it",
-          dev.value("PostgreSQL"), "the URL without its password");
-      try (McpHttpClient c = new McpHttpClient(dev.value("Tidemark ready"), dev.value("Token"))) {
-        c.initialize();
-        assertTrue(c.callTool("status", new JsonObject()).getJsonObject("structuredContent").containsKey("changelog_head"));
-      }
-      assertEquals(false, demoTables(infra), "no demo tables unless asked");
-    } finally {
-      stop(dev);
-    }
-    Dev demo = start(List.of("--database-url", url, "--demo"));
-    try {
-      assertEquals(true, demoTables(infra));
-    } finally {
-      stop(demo);
-    }
-    Process uninstall = new ProcessBuilder(java.util.stream.Stream.concat(Stream.of(ProcessHandle.current().info().command().orElse("java"),
-        "-jar", JAR.toString()), Stream.of(example.group(3).replace(example.group(2), url).split(" "))).toList())
-        .redirectErrorStream(true).start();
-    String said = new String(uninstall.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    assertTrue(uninstall.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), said);
-    assertEquals(0, uninstall.exitValue(), said);
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl("dev_existing_it"), infra.postgres().user(),
-            infra.postgres().password());
-        ResultSet rs = conn.createStatement().executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = 'tidemark'")) {
-      rs.next();
-      assertEquals(0, rs.getInt(1), "the README's uninstall removed Tidemark's schema: " + said);
-    }
-  }
-
-  private static boolean demoTables(dev.tidemark.testsupport.SharedInfra infra) throws Exception {
-    try (Connection conn = DriverManager.getConnection(infra.postgres().jdbcUrl("dev_existing_it"), infra.postgres().user(),
-            infra.postgres().password());
-        ResultSet rs = conn.createStatement().executeQuery("SELECT to_regclass('public.customers') IS NOT NULL")) {
-      rs.next();
-      return rs.getBoolean(1);
-    }
   }
 
   @Test
