@@ -43,7 +43,7 @@ public final class CaptureVerticle extends VerticleBase {
 
   private Future<Void> reconcile() {
     return pool.preparedQuery(CaptureSetup.RECONCILE_SQL)
-        .execute(CaptureSetup.reconcileArguments(config.database().schemas(), config.database().keyOnlyTables()))
+        .execute(CaptureSetup.reconcileArguments(config.database()))
         .compose(rows -> {
           int touched = rows.iterator().next().getInteger(0);
           if (touched > 0) {

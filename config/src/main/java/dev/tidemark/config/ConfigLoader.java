@@ -217,6 +217,7 @@ public final class ConfigLoader {
         v.namedTools(),
         v.toolsFile(),
         v.keyOnlyTables(),
+        v.unplannedTables(),
         changelogStore(v, url.getHost(), url.getPort() < 0 ? 5432 : url.getPort(), dbname));
   }
 

@@ -231,7 +231,15 @@ final class ConfigValidator {
    * wildcarded name that could never match is refused here rather than ignored there.
    */
   List<String> keyOnlyTables() {
-    ConfigKey k = ConfigKey.DATABASE_KEY_ONLY_TABLES;
+    return tables(ConfigKey.DATABASE_KEY_ONLY_TABLES);
+  }
+
+  /** database.unplanned-tables, written as {@link #keyOnlyTables()}. */
+  List<String> unplannedTables() {
+    return tables(ConfigKey.DATABASE_UNPLANNED_TABLES);
+  }
+
+  private List<String> tables(ConfigKey k) {
     List<String> out = list(k);
     for (String t : out) {
       int dot = t.indexOf('.');

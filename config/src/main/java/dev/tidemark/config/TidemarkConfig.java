@@ -208,6 +208,7 @@ public record TidemarkConfig(
       io.vertx.core.json.JsonObject namedTools,
       String toolsFile,
       List<String> keyOnlyTables,
+      List<String> unplannedTables,
       Store changelogStore) {
 
     /** Where the changelog is stored when it is not the served database (database.changelog-url). */
@@ -223,6 +224,7 @@ public record TidemarkConfig(
       approvers = List.copyOf(approvers);
       tableApprovers = Map.copyOf(tableApprovers);
       keyOnlyTables = List.copyOf(keyOnlyTables);
+      unplannedTables = List.copyOf(unplannedTables);
       namedTools = namedTools == null ? new io.vertx.core.json.JsonObject() : namedTools.copy();
     }
 
@@ -258,7 +260,7 @@ public record TidemarkConfig(
     public DatabaseConfig withPoolSize(int size) {
       return new DatabaseConfig(name, host, port, dbname, user, password, size, poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs,
           callerPasswords, sslMode, sslRootCert, approvalTables, reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile,
-          keyOnlyTables, changelogStore);
+          keyOnlyTables, unplannedTables, changelogStore);
     }
 
     /** Whether the changelog is stored in a database of its own (database.changelog-url) rather than the served one. */
@@ -276,7 +278,8 @@ public record TidemarkConfig(
       }
       return new DatabaseConfig(name, changelogStore.host(), changelogStore.port(), changelogStore.dbname(), user, password, poolSize,
           poolWaitMs, schemas, statementTimeoutMs, catalogCacheMs, callerPasswords, sslMode, sslRootCert, approvalTables,
-          reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile, keyOnlyTables, null);
+          reviewedFunctions, callerSharePercent, approvers, tableApprovers, namedTools, toolsFile, keyOnlyTables,
+          unplannedTables, null);
     }
 
     /** The most connections of one of these pools (of {@link #poolSize()}) one caller holds at once: database.caller-share-percent, at least one. */

@@ -162,6 +162,21 @@ class TidemarkConfigTest {
   }
 
   @Test
+  void unplannedTablesAreWrittenAsKeyOnlyTablesAndAnEntryOfDatabasesMaySetItsOwn() {
+    assertEquals(java.util.List.of(), TidemarkConfig.from(Map.of()).database().unplannedTables());
+    assertEquals(java.util.List.of("public.audit_log", "events.*"), TidemarkConfig.from(
+        Map.of(ConfigKey.DATABASE_UNPLANNED_TABLES, "public.audit_log, events.*")).database().unplannedTables());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TidemarkConfig.from(Map.of(ConfigKey.DATABASE_UNPLANNED_TABLES, "public.audit*")));
+    assertTrue(e.getMessage().contains("database.unplanned-tables") && e.getMessage().contains("public.audit*"), e.getMessage());
+    TidemarkConfig two = TidemarkConfig.from(Map.of(ConfigKey.DATABASE_UNPLANNED_TABLES, "clicks",
+        ConfigKey.DATABASES, "[{\"name\": \"sales\", \"url\": \"postgresql://127.0.0.1:5432/sales\", \"unplanned-tables\": \"orders_log\"}]"));
+    assertEquals(java.util.List.of("clicks"), two.database().unplannedTables());
+    assertEquals(java.util.List.of("orders_log"), two.databases().stream().filter(d -> d.name().equals("sales")).findFirst()
+        .orElseThrow().unplannedTables());
+  }
+
+  @Test
   void invalidValuesNameTheirKey() {
     for (var bad : Map.of(
         ConfigKey.HTTP_PORT, "70000",

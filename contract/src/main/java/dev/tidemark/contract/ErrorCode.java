@@ -32,7 +32,8 @@ public enum ErrorCode {
   PROPOSAL_REJECTED("PROPOSAL_REJECTED", false, "A person rejected the proposal and nothing was written; read the reason, and propose a different change only if one is still needed."),
   SIGN_IN_REQUIRED("SIGN_IN_REQUIRED", false, "Sign in to the console again: the sign-in expired, was ended, or its token was revoked."),
   FORM_REFUSED("FORM_REFUSED", false, "Open the page again and send the form from there: a console form is sent once, by the sign-in that opened it, within an hour."),
-  BEFORE_IMAGE_MISSING("BEFORE_IMAGE_MISSING", false, "The changelog holds only the key of the rows this would put back; restore them by hand, and remove their table from database.key-only-tables so that later changes keep whole rows.");
+  BEFORE_IMAGE_MISSING("BEFORE_IMAGE_MISSING", false, "The changelog holds only the key of the rows this would put back; restore them by hand, and remove their table from database.key-only-tables so that later changes keep whole rows."),
+  TABLE_UNPLANNED("TABLE_UNPLANNED", false, "Change tools do not change the tables named above (database.unplanned-tables); change them another way, or ask the operator to remove them from database.unplanned-tables.");
 
   private final String code;
   private final boolean retriable;

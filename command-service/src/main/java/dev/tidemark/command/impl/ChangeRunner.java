@@ -61,11 +61,13 @@ public final class ChangeRunner {
   /**
    * The rows this transaction inserted, updated and deleted in tables that have plan triggers, as
    * PostgreSQL counts them: a statement that turned tidemark.plan off for part of its work (it is a
-   * setting, and a caller's SQL can change it) captured fewer, and is refused.
+   * setting, and a caller's SQL can change it) captured fewer, and is refused. Beside it, the same
+   * counts for each captured table without a plan trigger (database.unplanned-tables), which no
+   * change may write.
    */
   private static final String COUNTED_SQL = """
       SELECT coalesce(sum(pg_stat_get_xact_tuples_inserted(t.tgrelid) + pg_stat_get_xact_tuples_updated(t.tgrelid)
-                          + pg_stat_get_xact_tuples_deleted(t.tgrelid)), 0)::bigint
+                          + pg_stat_get_xact_tuples_deleted(t.tgrelid)), 0)::bigint, tidemark.unplanned_counts()::text
         FROM pg_trigger t
        WHERE t.tgname = 'tidemark_capture'""";
   public static final String PRUNE_SQL = "DELETE FROM tidemark.idempotency WHERE created_at <= now() - make_interval(hours => $1::int)";
@@ -611,7 +613,7 @@ public final class ChangeRunner {
     SqlConnection conn = session.conn();
     // the transaction's id, to which the server's MACs are bound
     Future<String> xid = session.setup().map(rows -> rows.iterator().next().getString(4));
-    Future<Long> before = counted(conn);
+    Future<Counts> before = counted(conn);
     Future<ChangeTool.Applied> applying;
     try {
       applying = shown != null ? tool.applyApproved(conn, request.arguments(), shown) : tool.applyReturning(conn, request.arguments(), commit);
@@ -639,8 +641,22 @@ public final class ChangeRunner {
    * earlier transactions of the connection that it has not reported yet, so a change compares the
    * counts after it with the counts before it, in the same transaction.
    */
-  private static Future<Long> counted(SqlConnection conn) {
-    return conn.preparedQuery(COUNTED_SQL).execute().map(rows -> rows.iterator().next().getLong(0));
+  private static Future<Counts> counted(SqlConnection conn) {
+    return conn.preparedQuery(COUNTED_SQL).execute().map(rows -> {
+      io.vertx.sqlclient.Row row = rows.iterator().next();
+      return new Counts(row.getLong(0), new JsonObject(row.getString(1)));
+    });
+  }
+
+  /** {@link #COUNTED_SQL}'s reading: rows written in tables with plan triggers, and per table without one. */
+  private record Counts(long planned, JsonObject unplanned) {
+
+    /** The tables without a plan trigger whose count grew since {@code before}, sorted. */
+    java.util.List<String> unplannedSince(Counts before) {
+      return unplanned.fieldNames().stream()
+          .filter(table -> unplanned.getLong(table) > before.unplanned.getLong(table, 0L))
+          .sorted().toList();
+    }
   }
 
   /**
@@ -652,11 +668,11 @@ public final class ChangeRunner {
    * role is checked first.
    */
   private Future<Captured> captured(SqlConnection conn, CallerDb db, ToolRequest request, ChangeTool.Applied applied, String xid,
-      long before) {
+      Counts before) {
     long affected = applied.affected();
     Future<String> who = conn.preparedQuery(WHO_SQL).execute().map(rows -> rows.iterator().next().getString(0));
     Future<ChangeSet> read = ChangeSet.read(conn, db.keys().ring().sqlMac("changes|" + xid));
-    Future<Long> counted = counted(conn);
+    Future<Counts> counted = counted(conn);
     return Future.join(who, read, counted).transform(x -> {
       if (who.succeeded() && !request.caller().pgRole().equals(who.result())) {
         return Future.failedFuture(new ToolException(ErrorCode.PERMISSION_DENIED,
@@ -665,8 +681,14 @@ public final class ChangeRunner {
       return who.failed() ? Future.<Captured>failedFuture(who.cause()) : read.failed() ? Future.<Captured>failedFuture(read.cause())
           : counted.failed() ? Future.<Captured>failedFuture(counted.cause()) : Future.succeededFuture(new Captured(xid, read.result(), applied));
     }).map(captured -> {
-      long after = counted.result();
-      if (after - before > captured.changes().rowChanges()) {
+      java.util.List<String> unplanned = counted.result().unplannedSince(before);
+      if (!unplanned.isEmpty()) {
+        throw new ToolException(ErrorCode.TABLE_UNPLANNED, "The change writes rows of " + String.join(", ", unplanned)
+            + ", which carr" + (unplanned.size() == 1 ? "ies" : "y") + " no plan trigger (database.unplanned-tables), so Tidemark"
+            + " can neither show nor check what it does there. Nothing was written.");
+      }
+      long after = counted.result().planned();
+      if (after - before.planned() > captured.changes().rowChanges()) {
         throw new ToolException(ErrorCode.PERMISSION_DENIED, "The change turned off Tidemark's record of what it does (the setting"
             + " tidemark.plan), so it cannot be shown or checked. Nothing was written.");
       }

@@ -1,5 +1,6 @@
 package dev.tidemark.database.schema;
 
+import dev.tidemark.config.TidemarkConfig;
 import dev.tidemark.database.SqlStates;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
@@ -54,12 +55,22 @@ public final class CaptureSetup {
         FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE t.published ORDER BY 1""";
 
-  /** Reconciles capture to the served schemas and the tables whose before-images are their key alone. */
-  public static final String RECONCILE_SQL = "SELECT tidemark.capture_schemas($1, $2)";
+  /** The captured tables without a plan trigger (database.unplanned-tables), as schema.name. */
+  public static final String UNPLANNED_SQL = """
+      SELECT format('%I.%I', n.nspname, c.relname) AS relation
+        FROM tidemark.captured_table t JOIN pg_class c ON c.oid = t.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE NOT t.planned ORDER BY 1""";
 
-  /** The arguments of {@link #RECONCILE_SQL}: database.schemas and database.key-only-tables. */
-  public static Tuple reconcileArguments(List<String> schemas, List<String> keyOnlyTables) {
-    return Tuple.tuple().addArrayOfString(schemas.toArray(new String[0])).addArrayOfString(keyOnlyTables.toArray(new String[0]));
+  /**
+   * Reconciles capture to the served schemas, the tables whose before-images are their key alone and
+   * the tables without a plan trigger.
+   */
+  public static final String RECONCILE_SQL = "SELECT tidemark.capture_schemas($1, $2, $3)";
+
+  /** The arguments of {@link #RECONCILE_SQL}: database.schemas, database.key-only-tables and database.unplanned-tables. */
+  public static Tuple reconcileArguments(TidemarkConfig.DatabaseConfig db) {
+    return Tuple.tuple().addArrayOfString(db.schemas().toArray(new String[0])).addArrayOfString(db.keyOnlyTables().toArray(new String[0]))
+        .addArrayOfString(db.unplannedTables().toArray(new String[0]));
   }
 
   private CaptureSetup() {}

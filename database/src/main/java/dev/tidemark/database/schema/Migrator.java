@@ -27,7 +27,8 @@ public final class Migrator {
       "V4__idempotency.sql", "V5__caller_security.sql", "V6__token_revocation.sql", "V7__logical_decoding.sql",
       "V8__token_expiry.sql", "V9__events.sql", "V10__proposals.sql", "V11__planner_estimates.sql",
       "V12__capture_ownership.sql", "V13__planned_once.sql", "V14__exact_approvals.sql", "V15__event_consumer_bounds.sql",
-      "V16__tasks.sql", "V17__before_images_by_choice.sql", "V18__changelog_relations.sql");
+      "V16__tasks.sql", "V17__before_images_by_choice.sql", "V18__changelog_relations.sql",
+      "V19__unplanned_tables.sql");
 
   /** The first version that captures by logical decoding: the publication and the slot must exist before it runs. */
   static final int LOGICAL_DECODING = 7;

@@ -56,7 +56,7 @@ final class MigrateCommand implements Callable<Integer> {
         applied = session.await(Migrator.migrate(session.pool()));
         // the served tables get their replica identity (database.key-only-tables) and join the publication now, not at the first node's start
         published = session.await(session.pool().preparedQuery(CaptureSetup.RECONCILE_SQL)
-            .execute(CaptureSetup.reconcileArguments(db.schemas(), db.keyOnlyTables()))
+            .execute(CaptureSetup.reconcileArguments(db))
             .map(rows -> rows.iterator().next().getInteger(0)));
       } catch (IllegalStateException ise) {
         err.println("tidemark migrate: " + label + ise.getMessage());
@@ -95,6 +95,12 @@ final class MigrateCommand implements Callable<Integer> {
       if (!keyOnly.isEmpty()) {
         out.println(label + "changes keep only the key of updated and deleted rows (database.key-only-tables) on "
             + keyOnly.size() + " table(s): " + String.join(", ", keyOnly));
+      }
+      List<String> unplanned = new java.util.ArrayList<>();
+      session.await(session.pool().query(CaptureSetup.UNPLANNED_SQL).execute()).forEach(r -> unplanned.add(r.getString(0)));
+      if (!unplanned.isEmpty()) {
+        out.println(label + "change tools do not change (no plan trigger, database.unplanned-tables) "
+            + unplanned.size() + " table(s): " + String.join(", ", unplanned));
       }
       return 0;
     }

@@ -71,8 +71,13 @@ public final class StatusTool implements ReadTool {
       });
       return out;
     }).otherwise(new JsonObject());
+    Future<io.vertx.core.json.JsonArray> unplanned = admin.query(CaptureSetup.UNPLANNED_SQL).execute().map(rows -> {
+      io.vertx.core.json.JsonArray out = new io.vertx.core.json.JsonArray();
+      rows.forEach(r -> out.add(r.getString(0)));
+      return out;
+    }).otherwise(new io.vertx.core.json.JsonArray());
     Future<JsonObject> proposal = proposal(request);
-    return Future.all(List.of(role, kafka, head, lag, problems, images, proposal)).map(all -> {
+    return Future.all(List.of(role, kafka, head, lag, problems, images, unplanned, proposal)).map(all -> {
       int size = node.clusterSize().getAsInt();
       JsonObject out = new JsonObject()
           .put("version", node.version())
@@ -95,6 +100,9 @@ public final class StatusTool implements ReadTool {
       }
       if (!images.result().isEmpty()) {
         out.put("before_images", images.result());
+      }
+      if (!unplanned.result().isEmpty()) {
+        out.put("unplanned_tables", unplanned.result());
       }
       if (proposal.result() != null) {
         out.put("proposal", proposal.result());
