@@ -15,6 +15,8 @@
 #                       on the store server, so the served server only decodes;
 #   - Tidemark in place (IN_PLACE=1): the same on a second served database, twin of the first,
 #                       with no changelog-url, so the changelog is stored in the served database.
+# UNPLANNED=cap,items gives both Tidemark cases database.unplanned-tables: the tables carry no plan
+# trigger, as an operator chooses for tables that change tools never change.
 # ROUNDS rounds, each on databases of its own: odd rounds take the readers in the order above, even
 # rounds in the reverse order.
 # Each Tidemark first captures WARMUP seconds of INSERTs at 16 clients, not counted, so that its
@@ -26,7 +28,7 @@
 # Tidemark, its pools and its relay's queries) and the load average before and after each run;
 # at the end, per case, Tidemark's ratios to bare decoding and what each reader adds over no reader.
 #
-# Usage: bench/capture-floor.sh   (ROUNDS=2 SECONDS_EACH=20 WARMUP=20 CLIENT_COUNTS="16 64" IN_PLACE=1
+# Usage: bench/capture-floor.sh   (ROUNDS=2 SECONDS_EACH=20 WARMUP=20 CLIENT_COUNTS="16 64" IN_PLACE=1 UNPLANNED=
 #        PORT=55451 STORE_PORT=55452 JAR=node/target/tidemark.jar; JAVA_OPTS goes to Tidemark's JVM)
 # Needs: what bench/pg-common.sh needs, pgbench and pg_recvlogical, java, and the jar built with
 # ./mvnw -B -o -q -pl node -am package -DskipTests.
@@ -128,8 +130,8 @@ TIDEMARK=
 # start_tidemark DB [CHANGELOG_URL]: Tidemark in dev mode on the served database DB, pinned to CPU 1,
 # storing its changelog at CHANGELOG_URL (in DB itself without one); returns once it captures
 start_tidemark() {
-  local envs=(env -u TIDEMARK_DATABASE_CHANGELOG_URL)
-  [ -n "${2:-}" ] && envs=(env "TIDEMARK_DATABASE_CHANGELOG_URL=$2")
+  local envs=(env -u TIDEMARK_DATABASE_CHANGELOG_URL "TIDEMARK_DATABASE_UNPLANNED_TABLES=${UNPLANNED:-}")
+  [ -n "${2:-}" ] && envs=(env "TIDEMARK_DATABASE_CHANGELOG_URL=$2" "TIDEMARK_DATABASE_UNPLANNED_TABLES=${UNPLANNED:-}")
   "${envs[@]}" taskset -c 1 java ${JAVA_OPTS:-} -Djava.io.tmpdir="$WORK" -jar "$JAR" dev \
     --database-url "postgresql://postgres@127.0.0.1:$PORT/$1" --http-port 0 --ops-port 0 --cluster-port 57830 \
     >"$WORK/tidemark-$1.log" 2>&1 &
@@ -154,7 +156,7 @@ drop_slots() {
 
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), fsync=on, synchronous_commit=on, wal_level=logical;" \
   "${SECONDS_EACH}s per run; served server and pgbench on CPU 0; the store server, Tidemark's JVM and pg_recvlogical on CPU 1;" \
-  "jar $JAR of $(date -u -r "$JAR" +%FT%TZ); started $(date -u +%FT%TZ), load $(load)"
+  "jar $JAR of $(date -u -r "$JAR" +%FT%TZ); database.unplanned-tables '${UNPLANNED:-}'; started $(date -u +%FT%TZ), load $(load)"
 echo "| round | case | reader | writers' TPS | served server's CPU per change (µs) | its walsender's (µs) | its other sessions' but pgbench's (µs) | load before → after |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 
