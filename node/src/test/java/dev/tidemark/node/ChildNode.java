@@ -90,7 +90,7 @@ final class ChildNode implements AutoCloseable {
   /** Waits until {@code /health/ready} answers 200; fails at once when the process ends, with the end of its log. */
   ChildNode awaitReady(Duration timeout) {
     boolean up = Await.until(() -> !process.isAlive() || ready(), timeout) && process.isAlive();
-    if (!up && !process.isAlive() && starts == 1 && !chosenPorts.isEmpty() && logTail().contains("Address already in use")) {
+    if (!up && !process.isAlive() && starts == 1 && !chosenPorts.isEmpty() && portTaken(logTail())) {
       // a port chosen free at creation was taken before the first start (an outgoing connection of
       // another process may get it as its local port): choose the free ports again, once
       for (ConfigKey key : chosenPorts) {
@@ -109,6 +109,14 @@ final class ChildNode implements AutoCloseable {
           + "; the end of " + log + ":\n" + logTail());
     }
     return this;
+  }
+
+  /**
+   * Whether the node stopped because a port it was given was taken: the node says so in its own
+   * words (ConfigKey's "the address is in use"), an exception from below it in the JDK's.
+   */
+  private static boolean portTaken(String log) {
+    return log.contains("the address is in use") || log.contains("Address already in use");
   }
 
   boolean ready() {
