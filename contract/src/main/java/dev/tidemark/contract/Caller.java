@@ -11,9 +11,14 @@ import java.util.Objects;
  * ({@code scopes} is null for a Tidemark token, whose access alone says what it may do) and the
  * claims of the token that a named tool may bind a parameter from ({@code claims}: the token's
  * claims whose values are text, numbers or booleans; null for a Tidemark token, which has none).
+ * {@code validSince} is when the credential that identified the caller began to be valid by the
+ * database's clock, in milliseconds since the epoch, or 0 when nothing earlier under the same id
+ * was ever made invalid: a token made again under its name keeps its caller id, so only a
+ * revocation after this time concerns this credential. It stays on the node that checked the
+ * credential, and is not part of the caller's JSON.
  */
 public record Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes,
-    JsonObject claims) {
+    JsonObject claims, long validSince) {
 
   public Caller {
     Objects.requireNonNull(id, "id");
@@ -23,6 +28,25 @@ public record Caller(String id, String name, String pgRole, Access access, List<
     databases = List.copyOf(databases);
     scopes = scopes == null ? null : List.copyOf(scopes);
     claims = claims == null || claims.isEmpty() ? null : claims.copy();
+  }
+
+  /** A caller whose credential no revocation under its id preceded. */
+  public Caller(String id, String name, String pgRole, Access access, List<String> databases, List<String> scopes,
+      JsonObject claims) {
+    this(id, name, pgRole, access, databases, scopes, claims, 0L);
+  }
+
+  /** A caller of a Tidemark token valid since {@code validSince} (see the record's description). */
+  public Caller(String id, String name, String pgRole, Access access, List<String> databases, long validSince) {
+    this(id, name, pgRole, access, databases, null, null, validSince);
+  }
+
+  /**
+   * Whether a revocation under this caller's id made at {@code revokedAtMillis} (the database's
+   * clock) ended this credential: it did unless the credential was made after it.
+   */
+  public boolean revokedBy(long revokedAtMillis) {
+    return revokedAtMillis > validSince;
   }
 
   /** A caller without claims. */

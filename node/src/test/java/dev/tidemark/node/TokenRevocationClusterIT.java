@@ -5,18 +5,31 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.auth.Authenticator;
+import dev.tidemark.auth.Revocation;
+import dev.tidemark.auth.TokenStore;
+import dev.tidemark.config.TidemarkConfig;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
+import dev.tidemark.database.Pools;
 import dev.tidemark.testsupport.Await;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.McpHttpClient;
 import dev.tidemark.testsupport.SharedInfra;
 import dev.tidemark.testsupport.SseStream;
 import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -175,6 +188,59 @@ class TokenRevocationClusterIT {
       otherGet.close();
       otherListen.close();
     }
+  }
+
+  /**
+   * A token made again under its name keeps the caller id, and the old token's end is announced
+   * like a revocation: a gateway that hears that notice while it checks, or holds, the new token
+   * must tell the two apart. The new token's lookup says since when it is valid, by the same
+   * reading of the same column the revocation carries, and only a later revocation ends it.
+   */
+  @Test
+  void aTokenMadeAgainIsValidSinceTheNoticeThatEndedTheOldOneAndOnlyALaterRevocationEndsIt(SharedInfra infra) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      var db = TidemarkConfig.from(TestNodes.config(infra, "tokens", 0, "", "query")).database();
+      Pool pool = Pools.create(vertx, db);
+      TokenStore store = TokenStore.create(pool);
+      Authenticator auth = store.authenticator(vertx, Pools.connectOptions(db));
+      BlockingQueue<Revocation> heard = new LinkedBlockingQueue<>();
+      TestNodes.await(auth.start(heard::add).toCompletionStage().toCompletableFuture());
+      String name = "it-remade-" + UUID.randomUUID().toString().substring(0, 8);
+      String first = "tmk_first_" + UUID.randomUUID();
+      String again = "tmk_again_" + UUID.randomUUID();
+      String id = TestNodes.await(store.put(name, first, "tidemark_reader", Access.READ_ONLY, List.of("*")).toCompletionStage().toCompletableFuture());
+      Caller before = TestNodes.await(auth.authenticate("Bearer " + first).toCompletionStage().toCompletableFuture());
+      assertEquals(0L, before.validSince(), "a token that replaced none");
+
+      TestNodes.await(store.put(name, again, "tidemark_reader", Access.READ_ONLY, List.of("*")).toCompletionStage().toCompletableFuture());
+      Revocation remade = next(heard, id);
+      assertNotNull(remade, "making the name again announces the old token's end");
+      Caller after = TestNodes.await(auth.authenticate("Bearer " + again).toCompletionStage().toCompletableFuture());
+      assertEquals(id, after.id(), "the same caller id");
+      assertEquals(remade.atMillis(), after.validSince(), "valid since the notice that ended the old token");
+      assertTrue(before.revokedBy(remade.atMillis()), "the notice ends the old token");
+      assertFalse(after.revokedBy(remade.atMillis()), "and not the new one");
+
+      TestNodes.await(store.revoke(name).toCompletionStage().toCompletableFuture());
+      Revocation revoked = next(heard, id);
+      assertNotNull(revoked, "the revocation is heard");
+      assertTrue(after.revokedBy(revoked.atMillis()), "the new token's own revocation ends it");
+      TestNodes.await(auth.stop().toCompletionStage().toCompletableFuture());
+    } finally {
+      TestNodes.await(vertx.close().toCompletionStage().toCompletableFuture());
+    }
+  }
+
+  /** The next revocation of caller {@code id} heard within 10 s, past those of other tests' callers (the watcher's first poll looks back). */
+  private static Revocation next(BlockingQueue<Revocation> heard, String id) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    for (Revocation r; (r = heard.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS)) != null; ) {
+      if (r.callerId().equals(id)) {
+        return r;
+      }
+    }
+    return null;
   }
 
   @Test

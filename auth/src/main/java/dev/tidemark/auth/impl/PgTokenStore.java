@@ -140,7 +140,9 @@ public final class PgTokenStore implements TokenStore {
       }
       long heard = revocations.get();
       return pool.preparedQuery("SELECT id::text, name, pg_role, access, databases, "
-              + "(extract(epoch FROM expires_at) * 1000)::int8 AS expires, (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS now "
+              + "(extract(epoch FROM expires_at) * 1000)::int8 AS expires, (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS now, "
+              // the time the revocation watcher reports when this token's hash replaced another: revocations up to it concern that one
+              + "coalesce((extract(epoch FROM invalidated_at) * 1000)::int8, 0) AS valid_since "
               + "FROM tidemark.api_token WHERE token_hash = $1 AND revoked_at IS NULL")
           .execute(Tuple.of(hash))
           .map(rows -> {
@@ -157,7 +159,7 @@ public final class PgTokenStore implements TokenStore {
             }
             Caller caller = new Caller(
                 r.getString("id"), r.getString("name"), r.getString("pg_role"),
-                Access.fromWire(r.getString("access")), List.of(r.getArrayOfStrings("databases")));
+                Access.fromWire(r.getString("access")), List.of(r.getArrayOfStrings("databases")), r.getLong("valid_since"));
             if (cache.size() > 10_000) {
               cache.clear(); // bounded: a flood of distinct valid tokens only costs lookups
             }

@@ -3,6 +3,7 @@ package dev.tidemark.gateway.impl.call;
 import dev.tidemark.gateway.impl.context.OwnContext;
 import dev.tidemark.auth.Revocation;
 import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.session.Revocations;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -39,14 +40,19 @@ public final class InFlight {
    * hint to go on elsewhere); and the context it runs on, where each of them runs (null off any
    * context, as in a unit test: they then run at once).
    */
-  public record Held(String callerId, Runnable stop, Runnable revoke, Runnable drain, ContextInternal context) {
+  public record Held(Caller caller, Runnable stop, Runnable revoke, Runnable drain, ContextInternal context) {
     /** Held on the calling context, the call's or the stream's own. */
-    public Held(String callerId, Runnable stop, Runnable revoke, Runnable drain) {
-      this(callerId, stop, revoke, drain, ContextInternal.current());
+    public Held(Caller caller, Runnable stop, Runnable revoke, Runnable drain) {
+      this(caller, stop, revoke, drain, ContextInternal.current());
     }
 
-    public Held(String callerId, Runnable stop, Runnable revoke) {
-      this(callerId, stop, revoke, stop);
+    public Held(Caller caller, Runnable stop, Runnable revoke) {
+      this(caller, stop, revoke, stop);
+    }
+
+    /** Whether {@code r} ends this call or stream: a revocation of its caller's credential, not of one it replaced. */
+    boolean endedBy(Revocation r) {
+      return caller.id().equals(r.callerId()) && caller.revokedBy(r.atMillis());
     }
 
     /** Runs {@code ending} on this call's or stream's own loop: at once when already there. */
@@ -93,7 +99,7 @@ public final class InFlight {
   /** The GET and listen streams this gateway holds open, by caller id. */
   public Map<String, Integer> streamsByCaller() {
     Map<String, Integer> out = new java.util.HashMap<>();
-    streams.values().forEach(h -> out.merge(h.callerId(), 1, Integer::sum));
+    streams.values().forEach(h -> out.merge(h.caller().id(), 1, Integer::sum));
     return out;
   }
 
@@ -169,7 +175,7 @@ public final class InFlight {
     revocations.note(r);
     List<Held> ending = new ArrayList<>();
     for (Map<String, Held> held : List.of(streams, calls)) {
-      held.values().stream().filter(h -> h.callerId().equals(r.callerId())).forEach(ending::add);
+      held.values().stream().filter(h -> h.endedBy(r)).forEach(ending::add);
     }
     if (!ending.isEmpty()) {
       LOG.info("token of caller {} revoked: ending {} streams and calls on this node", r.callerId(), ending.size());
@@ -212,7 +218,7 @@ public final class InFlight {
   /** The row read when the credentials were checked may have predated a revocation heard since: then the hold ends at once. */
   private void hold(Map<String, Held> map, String key, Held held, long authenticatedAtNanos) {
     map.put(key, held);
-    if (revocations.heardSince(held.callerId(), authenticatedAtNanos)) {
+    if (revocations.heardSince(held.caller(), authenticatedAtNanos)) {
       held.run(held.revoke()); // held on this very context: at once, before the caller looks
     }
   }

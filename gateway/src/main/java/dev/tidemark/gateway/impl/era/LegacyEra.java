@@ -117,7 +117,7 @@ public final class LegacyEra {
       return Refusal.rpc(200, JsonRpc.error(id, JsonRpc.INVALID_PARAMS,
           "clientInfo and capabilities may take at most " + MAX_CLIENT_DESCRIPTION_BYTES + " bytes together.")).future();
     }
-    return sessions.create(who.caller().id(), who.database(), negotiated, clientInfo instanceof JsonObject ci ? ci : null,
+    return sessions.create(who.caller(), who.database(), negotiated, clientInfo instanceof JsonObject ci ? ci : null,
             capabilities instanceof JsonObject c ? c : null)
         .recover(err -> Refusal.rpc(503, JsonRpc.error(id, JsonRpc.INTERNAL_ERROR, SessionLifecycle.STORAGE_UNAVAILABLE)).future())
         .map(sessionId -> new Turn.Answered(new Answer(200, Map.of(McpHeaders.SESSION, sessionId), JsonRpc.result(id, new JsonObject()

@@ -66,7 +66,7 @@ public final class Authentication {
     slots.checking(connection);
     return OwnContext.of(authenticator.authenticate(authorization, challenges.resource(databaseInPath)))
         .andThen(checked -> slots.checked(connection))
-        .compose(caller -> revocations.heardSince(caller.id(), started)
+        .compose(caller -> revocations.heardSince(caller, started)
             ? Future.failedFuture(new AuthenticationException(REVOKED_MESSAGE)) // checked against a row read before the revocation
             : Future.succeededFuture(caller))
         .compose(caller -> caller.mayReach(database)

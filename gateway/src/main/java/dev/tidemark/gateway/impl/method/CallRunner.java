@@ -77,7 +77,7 @@ public final class CallRunner {
         channel.finish(503, Drain.error(call.id(), Drain.CUT_MESSAGE));
       }
     };
-    if (!inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancel, revoke, cut), call.authenticatedAtNanos())) {
+    if (!inFlight.holdCall(key, new InFlight.Held(call.caller(), cancel, revoke, cut), call.authenticatedAtNanos())) {
       end(span, CANCELLED);
       return; // revoked while its credentials were being checked
     }

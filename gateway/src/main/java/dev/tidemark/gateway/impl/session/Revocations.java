@@ -1,6 +1,7 @@
 package dev.tidemark.gateway.impl.session;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.contract.Caller;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -40,21 +41,24 @@ public final class Revocations {
 
   /**
    * Whether a session of {@code callerId} opened at {@code createdAtMillis} (the opening gateway's
-   * clock) predates the caller's last revocation (the database's clock). Clocks a few milliseconds
-   * apart can at worst refuse a session opened in those milliseconds, which the client then opens again.
+   * clock) with a credential valid since {@code validSince} ({@link Caller#validSince()}) predates
+   * the caller's last revocation (the database's clock) and was opened with a credential it ended.
+   * Clocks a few milliseconds apart can at worst refuse a session opened in those milliseconds,
+   * which the client then opens again; never one opened with the token that replaced a revoked one.
    */
-  public boolean endedSession(String callerId, long createdAtMillis) {
+  public boolean endedSession(String callerId, long createdAtMillis, long validSince) {
     Heard h = heard.get(callerId);
-    return h != null && createdAtMillis <= h.atMillis();
+    return h != null && createdAtMillis <= h.atMillis() && h.atMillis() > validSince;
   }
 
   /**
-   * Whether this gateway heard of a revocation of {@code callerId} after {@code sinceNanos}: a
-   * request whose credentials were checked before then may have been let in by a row read just
-   * before the revocation committed.
+   * Whether this gateway heard, after {@code sinceNanos}, of a revocation that ends {@code caller}'s
+   * credential: a request whose credentials were checked before then may have been let in by a row
+   * read just before the revocation committed. A revocation the credential postdates (the one that
+   * replaced a token by this one under the same name, heard late) does not count.
    */
-  public boolean heardSince(String callerId, long sinceNanos) {
-    Heard h = heard.get(callerId);
-    return h != null && h.heardAtNanos() - sinceNanos >= 0;
+  public boolean heardSince(Caller caller, long sinceNanos) {
+    Heard h = heard.get(caller.id());
+    return h != null && h.heardAtNanos() - sinceNanos >= 0 && caller.revokedBy(h.atMillis());
   }
 }

@@ -6,6 +6,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.shareddata.AsyncMap;
 import dev.tidemark.contract.Addresses;
+import dev.tidemark.contract.Caller;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -105,13 +106,15 @@ public final class SessionStore {
   }
 
   /** A new session id: 128 random bits as hex, visible ASCII only. */
-  public Future<String> create(String callerId, String database, String protocolVersion, JsonObject clientInfo,
+  public Future<String> create(Caller caller, String database, String protocolVersion, JsonObject clientInfo,
       JsonObject clientCapabilities) {
     byte[] bytes = new byte[16];
     RANDOM.nextBytes(bytes);
     String id = HexFormat.of().formatHex(bytes);
     JsonObject session = new JsonObject()
-        .put("caller_id", callerId)
+        .put("caller_id", caller.id())
+        // a revocation up to this time ended a credential this one replaced, not this session's
+        .put("valid_since", caller.validSince())
         .put("database", database)
         .put("protocol_version", protocolVersion)
         .put("client_info", clientInfo == null ? new JsonObject() : clientInfo)
@@ -151,7 +154,7 @@ public final class SessionStore {
 
   private boolean owned(JsonObject session, String callerId, String database) {
     return callerId.equals(session.getString("caller_id")) && database.equals(session.getString("database"))
-        && !revocations.endedSession(callerId, session.getLong("created_at", 0L));
+        && !revocations.endedSession(callerId, session.getLong("created_at", 0L), session.getLong("valid_since", 0L));
   }
 
   /** Sets one field of a session (log level, subscriptions); last writer wins. */

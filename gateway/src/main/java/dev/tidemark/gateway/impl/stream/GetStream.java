@@ -155,7 +155,7 @@ public final class GetStream {
       }
     };
     // a revoked caller's stream ends as at node stop, and its session with it
-    inFlight.holdStream(streamId, new InFlight.Held(who.caller().id(), close, () -> {
+    inFlight.holdStream(streamId, new InFlight.Held(who.caller(), close, () -> {
       close.run();
       endSession.run();
     }, () -> channel.retryHint().onComplete(ar -> close.run())), who.atNanos());

@@ -96,7 +96,7 @@ public final class ListenStream {
       holders.releaseListen(callerId, listenerId);
     };
     channel.onClose(cleanup);
-    inFlight.holdStream(listenerId, new InFlight.Held(call.caller().id(),
+    inFlight.holdStream(listenerId, new InFlight.Held(call.caller(),
         () -> channel.finish(200, JsonRpc.result(call.id(), new JsonObject()
             .put("resultType", "complete").put("_meta", subscriptionMeta.copy()))).onComplete(ar -> cleanup.run()),
         () -> channel.revoked(JsonRpc.error(call.id(), JsonRpc.INVALID_REQUEST, Authentication.REVOKED_MESSAGE)).onComplete(ar -> cleanup.run()),

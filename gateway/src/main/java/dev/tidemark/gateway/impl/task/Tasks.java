@@ -232,7 +232,7 @@ public final class Tasks implements TaskRunner {
       Supplier<Future<Void>> stop = () -> endHere(call, key, cancellation, task, t -> t.failed(lostError(STOPPED), STOPPED));
       Runnable drain = stop::get;
       here.put(key, stop);
-      boolean held = inFlight.holdCall(key, new InFlight.Held(call.caller().id(), cancellation::cancel, revoke, drain),
+      boolean held = inFlight.holdCall(key, new InFlight.Held(call.caller(), cancellation::cancel, revoke, drain),
           call.authenticatedAtNanos());
       long timer = vertx.setTimer(Math.max(1, task.expiresAt() - System.currentTimeMillis()), t -> {
         if (inFlight.releaseCall(key)) {

@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
 import dev.tidemark.gateway.impl.EventLoops;
 import dev.tidemark.gateway.impl.session.Revocations;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +20,20 @@ class InFlightTest {
   private final List<String> ended = new ArrayList<>();
   private final InFlight inFlight = new InFlight(null, new Revocations());
 
+  /** A caller of a Tidemark token that replaced none under its name. */
+  static Caller caller(String id) {
+    return caller(id, 0);
+  }
+
+  static Caller caller(String id, long validSince) {
+    return new Caller(id, id, "reader", Access.READ_ONLY, List.of("*"), validSince);
+  }
+
   private InFlight.Held held(String caller, String name) {
+    return held(caller(caller), name);
+  }
+
+  private InFlight.Held held(Caller caller, String name) {
     return new InFlight.Held(caller, () -> ended.add("stop " + name), () -> ended.add("revoke " + name));
   }
 
@@ -35,9 +51,26 @@ class InFlightTest {
   void aCallWhoseCredentialsPredateAHeardRevocationEndsAtOnce() {
     long checkedAt = System.nanoTime();
     inFlight.revoked(new Revocation("alice", System.currentTimeMillis()));
-    InFlight.Held call = new InFlight.Held("alice", () -> {}, () -> inFlight.releaseCall("k"));
+    InFlight.Held call = new InFlight.Held(caller("alice"), () -> {}, () -> inFlight.releaseCall("k"));
     assertFalse(inFlight.holdCall("k", call, checkedAt));
     assertTrue(inFlight.holdCall("k-bob", held("bob", "call"), checkedAt));
+  }
+
+  @Test
+  void theRevocationOfATokenReplacedUnderTheSameNameEndsNothingOfTheNewOne() {
+    long remadeAt = System.currentTimeMillis();
+    long checkedAt = System.nanoTime();
+    assertTrue(inFlight.holdCall("old", held(caller("alice", 0), "old call"), checkedAt));
+    assertTrue(inFlight.holdCall("new", held(caller("alice", remadeAt), "new call"), checkedAt));
+    // the notice of the old token's end, heard after the new token's call began
+    inFlight.revoked(new Revocation("alice", remadeAt));
+    assertEquals(List.of("revoke old call"), ended);
+    inFlight.releaseCall("old"); // as its revoke answer does
+    assertTrue(inFlight.holdCall("new 2", held(caller("alice", remadeAt), "second new call"), checkedAt),
+        "a new token's call checked before the late notice is held");
+    ended.clear();
+    inFlight.revoked(new Revocation("alice", remadeAt + 1));
+    assertEquals(Set.of("revoke new call", "revoke second new call"), Set.copyOf(ended), "the new token's own revocation ends them");
   }
 
   @Test
@@ -55,7 +88,7 @@ class InFlightTest {
       java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(4);
       // loops 1 and 2 each hold a stream of alice's, and loop 2 a call of bob's
       for (int loop : new int[] {1, 2}) {
-        el.run(loop, () -> shared.holdStream("s" + loop, new InFlight.Held("alice", () -> {}, () -> {
+        el.run(loop, () -> shared.holdStream("s" + loop, new InFlight.Held(caller("alice"), () -> {}, () -> {
           endings.add("revoke s" + loop + " on " + el.current());
           ended.countDown();
         }, () -> {
@@ -63,7 +96,7 @@ class InFlightTest {
           ended.countDown();
         }), System.nanoTime())).get(10, TimeUnit.SECONDS);
       }
-      el.run(2, () -> shared.holdCall("c", new InFlight.Held("bob", () -> {}, () -> {}, () -> {
+      el.run(2, () -> shared.holdCall("c", new InFlight.Held(caller("bob"), () -> {}, () -> {}, () -> {
         endings.add("drain c on " + el.current());
         ended.countDown();
       }), System.nanoTime())).get(10, TimeUnit.SECONDS);
@@ -83,7 +116,7 @@ class InFlightTest {
       java.util.concurrent.ConcurrentLinkedQueue<String> stopped = new java.util.concurrent.ConcurrentLinkedQueue<>();
       for (int loop = 0; loop < 2; loop++) {
         int l = loop;
-        el.run(l, () -> shared.holdStream("s" + l, new InFlight.Held("alice", () -> stopped.add("s" + l + " on " + el.current()), () -> {}),
+        el.run(l, () -> shared.holdStream("s" + l, new InFlight.Held(caller("alice"), () -> stopped.add("s" + l + " on " + el.current()), () -> {}),
             System.nanoTime())).get(10, TimeUnit.SECONDS);
       }
       el.run(1, () -> shared.stopStreamsOf(el.context(1))).get(10, TimeUnit.SECONDS);

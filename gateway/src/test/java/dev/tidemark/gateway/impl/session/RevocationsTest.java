@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
 import dev.tidemark.testsupport.Threads;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,17 +27,17 @@ class RevocationsTest {
   @Test
   void aSessionOpenedUpToTheRevocationEndsAndALaterOneOrAnotherCallersStays() {
     revocations.note(new Revocation("alice", T0));
-    assertTrue(revocations.endedSession("alice", T0 - 60_000));
-    assertTrue(revocations.endedSession("alice", T0), "opened in the revocation's millisecond: refused, and opened again");
-    assertFalse(revocations.endedSession("alice", T0 + 1));
-    assertFalse(revocations.endedSession("bob", T0 - 60_000));
+    assertTrue(revocations.endedSession("alice", T0 - 60_000, 0));
+    assertTrue(revocations.endedSession("alice", T0, 0), "opened in the revocation's millisecond: refused, and opened again");
+    assertFalse(revocations.endedSession("alice", T0 + 1, 0));
+    assertFalse(revocations.endedSession("bob", T0 - 60_000, 0));
   }
 
   @Test
   void anOlderRevocationHeardLastDoesNotShortenALaterOne() {
     revocations.note(new Revocation("alice", T0 + 500));
     revocations.note(new Revocation("alice", T0));
-    assertTrue(revocations.endedSession("alice", T0 + 400));
+    assertTrue(revocations.endedSession("alice", T0 + 400, 0));
   }
 
   @Test
@@ -44,9 +46,35 @@ class RevocationsTest {
     nanos.addAndGet(1_000);
     revocations.note(new Revocation("alice", T0));
     long checkedAfter = nanos.addAndGet(1_000);
-    assertTrue(revocations.heardSince("alice", checkedBefore), "a request checked before the revocation was heard");
-    assertFalse(revocations.heardSince("alice", checkedAfter));
-    assertFalse(revocations.heardSince("bob", checkedBefore));
+    assertTrue(revocations.heardSince(caller("alice", 0), checkedBefore), "a request checked before the revocation was heard");
+    assertFalse(revocations.heardSince(caller("alice", 0), checkedAfter));
+    assertFalse(revocations.heardSince(caller("bob", 0), checkedBefore));
+  }
+
+  @Test
+  void aTokenMadeAgainUnderTheNameIsNotRefusedWhenTheOldOnesEndIsHeardLate() {
+    long checked = nanos.get();
+    nanos.addAndGet(1_000);
+    // made again at T0: the old token's end, at T0, is heard after the new token was checked
+    revocations.note(new Revocation("alice", T0));
+    assertFalse(revocations.heardSince(caller("alice", T0), checked), "the new token, valid since T0");
+    assertTrue(revocations.heardSince(caller("alice", T0 - 1), checked), "a row read before the new token was made");
+    nanos.addAndGet(1_000);
+    revocations.note(new Revocation("alice", T0 + 1));
+    assertTrue(revocations.heardSince(caller("alice", T0), checked), "the new token's own revocation");
+  }
+
+  @Test
+  void aSessionOpenedWithTheTokenThatReplacedTheRevokedOneStaysWhateverTheOpeningGatewaysClock() {
+    revocations.note(new Revocation("alice", T0));
+    assertTrue(revocations.endedSession("alice", T0 - 5, 0), "opened with the old token");
+    assertFalse(revocations.endedSession("alice", T0 - 5, T0), "opened with the new token by a gateway whose clock is 5 ms behind");
+    revocations.note(new Revocation("alice", T0 + 100));
+    assertTrue(revocations.endedSession("alice", T0 + 50, T0), "the new token's own revocation ends it");
+  }
+
+  private static Caller caller(String id, long validSince) {
+    return new Caller(id, id, "reader", Access.READ_ONLY, List.of("*"), validSince);
   }
 
   @Test
@@ -54,11 +82,11 @@ class RevocationsTest {
     revocations.note(new Revocation("alice", T0));
     millis.addAndGet(Revocations.KEEP_MILLIS);
     revocations.note(new Revocation("bob", millis.get()));
-    assertTrue(revocations.endedSession("alice", T0 - 1), "kept for KEEP_MILLIS");
+    assertTrue(revocations.endedSession("alice", T0 - 1, 0), "kept for KEEP_MILLIS");
     millis.incrementAndGet();
     revocations.note(new Revocation("bob", millis.get()));
-    assertFalse(revocations.endedSession("alice", T0 - 1), "dropped past KEEP_MILLIS, when the next revocation is noted");
-    assertTrue(revocations.endedSession("bob", millis.get()));
+    assertFalse(revocations.endedSession("alice", T0 - 1, 0), "dropped past KEEP_MILLIS, when the next revocation is noted");
+    assertTrue(revocations.endedSession("bob", millis.get(), 0));
   }
 
   @Test
@@ -84,8 +112,8 @@ class RevocationsTest {
     }
     Threads.together(work);
     for (int c = 0; c < callers; c++) {
-      assertTrue(revocations.endedSession("caller-" + c, T0 + perCaller - 1), "caller-" + c + " keeps its latest revocation");
-      assertFalse(revocations.endedSession("caller-" + c, T0 + perCaller));
+      assertTrue(revocations.endedSession("caller-" + c, T0 + perCaller - 1, 0), "caller-" + c + " keeps its latest revocation");
+      assertFalse(revocations.endedSession("caller-" + c, T0 + perCaller, 0));
     }
   }
 }

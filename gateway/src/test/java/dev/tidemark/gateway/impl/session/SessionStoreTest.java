@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tidemark.auth.Revocation;
+import dev.tidemark.contract.Access;
+import dev.tidemark.contract.Caller;
 import dev.tidemark.contract.Addresses;
 import dev.tidemark.testsupport.Threads;
 import io.vertx.core.Context;
@@ -40,7 +42,7 @@ class SessionStoreTest {
   }
 
   private String open(SessionStore on, String caller) throws Exception {
-    return await(on.create(caller, "main", "2025-11-25", null, null));
+    return await(on.create(new Caller(caller, caller, "reader", Access.READ_ONLY, List.of("*")), "main", "2025-11-25", null, null));
   }
 
   @Test
