@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: what PostgreSQL's logical decoding alone costs the writers of a database,
-# with no Tidemark at all (docs/performance.md#the-floor-that-logical-decoding-sets). It tells how
+# with no Tidemark at all (docs/performance-log.md#the-floor-that-logical-decoding-sets). It tells how
 # much of capture's cost on the writers (bench/capture-bench.sh) is decoding itself, which no
 # consumer can avoid, and how much is Tidemark's own work on the database server.
 #
