@@ -10,7 +10,9 @@ import java.util.function.LongSupplier;
  * schema change notice. Looking them up costs as much PostgreSQL time as the guard's EXPLAIN, and
  * knowing them lets the EXPLAIN go out with the Parse. Types that went stale only make the check
  * fail, and the query tool then checks again with fresh ones, so a stale entry costs a retry,
- * never a wrong answer: the statement itself still runs with the types PostgreSQL gives it.
+ * never a wrong answer: the statement itself still runs with the types PostgreSQL gives it. A
+ * second cache of this kind holds the names of the types a statement returns that the client
+ * cannot name itself (an enum, a domain, a composite type).
  */
 public final class ParamTypeCache {
 

@@ -98,8 +98,9 @@ final class ToolsPage {
         named read), `next_cursor <cursor>` (`changes_since`), `cursor <cursor>` (`watch`), `changelog_head <cursor>`
         (`status`), `lease_token <token>` with its expiry (`events_next`, once for the batch), a
         plan's `plan_id` with its expiry and whether committing needs the user's consent, and for
-        `query` the columns with their types (`columns: id int4, name text`), also when a page has
-        no rows. A result that
+        `query` the columns with their types (`columns: id int4, status order_status`; a type of the
+        database's own, such as an enum, by its name on PostgreSQL 16 or later and as `unknown` on
+        15), also when a page has no rows. A result that
         carries rows follows that line with the rows between a `BEGIN-<nonce>` line and an
         `END-<nonce>` line, one fence per result: first a JSON array of the column names, then one
         JSON array of values a row, in the same order (null where a row lacks a name). JSON escapes

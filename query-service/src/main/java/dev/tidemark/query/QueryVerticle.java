@@ -86,12 +86,13 @@ public final class QueryVerticle extends VerticleBase {
       callers = new CallerPools(vertx, db, keys, CallerPools.Prepared.READS);
       CursorCodec cursors = new CursorCodec(keys::ring);
       ParamTypeCache paramTypes = new ParamTypeCache(db.catalogCacheMs());
+      ParamTypeCache resultTypes = new ParamTypeCache(db.catalogCacheMs());
       FunctionGuard functions = new FunctionGuard(pool, db.reviewedFunctions(), db.catalogCacheMs());
       CatalogCache catalog = new CatalogCache(pool, db.schemas(), db.catalogCacheMs(), db.statementTimeoutMs(), functions);
       // the relay's notice of stored changes comes from the database the changelog is stored in
       DatabaseConfig changelog = db.changelogDatabase();
       waits = new ChangelogWaits(vertx, changelog.connectOptions(changelog.user(), changelog.password(), "tidemark-watch"));
-      QueryTool queryTool = new QueryTool(db, paramTypes, functions, cursors, staleness);
+      QueryTool queryTool = new QueryTool(db, paramTypes, resultTypes, functions, cursors, staleness);
       named = new dev.tidemark.query.impl.NamedReadTool(queryTool);
       tools = Map.of(
           ToolCatalog.STATUS, new StatusTool(vertx, node, config, pool, store),
@@ -113,6 +114,7 @@ public final class QueryVerticle extends VerticleBase {
       schemaChanges = vertx.eventBus().localConsumer(Addresses.schemaChanges(db.name()), msg -> {
         catalog.clear();
         paramTypes.clear();
+        resultTypes.clear();
         functions.clear();
       });
       return Future.all(consumer.completion(), cancels.completion());

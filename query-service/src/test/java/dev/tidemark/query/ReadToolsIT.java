@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tidemark.contract.ToolReply;
 import dev.tidemark.testsupport.InfraExtension;
 import dev.tidemark.testsupport.ServiceHarness;
 import dev.tidemark.testsupport.SharedInfra;
@@ -276,6 +277,22 @@ class ReadToolsIT {
     error("query", args.copy().put("sql", "SELECT id FROM customers WHERE id <= $1").put("cursor", first.getString("next_cursor")), "INVALID_CURSOR");
     JsonObject defaults = ok("query", new JsonObject().put("sql", "SELECT g FROM generate_series(1, 500) g"));
     assertEquals(200, defaults.getJsonArray("rows").size());
+  }
+
+  @Test
+  void queryNamesTheTypesTheClientCannotNameAsPostgreSQLDoes() {
+    JsonObject args = new JsonObject().put("sql", "SELECT id, status, ARRAY[status] AS history FROM orders WHERE id = $1")
+        .put("params", new JsonArray().add(1));
+    for (String round : List.of("looked up", "remembered")) {
+      ToolReply reply = harness.call(ServiceHarness.READER, "query", args);
+      assertFalse(reply.isError(), reply.toJson().encode());
+      assertEquals(new JsonArray()
+              .add(new JsonObject().put("name", "id").put("type", "int8"))
+              .add(new JsonObject().put("name", "status").put("type", "order_status"))
+              .add(new JsonObject().put("name", "history").put("type", "order_status[]")),
+          reply.structured().getJsonArray("columns"), round);
+      assertTrue(reply.summary().endsWith("; columns: id int8, status order_status, history order_status[]"), round + ": " + reply.summary());
+    }
   }
 
   @Test

@@ -22,6 +22,8 @@ import io.vertx.core.VertxException;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.sqlclient.Cursor;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 import io.vertx.sqlclient.desc.ColumnDescriptor;
 import java.util.List;
 
@@ -40,13 +42,24 @@ public final class QueryTool implements ReadTool {
   private final CursorCodec cursors;
   private final StalenessCheck staleness;
 
+  /**
+   * The type of each column a statement returns, as PostgreSQL names it (16 or later keeps it in
+   * {@code pg_prepared_statements.result_types}; 15 does not, and the row then has no types): read
+   * only when the client cannot name a column's type itself, which it can for the built-in ones.
+   */
+  static final String RESULT_TYPES_SQL = """
+      SELECT ARRAY(SELECT t FROM jsonb_array_elements_text(to_jsonb(p) -> 'result_types') WITH ORDINALITY AS e(t, n) ORDER BY n) AS types
+        FROM pg_prepared_statements p WHERE NOT from_sql AND statement = $1::text ORDER BY prepare_time DESC LIMIT 1""";
+
   private final ParamTypeCache paramTypes;
+  private final ParamTypeCache resultTypes;
   private final FunctionGuard functions;
 
-  public QueryTool(DatabaseConfig database, ParamTypeCache paramTypes, FunctionGuard functions, CursorCodec cursors,
-      StalenessCheck staleness) {
+  public QueryTool(DatabaseConfig database, ParamTypeCache paramTypes, ParamTypeCache resultTypes, FunctionGuard functions,
+      CursorCodec cursors, StalenessCheck staleness) {
     this.database = database;
     this.paramTypes = paramTypes;
+    this.resultTypes = resultTypes;
     this.functions = functions;
     this.cursors = cursors;
     this.staleness = staleness;
@@ -111,18 +124,23 @@ public final class QueryTool implements ReadTool {
           Page.Builder builder = new Page.Builder(limit, maxBytes, "max_bytes");
           return Portals.skip(portal, offset, maxBytes)
               .compose(v -> Portals.fill(portal, builder, r -> builder.offer(PgJson.row(r, r.size()))))
-              .map(descriptors -> {
-            if (descriptors == null || descriptors.isEmpty()) {
-              throw ReadGuard.refuse("The statement returns no rows, so it is not a plain read.");
-            }
+              .compose(descriptors -> {
+                if (descriptors == null || descriptors.isEmpty()) {
+                  return Future.failedFuture(ReadGuard.refuse("The statement returns no rows, so it is not a plain read."));
+                }
+                return typeNames(conn, sql, descriptors).map(types -> new Described(descriptors, types));
+              })
+              .map(described -> {
+            List<? extends ColumnDescriptor> descriptors = described.columns();
+            String[] types = described.types();
             JsonArray columns = new JsonArray();
             // the text names each column with its type too: a host may show the model only the text,
             // and a page without rows has no names line at all
             StringBuilder typed = new StringBuilder("; columns:");
-            for (ColumnDescriptor c : descriptors) {
-              String type = c.typeName() == null ? "unknown" : c.typeName().toLowerCase();
-              columns.add(new JsonObject().put("name", c.name()).put("type", type));
-              typed.append(columns.size() == 1 ? " " : ", ").append(c.name()).append(' ').append(type);
+            for (int i = 0; i < descriptors.size(); i++) {
+              String name = descriptors.get(i).name();
+              columns.add(new JsonObject().put("name", name).put("type", types[i]));
+              typed.append(i == 0 ? " " : ", ").append(name).append(' ').append(types[i]);
             }
             Page page = builder.build();
             String next = page.more() ? cursors.encode(new JsonObject()
@@ -137,5 +155,44 @@ public final class QueryTool implements ReadTool {
         }));
   }
 
+  /** The columns a statement returns, with each one's type name. */
+  private record Described(List<? extends ColumnDescriptor> columns, String[] types) {}
 
+  /**
+   * Each column's type name: the client's for the built-in types; for the others (an enum, a
+   * domain, a composite type) PostgreSQL's, read on the call's own connection while the statement
+   * is still prepared there and remembered by statement text like its parameter types; "unknown"
+   * where neither can name it (PostgreSQL 15, or a lookup that failed: the rows are already read).
+   */
+  private Future<String[]> typeNames(SqlConnection conn, String sql, List<? extends ColumnDescriptor> descriptors) {
+    String[] names = new String[descriptors.size()];
+    boolean unnamed = false;
+    for (int i = 0; i < names.length; i++) {
+      String type = descriptors.get(i).typeName();
+      // the client names a type it does not know UNKNOWN, whatever PostgreSQL calls it
+      names[i] = type == null || type.equalsIgnoreCase("unknown") ? null : type.toLowerCase();
+      unnamed |= names[i] == null;
+    }
+    if (!unnamed) {
+      return Future.succeededFuture(names);
+    }
+    String[] known = resultTypes.get(sql);
+    Future<String[]> found = known != null && known.length == names.length ? Future.succeededFuture(known)
+        : conn.preparedQuery(RESULT_TYPES_SQL).execute(Tuple.of(sql)).map(rows -> {
+          String[] types = rows.size() == 0 ? null : rows.iterator().next().getArrayOfStrings("types");
+          if (types != null && types.length == names.length) {
+            resultTypes.put(sql, types);
+            return types;
+          }
+          return null;
+        }).otherwiseEmpty();
+    return found.map(types -> {
+      for (int i = 0; i < names.length; i++) {
+        if (names[i] == null) {
+          names[i] = types != null && types[i] != null ? types[i] : "unknown";
+        }
+      }
+      return names;
+    });
+  }
 }
