@@ -12,7 +12,8 @@ import java.util.function.LongSupplier;
  * fail, and the query tool then checks again with fresh ones, so a stale entry costs a retry,
  * never a wrong answer: the statement itself still runs with the types PostgreSQL gives it. A
  * second cache of this kind holds the names of the types a statement returns that the client
- * cannot name itself (an enum, a domain, a composite type).
+ * cannot name itself (an enum, a domain, a composite type), by role and statement text, since the
+ * role's search path decides which type a name means.
  */
 public final class ParamTypeCache {
 

@@ -281,7 +281,7 @@ class ReadToolsIT {
 
   @Test
   void queryNamesTheTypesTheClientCannotNameAsPostgreSQLDoes() {
-    JsonObject args = new JsonObject().put("sql", "SELECT id, status, ARRAY[status] AS history FROM orders WHERE id = $1")
+    JsonObject args = new JsonObject().put("sql", "SELECT id, status, ARRAY[status] AS history, ARRAY[id] AS ids FROM orders WHERE id = $1")
         .put("params", new JsonArray().add(1));
     for (String round : List.of("looked up", "remembered")) {
       ToolReply reply = harness.call(ServiceHarness.READER, "query", args);
@@ -289,9 +289,10 @@ class ReadToolsIT {
       assertEquals(new JsonArray()
               .add(new JsonObject().put("name", "id").put("type", "int8"))
               .add(new JsonObject().put("name", "status").put("type", "order_status"))
-              .add(new JsonObject().put("name", "history").put("type", "order_status[]")),
+              .add(new JsonObject().put("name", "history").put("type", "order_status[]"))
+              .add(new JsonObject().put("name", "ids").put("type", "int8[]")),
           reply.structured().getJsonArray("columns"), round);
-      assertTrue(reply.summary().endsWith("; columns: id int8, status order_status, history order_status[]"), round + ": " + reply.summary());
+      assertTrue(reply.summary().endsWith("; columns: id int8, status order_status, history order_status[], ids int8[]"), round + ": " + reply.summary());
     }
   }
 

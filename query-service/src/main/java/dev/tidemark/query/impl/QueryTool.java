@@ -128,7 +128,7 @@ public final class QueryTool implements ReadTool {
                 if (descriptors == null || descriptors.isEmpty()) {
                   return Future.failedFuture(ReadGuard.refuse("The statement returns no rows, so it is not a plain read."));
                 }
-                return typeNames(conn, sql, descriptors).map(types -> new Described(descriptors, types));
+                return typeNames(conn, request.caller().pgRole(), sql, descriptors).map(types -> new Described(descriptors, types));
               })
               .map(described -> {
             List<? extends ColumnDescriptor> descriptors = described.columns();
@@ -159,40 +159,48 @@ public final class QueryTool implements ReadTool {
   private record Described(List<? extends ColumnDescriptor> columns, String[] types) {}
 
   /**
-   * Each column's type name: the client's for the built-in types; for the others (an enum, a
-   * domain, a composite type) PostgreSQL's, read on the call's own connection while the statement
-   * is still prepared there and remembered by statement text like its parameter types; "unknown"
-   * where neither can name it (PostgreSQL 15, or a lookup that failed: the rows are already read).
+   * Each column's type name: the client's for the built-in types (an array as {@code int4[]}); for
+   * the others (an enum, a domain, a composite type) PostgreSQL's, read on the call's own connection
+   * while the statement is still prepared there, and remembered by role and statement text (the
+   * role's search path decides which type a name means and how it is written); "unknown" where
+   * neither can name it (PostgreSQL 15, or a lookup that failed: the rows are already read).
    */
-  private Future<String[]> typeNames(SqlConnection conn, String sql, List<? extends ColumnDescriptor> descriptors) {
+  private Future<String[]> typeNames(SqlConnection conn, String role, String sql, List<? extends ColumnDescriptor> descriptors) {
     String[] names = new String[descriptors.size()];
     boolean unnamed = false;
     for (int i = 0; i < names.length; i++) {
-      String type = descriptors.get(i).typeName();
-      // the client names a type it does not know UNKNOWN, whatever PostgreSQL calls it
-      names[i] = type == null || type.equalsIgnoreCase("unknown") ? null : type.toLowerCase();
+      names[i] = clientTypeName(descriptors.get(i).typeName());
       unnamed |= names[i] == null;
     }
     if (!unnamed) {
       return Future.succeededFuture(names);
     }
-    String[] known = resultTypes.get(sql);
-    Future<String[]> found = known != null && known.length == names.length ? Future.succeededFuture(known)
+    String key = role + '\u0000' + sql;
+    String[] known = resultTypes.get(key);
+    Future<String[]> found = known != null ? Future.succeededFuture(known)
         : conn.preparedQuery(RESULT_TYPES_SQL).execute(Tuple.of(sql)).map(rows -> {
           String[] types = rows.size() == 0 ? null : rows.iterator().next().getArrayOfStrings("types");
-          if (types != null && types.length == names.length) {
-            resultTypes.put(sql, types);
-            return types;
-          }
-          return null;
+          // none (PostgreSQL 15) is remembered too, so that such a statement costs no lookup a call
+          String[] kept = types == null ? new String[0] : types;
+          resultTypes.put(key, kept);
+          return kept;
         }).otherwiseEmpty();
     return found.map(types -> {
       for (int i = 0; i < names.length; i++) {
         if (names[i] == null) {
-          names[i] = types != null && types[i] != null ? types[i] : "unknown";
+          names[i] = types != null && types.length == names.length && types[i] != null ? types[i] : "unknown";
         }
       }
       return names;
     });
+  }
+
+  /** The client's name of a type, as PostgreSQL writes it ({@code int4[]} for its INT4_ARRAY); null for one it does not know. */
+  static String clientTypeName(String type) {
+    if (type == null || type.equalsIgnoreCase("unknown") || type.equalsIgnoreCase("unknown_array")) {
+      return null;
+    }
+    String lower = type.toLowerCase(java.util.Locale.ROOT);
+    return lower.endsWith("_array") ? lower.substring(0, lower.length() - "_array".length()) + "[]" : lower;
   }
 }
