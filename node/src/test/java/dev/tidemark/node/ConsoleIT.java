@@ -44,6 +44,8 @@ class ConsoleIT {
   static final String ONLOOKER = "tmk_consoleItOnlookerReader00000000000000";
   /** An administrator whose token expires a few seconds after the test that signs in with it makes it. */
   static final String BRIEF = "tmk_consoleItBriefAdministrator0000000000";
+  static final String FIRST = "tmk_consoleItFirstOfTwoSameName0000000000";
+  static final String AGAIN = "tmk_consoleItSecondOfTwoSameName000000000";
   /** An agent whose calls and streams the agents page counts; no other test calls as it. */
   static final String COUNTED = "tmk_consoleItCountedAgent000000000000000";
 
@@ -65,7 +67,7 @@ class ConsoleIT {
     ConsoleClient.tokens(infra, DB, Map.of("console-onlooker", ONLOOKER), "tidemark_reader");
     settings.put(ConfigKey.DATABASE_APPROVAL_TABLES, "ct_salary");
     settings.put(ConfigKey.CONSOLE_ENABLED, "true");
-    settings.put(ConfigKey.CONSOLE_ADMINISTRATORS, "console-admin,console-onlooker,console-brief");
+    settings.put(ConfigKey.CONSOLE_ADMINISTRATORS, "console-admin,console-onlooker,console-brief,console-again");
     settings.put(ConfigKey.DATABASE_APPROVERS, "console-admin");
     // three instances of the endpoint, whatever the cores: what the console counts and serves is the node's, not an instance's
     settings.put(ConfigKey.NODE_GATEWAY_INSTANCES, "3");
@@ -306,6 +308,22 @@ class ConsoleIT {
     assertEquals(401, late.status(), "a form of an expired sign-in does nothing");
     assertEquals(List.of("true"), ChangelogFixtures.strings(infra, DB,
         "SELECT (revoked_at IS NULL)::text FROM tidemark.api_token WHERE name = 'console-onlooker'"));
+  }
+
+  @Test
+  void aTokenMadeAgainUnderItsNameEndsTheSignInsOfTheTokenItReplaced() {
+    ConsoleClient.tokens(infra, DB, Map.of("console-again", FIRST));
+    ConsoleClient before = signedIn(FIRST);
+    assertEquals(200, before.get("/console/approvals").status());
+    // as `tidemark token create` with a name in use does: the same row, a new token
+    ConsoleClient.tokens(infra, DB, Map.of("console-again", AGAIN));
+    ConsoleClient.Page ended = before.get("/console/approvals");
+    assertEquals(401, ended.status(), "the replaced token's sign-in ends with it");
+    assertEquals("SIGN_IN_REQUIRED", ended.refusalCode());
+    assertTrue(ended.doc().selectFirst(".message").text().contains("was revoked, has expired or was replaced"), ended.body());
+    ConsoleClient after = signedIn(AGAIN);
+    assertEquals(200, after.get("/console/approvals").status(), "the new token signs in and stays signed in");
+    assertEquals(200, after.get("/console/tokens").status());
   }
 
   @Test

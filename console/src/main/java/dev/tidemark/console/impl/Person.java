@@ -9,7 +9,8 @@ import io.vertx.core.json.JsonObject;
  *
  * @param sid the sign-in's id, which its forms are bound to and signing out ends
  * @param via {@code token} or {@code oauth}
- * @param tokenId the id of the token signed in with (null for OAuth), whose revocation ends the sign-in
+ * @param tokenId the id of the token signed in with (null for OAuth), whose revocation, expiry or
+ *     replacement by a token of the same name ends the sign-in
  */
 record Person(Caller caller, String sid, String via, String tokenId, long expiresAtMs) {
 
@@ -23,11 +24,13 @@ record Person(Caller caller, String sid, String via, String tokenId, long expire
 
   JsonObject toJson() {
     JsonObject json = new JsonObject().put("sid", sid).put("caller", caller.toJson()).put("via", via).put("exp", expiresAtMs);
-    return tokenId == null ? json : json.put("token_id", tokenId);
+    // since when the token signed in with is valid: a token made again under its name later ends the sign-in
+    return tokenId == null ? json : json.put("token_id", tokenId).put("valid_since", caller.validSince());
   }
 
   static Person fromJson(JsonObject json) {
-    return new Person(Caller.fromJson(json.getJsonObject("caller")), json.getString("sid"), json.getString("via"),
-        json.getString("token_id"), json.getLong("exp"));
+    Caller c = Caller.fromJson(json.getJsonObject("caller"));
+    Caller caller = new Caller(c.id(), c.name(), c.pgRole(), c.access(), c.databases(), c.scopes(), c.claims(), json.getLong("valid_since", 0L));
+    return new Person(caller, json.getString("sid"), json.getString("via"), json.getString("token_id"), json.getLong("exp"));
   }
 }

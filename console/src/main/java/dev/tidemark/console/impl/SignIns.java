@@ -88,13 +88,19 @@ final class SignIns {
     });
   }
 
-  /** A token sign-in lasts only as long as its token: revoked or expired, the sign-in ends with it. */
+  /**
+   * A token sign-in lasts only as long as its token: revoked, expired or replaced by a token of the
+   * same name (which keeps the id), the sign-in ends with it.
+   */
   private Future<Person> standing(Person p) {
     return tokens.preparedQuery("SELECT 1 FROM tidemark.api_token WHERE id::text = $1 AND revoked_at IS NULL"
-            + " AND (expires_at IS NULL OR expires_at > now())").execute(Tuple.of(p.tokenId()))
+            + " AND (expires_at IS NULL OR expires_at > now())"
+            // read as the token's lookup reads it (Caller.validSince): a later value is a later token
+            + " AND coalesce((extract(epoch FROM invalidated_at) * 1000)::int8, 0) <= $2")
+        .execute(Tuple.of(p.tokenId(), p.caller().validSince()))
         .compose(rows -> rows.size() == 1 ? Future.succeededFuture(p) : Future.failedFuture(Refusal.signIn(
-            "The token you signed in with (" + p.name() + ") was revoked or has expired, which ends its sign-in. Sign in again"
-                + " with a valid administrator token; nothing was done.")));
+            "The token you signed in with (" + p.name() + ") was revoked, has expired or was replaced, which ends its sign-in."
+                + " Sign in again with a valid administrator token; nothing was done.")));
   }
 
   /**
