@@ -30,6 +30,7 @@ public class OverloadBench {
 
   static final Pattern CODE = Pattern.compile("\"code\":\"([A-Z_]+)\"");
   static final Pattern WAITED_FOR = Pattern.compile("\"waited_for\":\"([a-z_]+)\"");
+  static final Pattern RPC_CODE = Pattern.compile("\"error\":\\{\"code\":(-?[0-9]+)");
   static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(30);
 
   public static void main(String[] args) throws Exception {
@@ -69,6 +70,8 @@ public class OverloadBench {
             try {
               HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
               kind = classify(r.statusCode(), r.body());
+            } catch (java.net.http.HttpConnectTimeoutException e) {
+              kind = "no connection within 10 s";
             } catch (HttpTimeoutException e) {
               kind = "no answer within " + CLIENT_TIMEOUT.toSeconds() + " s";
             } catch (java.io.IOException e) {
@@ -78,7 +81,8 @@ public class OverloadBench {
             if (sent >= measureFrom && sent < measureTo) {
               mine.computeIfAbsent(kind, k -> new ArrayList<>()).add(took);
             }
-            if (backoffMs > 0 && kind.startsWith("tool error UNAVAILABLE")) {
+            if (backoffMs > 0 && (kind.startsWith("tool error UNAVAILABLE") || kind.startsWith("HTTP 429") || kind.startsWith("HTTP 503")
+                || kind.startsWith("connection failed"))) {
               Thread.sleep(backoffMs);
             }
           }
@@ -114,7 +118,11 @@ public class OverloadBench {
       return "HTTP " + status + (code.find() ? " " + code.group(1) : "");
     }
     if (!body.contains("\"isError\":true")) {
-      return body.contains("\"result\"") ? "result" : "JSON-RPC error";
+      if (body.contains("\"result\"")) {
+        return "result";
+      }
+      Matcher rpc = RPC_CODE.matcher(body);
+      return "JSON-RPC error" + (rpc.find() ? " " + rpc.group(1) : "");
     }
     Matcher code = CODE.matcher(body);
     Matcher waited = WAITED_FOR.matcher(body);
